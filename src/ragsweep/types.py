@@ -1,0 +1,80 @@
+"""The records every stage passes along. Offsets are half-open character offsets into a document."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Span:
+    """Characters `start` (inclusive) to `end` (exclusive) of document `doc_id`."""
+
+    doc_id: str
+    start: int
+    end: int
+
+    def to_dict(self) -> dict[str, str | int]:
+        return {"doc_id": self.doc_id, "start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of a document; `text == document.text[start:end]` always holds."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+
+    @property
+    def span(self) -> Span:
+        return Span(self.doc_id, self.start, self.end)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A question whose answer lies in `references`; `corpus` groups queries for per-corpus means."""
+
+    id: str
+    text: str
+    references: tuple[Span, ...]
+    answer: str | None = None
+    corpus: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved chunk: its position in the chunk list and the retriever's score."""
+
+    index: int
+    score: float
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    documents: dict[str, Document]
+    queries: list[Query]
+    fingerprint: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fingerprint", _fingerprint(self.documents, self.queries))
+
+
+def _fingerprint(documents: dict[str, Document], queries: list[Query]) -> str:
+    """sha256 over document texts and queries, so a run records exactly what it was scored on."""
+    digest = hashlib.sha256()
+    for doc_id in sorted(documents):
+        digest.update(json.dumps([doc_id, documents[doc_id].text]).encode())
+    for query in queries:
+        refs = [ref.to_dict() for ref in query.references]
+        digest.update(json.dumps([query.id, query.text, refs, query.answer]).encode())
+    return digest.hexdigest()
