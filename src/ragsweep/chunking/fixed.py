@@ -26,12 +26,19 @@ class FixedTokenChunker:
         self.tokenizer = Tokenizer(encoding)
 
     def split(self, doc: Document) -> list[Chunk]:
-        starts, ends = self.tokenizer.token_ranges(doc.text)
-        n_tokens = len(starts)
-        chunks = []
-        for first in range(0, n_tokens, self.size - self.overlap):
-            last = min(first + self.size, n_tokens)
-            chunks.append(make_chunk(doc, int(starts[first]), int(ends[last - 1])))
-            if last == n_tokens:
-                break
-        return chunks
+        windows = token_windows(self.tokenizer, doc.text, 0, len(doc.text), self.size, self.size - self.overlap)
+        return [make_chunk(doc, start, end) for start, end in windows]
+
+
+def token_windows(
+    tokenizer: Tokenizer, text: str, start: int, end: int, size: int, step: int
+) -> list[tuple[int, int]]:
+    """Character spans of `size`-token windows over text[start:end], one every `step` tokens."""
+    starts, ends = tokenizer.token_ranges(text[start:end])
+    windows = []
+    for first in range(0, len(starts), step):
+        last = min(first + size, len(starts))
+        windows.append((start + int(starts[first]), start + int(ends[last - 1])))
+        if last == len(starts):
+            break
+    return windows

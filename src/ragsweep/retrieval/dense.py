@@ -1,0 +1,28 @@
+"""Nearest chunks by embedding similarity."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragsweep.embedding.base import Embedder
+from ragsweep.stores.base import VectorStore
+from ragsweep.types import Chunk, Hit
+
+
+class DenseRetriever:
+    """Embeds chunks into the store, then embeds all questions in one batch and searches.
+
+    Args:
+        embedder: Built from the `embedder` group by the runner.
+        store: Built from the `store` group by the runner.
+    """
+
+    def __init__(self, embedder: Embedder, store: VectorStore) -> None:
+        self.embedder = embedder
+        self.store = store
+
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        self.store.add(self.embedder.encode([chunk.text for chunk in chunks], role="passage"))
+
+    def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
+        return self.store.search(self.embedder.encode(questions, role="query"), k)

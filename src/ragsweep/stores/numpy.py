@@ -1,0 +1,47 @@
+"""Exact cosine search in memory: the reference every approximate store is measured against."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragsweep.types import Hit
+
+
+class NumpyStore:
+    """Brute-force top-k by cosine similarity; ties go to the earlier-added vector.
+
+    Args:
+        batch_size: Query vectors scored per matrix product (bounds memory at batch x n floats).
+    """
+
+    def __init__(self, batch_size: int = 256) -> None:
+        if batch_size <= 0:
+            raise ValueError(f"store.batch_size must be > 0, got {batch_size}")
+        self.batch_size = batch_size
+        self._vectors = np.empty((0, 0), dtype=np.float32)
+
+    def add(self, vectors: np.ndarray) -> None:
+        vectors = _normalised(vectors)
+        self._vectors = vectors if self._vectors.size == 0 else np.vstack((self._vectors, vectors))
+
+    def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
+        if k <= 0:
+            raise ValueError(f"k must be > 0, got {k}")
+        queries = _normalised(queries)
+        n = len(self._vectors)
+        k = min(k, n)
+        results: list[list[Hit]] = []
+        for first in range(0, len(queries), self.batch_size):
+            scores = queries[first : first + self.batch_size] @ self._vectors.T
+            candidates = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (len(scores), 1))
+            for row, cand in zip(scores, candidates):
+                cand = np.sort(cand)  # index order first, so the stable sort below breaks ties by index
+                order = cand[np.argsort(-row[cand], kind="stable")]
+                results.append([Hit(int(i), float(row[i])) for i in order])
+        return results
+
+
+def _normalised(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)

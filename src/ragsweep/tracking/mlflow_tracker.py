@@ -1,0 +1,68 @@
+"""The only module that talks to MLflow: one tracked run per sweep job."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class MlflowTracker:
+    """Logs params, tags, metrics and artifacts of one run to an MLflow store.
+
+    A run that raises is closed as FAILED before the error propagates, so no run is left RUNNING.
+
+    Args:
+        uri: Tracking URI, e.g. `sqlite:///<root>/mlruns/mlflow.db` (MLflow 3 refuses a plain ./mlruns).
+        experiment: Experiment name; created with `artifacts` as its artifact root if missing.
+        artifacts: Folder for run artifacts.
+    """
+
+    def __init__(self, uri: str, experiment: str, artifacts: str) -> None:
+        self.uri = uri
+        self.experiment = experiment
+        self.artifacts = artifacts
+
+    @contextmanager
+    def start_run(self, name: str, params: dict[str, Any], tags: dict[str, str]) -> Iterator[str]:
+        import mlflow
+
+        if self.uri.startswith("sqlite:///"):
+            Path(self.uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        mlflow.set_tracking_uri(self.uri)
+        experiment_id = self._experiment_id(mlflow)
+        with mlflow.start_run(experiment_id=experiment_id, run_name=name) as run:
+            mlflow.log_params({key: _param_value(value) for key, value in params.items()})
+            mlflow.set_tags(tags)
+            try:
+                yield run.info.run_id
+            except BaseException:
+                mlflow.end_run(status="FAILED")
+                raise
+
+    def _experiment_id(self, mlflow) -> str:
+        experiment = mlflow.get_experiment_by_name(self.experiment)
+        if experiment is not None:
+            return experiment.experiment_id
+        Path(self.artifacts).mkdir(parents=True, exist_ok=True)
+        return mlflow.create_experiment(self.experiment, artifact_location=Path(self.artifacts).resolve().as_uri())
+
+    def log_metrics(self, metrics: dict[str, float]) -> None:
+        import mlflow
+
+        mlflow.log_metrics(metrics)
+
+    def log_artifacts(self, *paths: Path) -> None:
+        import mlflow
+
+        for path in paths:
+            mlflow.log_artifact(str(path))
+
+
+def _param_value(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 6000 else text[:5997] + "..."  # MLflow's param length limit

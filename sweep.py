@@ -1,0 +1,17 @@
+"""Entry point: `python sweep.py` runs one configuration, `python sweep.py -m ...` a grid."""
+
+import ragsweep  # noqa: F401  (sets offline defaults before Hydra, MLflow and torch load)
+import hydra
+from omegaconf import DictConfig
+
+from ragsweep.runner.run import main as run_job
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="config")
+def main(cfg: DictConfig) -> float | None:
+    """Run one sweep point; return the metric a sweeper optimises, if any."""
+    return run_job(cfg)
+
+
+if __name__ == "__main__":
+    main()
