@@ -1,10 +1,16 @@
 """Entry point: `python sweep.py` runs one configuration, `python sweep.py -m ...` a grid."""
 
+import sys
+from pathlib import Path
+
 import ragsweep  # noqa: F401  (sets offline defaults before Hydra, MLflow and torch load)
 import hydra
 from omegaconf import DictConfig
 
+from ragsweep.runner.overrides import exit_on_unknown_choices
 from ragsweep.runner.run import main as run_job
+
+CONF = Path(__file__).parent / "conf"
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
@@ -14,4 +20,5 @@ def main(cfg: DictConfig) -> float | None:
 
 
 if __name__ == "__main__":
+    exit_on_unknown_choices(sys.argv[1:], CONF)
     main()

@@ -1,0 +1,40 @@
+"""Catch `group=unknown_option` on the command line before Hydra composes anything.
+
+Hydra's own error for this spans many lines of search-path details; users get one line naming
+the group, the bad value and the options that exist.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+_GROUP_CHOICE = re.compile(r"^\+{0,2}([A-Za-z_]\w*)=([\w.,-]+)$")
+
+
+def unknown_choices(argv: Sequence[str], conf_dir: Path) -> list[str]:
+    """One message per `group=value[,value...]` argument naming an option with no YAML file."""
+    problems = []
+    for arg in argv:
+        match = _GROUP_CHOICE.match(arg)
+        if not match or not (conf_dir / match.group(1)).is_dir():
+            continue
+        group, values = match.groups()
+        options = sorted(path.stem for path in (conf_dir / group).glob("*.yaml"))
+        for value in values.split(","):
+            if value not in options and value != "null":
+                problems.append(
+                    f"{group}={value} is not an option of '{group}'; choose one of {', '.join(options)} "
+                    f"(or add conf/{group}/{value}.yaml)"
+                )
+    return problems
+
+
+def exit_on_unknown_choices(argv: Sequence[str], conf_dir: Path) -> None:
+    problems = unknown_choices(argv, conf_dir)
+    if problems:
+        for problem in problems:
+            print(f"ragsweep: error: {problem}", file=sys.stderr)
+        raise SystemExit(2)
