@@ -1,0 +1,38 @@
+# make run: create .venv, install ragsweep (pinned, CPU torch) and run a sweep on the embedded dataset.
+# make test: the same install plus test extras, then the test suite (what CI runs).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+SWEEP ?= -m chunker=recursive,fixed,sentence k=5,10
+
+.PHONY: run test install install-test ui clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+# torch first, as the CPU build: asked for by another package it would pull GBs of CUDA wheels.
+$(VENV)/.installed: $(VENV)/bin/python pyproject.toml constraints.txt
+	$(PIP) install torch==2.13.0
+	$(PIP) install -c constraints.txt -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PIP) install -c constraints.txt -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+run: install
+	$(PY) sweep.py $(SWEEP)
+	@echo "Browse the runs: $(VENV)/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db"
+
+test: install-test
+	$(PY) -m pytest
+
+ui: install
+	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --host 127.0.0.1 --workers 1
+
+clean:
+	rm -rf $(VENV) outputs mlruns .pytest_cache

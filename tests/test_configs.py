@@ -1,0 +1,62 @@
+"""Every option of every config group builds, and impossible values fail with a one-line message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from ragsweep.runner.build import ConfigError, build
+from ragsweep.runner.overrides import unknown_choices
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir() and p.name != "paths")
+OPTIONS = [(group, path.stem) for group in GROUPS for path in sorted((CONF / group).glob("*.yaml"))]
+
+
+def _compose(*overrides: str):
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose("config", overrides=list(overrides))
+
+
+@pytest.mark.parametrize(("group", "option"), OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
+def test_every_option_builds(group, option, tmp_path):
+    extra = [f"dataset.path={tmp_path}"] if (group, option) in {("dataset", "native"), ("dataset", "beir")} else []
+    pipeline = build(_compose(f"{group}={option}", *extra))
+    assert type(getattr(pipeline, group if group != "metrics" else "evaluator", pipeline)).__module__.startswith("ragsweep")
+
+
+def test_defaults_match_the_contract():
+    cfg = _compose()
+    assert cfg.k == 5
+    assert cfg.tracking.uri.startswith("sqlite:///") and cfg.tracking.uri.endswith("mlruns/mlflow.db")
+    assert (cfg.metrics.unit, cfg.metrics.mode) == ("tokens", "standard")
+    assert cfg.dataset._target_.endswith("SotuQADataset")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["chunker=fixed", "chunker.overlap=800"], "chunker: chunker.overlap (800) must be smaller than chunker.size (800)"),
+        (["chunker=recursive", "chunker.size=0"], "chunker: chunker.size must be > 0, got 0"),
+        (["k=0"], "k must be a positive integer, got 0; set e.g. k=5"),
+        (["k=-2"], "k must be a positive integer, got -2"),
+        (["dataset=native"], "dataset.path is required; set it on the command line, e.g. dataset.path=<value>"),
+        (["metrics.mode=chroma_compat"], "metrics: metrics.mode=chroma_compat counts characters; use metrics=chroma_compat"),
+        (["metrics.unit=words"], "metrics: metrics.unit must be one of ('tokens', 'chars'), got 'words'"),
+        (["store.batch_size=0"], "store: store.batch_size must be > 0, got 0"),
+    ],
+)
+def test_impossible_values_fail_before_work(overrides, message):
+    with pytest.raises(ConfigError) as error:
+        build(_compose(*overrides))
+    assert str(error.value) == message or str(error.value).startswith(message)
+    assert "\n" not in str(error.value)
+
+
+def test_unknown_options_are_named_with_the_choices():
+    problems = unknown_choices(["-m", "chunker=recursive,nope", "k=5,10", "hydra/launcher=basic"], CONF)
+    assert problems == [
+        "chunker=nope is not an option of 'chunker'; choose one of fixed, recursive, sentence (or add conf/chunker/nope.yaml)"
+    ]

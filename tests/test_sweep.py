@@ -1,0 +1,116 @@
+"""A real multirun on the embedded dataset, read back from the MLflow store and the job folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragsweep.metrics.evaluate import METRIC_KEYS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _sweep(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}  # entry point sets them
+    return subprocess.run([sys.executable, str(ROOT / "sweep.py"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def _runs(cwd: Path):
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{cwd}/mlruns/mlflow.db")
+    return mlflow.search_runs(experiment_names=["ragsweep"])
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory) -> Path:
+    cwd = tmp_path_factory.mktemp("sweep")
+    result = _sweep(cwd, "-m", "chunker=recursive,fixed", "k=5,10")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return cwd
+
+
+def test_four_finished_runs_with_params_metrics_and_artifacts(swept):
+    import mlflow
+
+    runs = _runs(swept)
+    assert sorted(runs["tags.mlflow.runName"]) == ["chunker=fixed,k=10", "chunker=fixed,k=5",
+                                                   "chunker=recursive,k=10", "chunker=recursive,k=5"]
+    assert set(runs.status) == {"FINISHED"}
+    assert sorted(runs["params.k"]) == ["10", "10", "5", "5"]
+    assert set(runs["params.chunker._target_"]) == {"ragsweep.chunking.fixed.FixedTokenChunker",
+                                                    "ragsweep.chunking.recursive.RecursiveChunker"}
+    for key in METRIC_KEYS:
+        assert runs[f"metrics.{key}"].between(0, 1).all(), key
+    assert runs["tags.dataset.fingerprint"].str.len().eq(64).all()
+    artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(runs.run_id[0])}
+    assert artifacts == {"config.yaml", "metrics.json", "per_query.jsonl"}
+    assert runs.artifact_uri[0].startswith((swept / "mlruns").resolve().as_uri())
+
+
+def test_job_folders_hold_the_output_contract(swept):
+    jobs = sorted((swept / "outputs" / "multirun").glob("*/*/metrics.json"))
+    assert len(jobs) == 4
+    for metrics_path in jobs:
+        metrics = json.loads(metrics_path.read_text())
+        assert list(metrics) == list(METRIC_KEYS)
+        for summary in metrics.values():
+            assert set(summary) == {"mean", "std", "ci95", "per_corpus"}
+            assert summary["ci95"][0] <= summary["mean"] <= summary["ci95"][1]
+            assert len(summary["per_corpus"]) == 6
+        config = (metrics_path.parent / "config.yaml").read_text()
+        k = 10 if "k: 10" in config else 5
+        lines = (metrics_path.parent / "per_query.jsonl").read_text().splitlines()
+        assert len(lines) == 68
+        record = json.loads(lines[0])
+        assert list(record) == ["id", "question", "references", "retrieved", "metrics"]
+        assert list(record["references"][0]) == ["doc_id", "start", "end"]
+        assert len(record["retrieved"]) == k
+        assert list(record["retrieved"][0]) == ["doc_id", "start", "end", "score"]
+        assert list(record["metrics"]) == list(METRIC_KEYS)
+
+
+def test_bigger_k_never_lowers_recall(swept):
+    runs = _runs(swept).set_index("tags.mlflow.runName")
+    for chunker in ("recursive", "fixed"):
+        assert runs.loc[f"chunker={chunker},k=10", "metrics.recall"] >= runs.loc[f"chunker={chunker},k=5", "metrics.recall"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["chunker.overlap=200"], "ragsweep: error: chunker: chunker.overlap (200) must be smaller than chunker.size (200)"),
+        (["k=0"], "ragsweep: error: k must be a positive integer, got 0"),
+        (["-m", "chunker=recursive,nope"], "ragsweep: error: chunker=nope is not an option of 'chunker'"),
+        (["dataset=chroma_general", "dataset.path=/no/such/dir"], "ragsweep: error: dataset.path=/no/such/dir does not exist"),
+    ],
+)
+def test_bad_input_stops_before_work_with_one_line(tmp_path, args, message):
+    result = _sweep(tmp_path, *args)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].startswith(message)
+    assert not (tmp_path / "mlruns").exists()  # no run was started, so none can be left RUNNING
+
+
+def test_a_crash_mid_run_is_recorded_as_failed(tmp_path, monkeypatch):
+    from hydra import compose, initialize_config_dir
+
+    from ragsweep.retrieval.dense import DenseRetriever
+    from ragsweep.runner.run import run
+
+    def broken_search(self, questions, k):
+        raise RuntimeError("index exploded")
+
+    monkeypatch.setattr(DenseRetriever, "search", broken_search)
+    monkeypatch.chdir(tmp_path)
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["chunker=fixed"])
+    with pytest.raises(RuntimeError, match="index exploded"):
+        run(cfg, output_dir=tmp_path / "out")
+    assert list(_runs(tmp_path).status) == ["FAILED"]
