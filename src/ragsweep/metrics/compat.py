@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ragsweep.metrics.intervals import overlap_matrix, pairwise_intersections, union_length
+from ragsweep.metrics.token import token_ratios
 
 
 def compat_token_scores(retrieved: np.ndarray, references: np.ndarray) -> dict[str, float]:
@@ -25,15 +26,7 @@ def compat_token_scores(retrieved: np.ndarray, references: np.ndarray) -> dict[s
     retrieved_sum = int((retrieved[:, 1] - retrieved[:, 0]).sum())
     reference_sum = int((references[:, 1] - references[:, 0]).sum())
     uncovered = sum(int(ref[1] - ref[0]) - _covered_within(ref, covered) for ref in references)
-    recall = shared / reference_sum if reference_sum else 0.0
-    precision = shared / retrieved_sum if retrieved_sum else 0.0
-    iou_denominator = retrieved_sum + uncovered
-    return {
-        "token_recall": recall,
-        "token_precision": precision,
-        "token_iou": shared / iou_denominator if iou_denominator else 0.0,
-        "token_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
-    }
+    return token_ratios(shared, retrieved_sum, reference_sum, retrieved_sum + uncovered)
 
 
 def compat_precision_omega(all_chunks: np.ndarray, references: np.ndarray) -> float:

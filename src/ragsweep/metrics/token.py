@@ -27,13 +27,17 @@ def token_scores(retrieved: np.ndarray, references: np.ndarray) -> dict[str, flo
     shared = intersection_length(retrieved, references)
     retrieved_len = union_length(retrieved)
     reference_len = union_length(references)
-    either_len = retrieved_len + reference_len - shared
-    recall = shared / reference_len if reference_len else 0.0
-    precision = shared / retrieved_len if retrieved_len else 0.0
+    return token_ratios(shared, retrieved_len, reference_len, retrieved_len + reference_len - shared)
+
+
+def token_ratios(shared: int, retrieved: int, reference: int, either: int) -> dict[str, float]:
+    """The four token metrics from their numerator and denominators (0.0 where one is 0)."""
+    recall = shared / reference if reference else 0.0
+    precision = shared / retrieved if retrieved else 0.0
     return {
         "token_recall": recall,
         "token_precision": precision,
-        "token_iou": shared / either_len if either_len else 0.0,
+        "token_iou": shared / either if either else 0.0,
         "token_f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
     }
 

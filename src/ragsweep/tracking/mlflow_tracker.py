@@ -35,14 +35,11 @@ class MlflowTracker:
             Path(self.uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
         mlflow.set_tracking_uri(self.uri)
         experiment_id = self._experiment_id(mlflow)
+        # MLflow's context manager closes the run as FAILED when the body raises, FINISHED otherwise.
         with mlflow.start_run(experiment_id=experiment_id, run_name=name) as run:
             mlflow.log_params({key: _param_value(value) for key, value in params.items()})
             mlflow.set_tags(tags)
-            try:
-                yield run.info.run_id
-            except BaseException:
-                mlflow.end_run(status="FAILED")
-                raise
+            yield run.info.run_id
 
     def _experiment_id(self, mlflow) -> str:
         experiment = mlflow.get_experiment_by_name(self.experiment)
