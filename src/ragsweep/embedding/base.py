@@ -1,11 +1,12 @@
-"""The embedding stage's contract."""
+"""The embedding stage's contract, and the batching every embedder shares."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
 import numpy as np
+from tqdm.auto import tqdm
 
 Role = Literal["query", "passage"]
 
@@ -14,3 +15,27 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised vectors; `role` lets models that prefix queries do so."""
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray: ...
+
+
+def check_batching(batch_size: int, threads: int | None) -> None:
+    if batch_size <= 0:
+        raise ValueError(f"embedder.batch_size must be > 0, got {batch_size}")
+    if threads is not None and threads <= 0:
+        raise ValueError(f"embedder.threads must be > 0 or null, got {threads}")
+
+
+def encode_in_batches(
+    texts: Sequence[str], batch_size: int, encode_batch: Callable[[list[str]], np.ndarray], progress: bool, desc: str
+) -> np.ndarray:
+    """Run `encode_batch` over slices of `texts` with a progress bar; return unit-length float32 rows."""
+    texts = list(texts)
+    parts = [
+        np.asarray(encode_batch(texts[i : i + batch_size]), dtype=np.float32)
+        for i in tqdm(range(0, len(texts), batch_size), desc=desc, unit="batch",
+                      disable=not progress or len(texts) <= batch_size)
+    ]
+    if not parts:
+        return np.empty((0, 0), dtype=np.float32)
+    vectors = np.vstack(parts)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)

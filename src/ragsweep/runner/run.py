@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
-from tqdm.auto import tqdm
 
 import ragsweep
 from ragsweep.data.base import DatasetError
 from ragsweep.metrics.aggregate import summarize
-from ragsweep.runner.build import ConfigError, Pipeline, build
+from ragsweep.runner.build import ConfigError, build
+from ragsweep.runner.stages import chunk_dataset, first_stage, rerank
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)
@@ -42,30 +42,22 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             "ragsweep.version": ragsweep.__version__}
     with pipeline.tracker.start_run(_run_name(), params, tags):
         seconds: dict[str, float] = {}
-        chunks = _timed(seconds, "chunking", lambda: _chunk_all(pipeline, dataset))
-        _timed(seconds, "indexing", lambda: pipeline.retriever.index(chunks))
         questions = [query.text for query in dataset.queries]
-        hits = _timed(seconds, "retrieval", lambda: pipeline.retriever.search(questions, pipeline.k))
+        chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, dataset))
+        first, retrieval_key = _timed(seconds, "retrieval", lambda: first_stage(pipeline, chunks, chunks_key, questions))
+        hits = _timed(seconds, "rerank", lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
         per_query = _timed(seconds, "scoring", lambda: pipeline.evaluator.score(dataset, chunks, hits, pipeline.k))
         summary = summarize(per_query, [query.corpus for query in dataset.queries], cfg.get("bootstrap_samples", 1000))
         files = _write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k)
         means = {name: values["mean"] for name, values in summary.items()}
         pipeline.tracker.log_metrics(
             {**means, **{f"{name}_std": v["std"] for name, v in summary.items()},
-             "n_chunks": float(len(chunks)), **{f"seconds_{stage}": s for stage, s in seconds.items()}}
+             "n_chunks": float(len(chunks)), **{f"seconds_{stage}": s for stage, s in seconds.items()},
+             **pipeline.cache.counts()}
         )
         pipeline.tracker.log_artifacts(*files)
     log.info("%s", " ".join(f"{name}={value:.4f}" for name, value in means.items()))
     return means
-
-
-def _chunk_all(pipeline: Pipeline, dataset: Dataset) -> list[Chunk]:
-    chunks: list[Chunk] = []
-    for doc_id in tqdm(sorted(dataset.documents), desc="chunking", unit="doc", disable=len(dataset.documents) < 2):
-        chunks += pipeline.chunker.split(dataset.documents[doc_id])
-    if not chunks:
-        raise ConfigError("the chunker produced no chunks; check chunker settings and the dataset's documents")
-    return chunks
 
 
 def _write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: Sequence[Chunk],

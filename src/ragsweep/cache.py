@@ -1,0 +1,179 @@
+"""A content-addressed, on-disk cache for the expensive stages, safe to share between processes.
+
+An entry's key is the sha256 of its stage's inputs, the producing component's config and
+`CACHE_VERSION`, so a changed input or setting can never be served stale results. Entries are
+numpy archives written to a temporary file and renamed into place (atomic on POSIX), so a
+parallel job never reads half an entry. Each archive carries a sha256 of its own arrays; an
+entry that fails to load or to verify is logged, deleted and rebuilt.
+
+Embeddings are cached per text, not per run: each embedder has a folder of immutable shards
+(text hashes + vectors), so a text embedded by any configuration is never embedded again by that
+embedder, whichever chunker, store, k or reranker asks for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import uuid
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragsweep.embedding.base import Embedder, Role
+
+log = logging.getLogger(__name__)
+
+CACHE_VERSION = "1"
+# Settings that change how fast a component runs, not what it returns; left out of cache keys.
+NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress"})
+
+Arrays = dict[str, np.ndarray]
+
+
+def fingerprint(*parts: Any) -> str:
+    """sha256 of JSON-serialisable parts (dict keys sorted), with the cache version mixed in."""
+    payload = json.dumps([CACHE_VERSION, *parts], sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def semantic_config(config: Any) -> Any:
+    """A component config without the keys that cannot change its output."""
+    if isinstance(config, dict):
+        return {k: semantic_config(v) for k, v in config.items() if k not in NON_SEMANTIC_KEYS}
+    if isinstance(config, list):
+        return [semantic_config(v) for v in config]
+    return config
+
+
+class StageCache:
+    """Stage results under `root/<stage>/<key[:2]>/<key>.npz`; counts hits and misses per stage.
+
+    Args:
+        root: Folder of the cache (created on first write).
+        enabled: False computes everything and stores nothing (`cache=off`).
+    """
+
+    def __init__(self, root: str | Path, enabled: bool = True) -> None:
+        self.root = Path(root)
+        self.enabled = enabled
+        self.hits: Counter[str] = Counter()
+        self.misses: Counter[str] = Counter()
+
+    def get_or_compute(self, stage: str, key: str, compute: Callable[[], Arrays],
+                       usable: Callable[[Arrays], bool] = lambda arrays: True) -> Arrays:
+        """The stored entry when present and `usable`, else `compute()` stored under the key."""
+        if self.enabled:
+            stored = self.load(stage, key)
+            if stored is not None and usable(stored):
+                self.hits[stage] += 1
+                return stored
+        self.misses[stage] += 1
+        arrays = compute()
+        if self.enabled:
+            self.save(stage, key, arrays)
+        return arrays
+
+    def load(self, stage: str, key: str) -> Arrays | None:
+        return read_entry(self._path(stage, key))
+
+    def save(self, stage: str, key: str, arrays: Arrays) -> None:
+        write_entry(self._path(stage, key), arrays)
+
+    def embedder(self, embedder: Embedder, signature: Any) -> Embedder:
+        """`embedder` with its outputs cached per text (pass-through when disabled)."""
+        if not self.enabled:
+            return embedder
+        return CachedEmbedder(embedder, self.root / "embeddings" / fingerprint(signature)[:32], self)
+
+    def counts(self) -> dict[str, float]:
+        stages = sorted(set(self.hits) | set(self.misses))
+        return {
+            **{f"cache_hits_{stage}": float(self.hits[stage]) for stage in stages},
+            **{f"cache_misses_{stage}": float(self.misses[stage]) for stage in stages},
+        }
+
+    def _path(self, stage: str, key: str) -> Path:
+        return self.root / stage / key[:2] / f"{key}.npz"
+
+
+class CachedEmbedder:
+    """Embeds only texts its shard folder has not seen; counts texts as hits or misses."""
+
+    def __init__(self, embedder: Embedder, folder: Path, cache: StageCache) -> None:
+        self.embedder = embedder
+        self.folder = folder
+        self.cache = cache
+        self._vectors: dict[str, np.ndarray] = {}
+        self._loaded: set[str] = set()
+
+    def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
+        keys = [hashlib.sha256(f"{role}\0{text}".encode()).hexdigest() for text in texts]
+        self._load_new_shards()
+        missing = {key: text for key, text in zip(keys, texts) if key not in self._vectors}
+        self.cache.hits["embeddings"] += len(keys) - len(missing)
+        self.cache.misses["embeddings"] += len(missing)
+        if missing:
+            vectors = np.asarray(self.embedder.encode(list(missing.values()), role=role), dtype=np.float32)
+            self._store_shard(list(missing), vectors)
+        if not keys:
+            return np.empty((0, 0), dtype=np.float32)
+        return np.stack([self._vectors[key] for key in keys])
+
+    def _load_new_shards(self) -> None:
+        if not self.folder.is_dir():
+            return
+        for path in sorted(self.folder.glob("*.npz")):
+            if path.name in self._loaded:
+                continue
+            shard = read_entry(path)
+            if shard is not None:
+                self._vectors.update(zip(shard["keys"].tolist(), shard["vectors"]))
+            self._loaded.add(path.name)
+
+    def _store_shard(self, keys: list[str], vectors: np.ndarray) -> None:
+        name = f"{uuid.uuid4().hex}.npz"
+        write_entry(self.folder / name, {"keys": np.array(keys), "vectors": vectors})
+        self._loaded.add(name)
+        self._vectors.update(zip(keys, vectors))
+
+
+def write_entry(path: Path, arrays: Arrays) -> None:
+    """Write arrays plus their checksum to a temp file, then rename it over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+    with open(partial, "wb") as handle:
+        np.savez(handle, **arrays, _sha256=np.array(_checksum(arrays)))
+    os.replace(partial, path)
+
+
+def read_entry(path: Path) -> Arrays | None:
+    """The entry's arrays, or None when it is missing, unreadable or fails its checksum (then deleted)."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+        expected = str(arrays.pop("_sha256"))
+        if _checksum(arrays) != expected:
+            raise ValueError("checksum mismatch")
+        return arrays
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        log.warning("cache entry %s is corrupt (%s); rebuilding it", path, error)
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _checksum(arrays: Arrays) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()

@@ -1,0 +1,20 @@
+"""The reranking stage's contract."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ragsweep.types import Chunk, Hit
+
+
+class Reranker(Protocol):
+    """Reorders each question's first-stage candidates, best first.
+
+    `candidates` is how many first-stage hits it reads (0: it is a pass-through); the runner
+    keeps the top k of what it returns.
+    """
+
+    candidates: int
+
+    def rerank(self, questions: Sequence[str], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]]) -> list[list[Hit]]: ...
