@@ -47,7 +47,7 @@ def build(cfg: DictConfig) -> Pipeline:
     cache = StageCache(cache_cfg["dir"], enabled=bool(cache_cfg["enabled"]))
     embedder = _instantiate(cfg, "embedder", {}, cache)
     embedder.component = cache.embedder(embedder.component, embedder.signature)
-    stages = {"embedder": embedder, "store": _instantiate(cfg, "store", {}, cache)}
+    stages = {"embedder": embedder, "store": _instantiate(cfg, "store", {}, cache), "cache": Built(cache, {})}
     reranker = _instantiate(cfg, "reranker", stages, cache)
     candidates = getattr(reranker.component, "candidates", 0)
     if candidates and candidates < k:

@@ -1,4 +1,4 @@
-"""The vector-store stage's contract."""
+"""The vector-store stage's contract, and the ranking rule every store follows."""
 
 from __future__ import annotations
 
@@ -15,3 +15,14 @@ class VectorStore(Protocol):
     def add(self, vectors: np.ndarray) -> None: ...
 
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]: ...
+
+
+def ranked(indices, scores) -> list[Hit]:
+    """Hits by score, best first; equal scores go to the earlier-added vector, in every store."""
+    pairs = sorted(zip((int(i) for i in indices), (float(s) for s in scores)), key=lambda p: (-p[1], p[0]))
+    return [Hit(index, score) for index, score in pairs]
+
+
+def check_k(k: int) -> None:
+    if k <= 0:
+        raise ValueError(f"k must be > 0, got {k}")

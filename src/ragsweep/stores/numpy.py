@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ragsweep.stores.base import check_k, ranked
 from ragsweep.types import Hit
 
 
 class NumpyStore:
-    """Brute-force top-k by cosine similarity; ties go to the earlier-added vector.
+    """Brute-force top-k by cosine similarity (batched matrix product + argpartition).
 
     Args:
         batch_size: Query vectors scored per matrix product (bounds memory at batch x n floats).
@@ -21,27 +22,28 @@ class NumpyStore:
         self._vectors = np.empty((0, 0), dtype=np.float32)
 
     def add(self, vectors: np.ndarray) -> None:
-        vectors = _normalised(vectors)
+        vectors = normalised(vectors)
         self._vectors = vectors if self._vectors.size == 0 else np.vstack((self._vectors, vectors))
 
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
-        if k <= 0:
-            raise ValueError(f"k must be > 0, got {k}")
-        queries = _normalised(queries)
+        check_k(k)
+        queries = normalised(queries)
         n = len(self._vectors)
         k = min(k, n)
         results: list[list[Hit]] = []
         for first in range(0, len(queries), self.batch_size):
             scores = queries[first : first + self.batch_size] @ self._vectors.T
-            candidates = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (len(scores), 1))
-            for row, cand in zip(scores, candidates):
-                cand = np.sort(cand)  # index order first, so the stable sort below breaks ties by index
-                order = cand[np.argsort(-row[cand], kind="stable")]
-                results.append([Hit(int(i), float(row[i])) for i in order])
+            if k < n:
+                # k-th best score per row; keep everything at least that good, so ties at the cut survive
+                kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1 : k]
+                candidates = [np.flatnonzero(row >= cut) for row, cut in zip(scores, kth)]
+            else:
+                candidates = [np.arange(n)] * len(scores)
+            results += [ranked(cand, row[cand])[:k] for row, cand in zip(scores, candidates)]
         return results
 
 
-def _normalised(vectors: np.ndarray) -> np.ndarray:
+def normalised(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms == 0, 1, norms)

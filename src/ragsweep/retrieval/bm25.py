@@ -1,0 +1,89 @@
+"""Lexical retrieval with BM25 (bm25s: sparse-matrix scoring, 28x faster than rank-bm25 here)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from ragsweep.cache import StageCache, fingerprint
+from ragsweep.stores.base import check_k, ranked
+from ragsweep.types import Chunk, Hit
+
+_WORD = re.compile(r"\w+")
+
+
+class BM25Retriever:
+    """Okapi BM25 over lower-cased word tokens, English stopwords removed; the index is cached.
+
+    Args:
+        k1: Term-frequency saturation (> 0).
+        b: Length normalisation, 0..1.
+        method: bm25s variant: lucene, robertson, atire, bm25l or bm25+.
+        stopwords: `en` or null.
+        cache: The stage cache (passed in by the runner), where built indexes are kept.
+    """
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en",
+                 cache: StageCache | None = None) -> None:
+        if k1 <= 0 or not 0 <= b <= 1:
+            raise ValueError(f"retriever.k1 must be > 0 and retriever.b in [0, 1], got k1={k1}, b={b}")
+        if method not in ("lucene", "robertson", "atire", "bm25l", "bm25+"):
+            raise ValueError(f"retriever.method must be lucene, robertson, atire, bm25l or bm25+, got {method!r}")
+        if stopwords not in ("en", None):
+            raise ValueError(f"retriever.stopwords must be 'en' or null, got {stopwords!r}")
+        self.k1, self.b, self.method, self.stopwords = k1, b, method, stopwords
+        self.cache = cache or StageCache("", enabled=False)
+        self._model = None
+        self._vocab: dict[str, int] = {}
+        self._size = 0
+
+    def _tokens(self, text: str) -> list[str]:
+        from bm25s.stopwords import STOPWORDS_EN
+
+        stop = STOPWORDS_EN if self.stopwords == "en" else ()
+        return [word for word in _WORD.findall(text.lower()) if word not in stop]
+
+    def index(self, chunks: Sequence[Chunk]) -> None:
+        import bm25s
+
+        corpus = [self._tokens(chunk.text) for chunk in chunks]
+        self._vocab = {}
+        ids = [[self._vocab.setdefault(word, len(self._vocab)) for word in doc] for doc in corpus]
+        digest = hashlib.sha256("\0".join(chunk.text for chunk in chunks).encode()).hexdigest()
+        key = fingerprint("bm25", digest, self.k1, self.b, self.method, self.stopwords)
+
+        def build() -> dict[str, np.ndarray]:
+            model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+            model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=self._vocab), show_progress=False)
+            arrays = {name: np.asarray(model.scores[name]) for name in ("data", "indices", "indptr", "num_docs")}
+            if model.nonoccurrence_array is not None:  # bm25l and bm25+ score absent terms too
+                arrays["nonoccurrence"] = np.asarray(model.nonoccurrence_array)
+            return arrays
+
+        arrays = self.cache.get_or_compute("bm25_index", key, build)
+        self._model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        self._model.scores = {**{n: arrays[n] for n in ("data", "indices", "indptr")}, "num_docs": int(arrays["num_docs"])}
+        self._model.vocab_dict = self._vocab
+        self._model.nonoccurrence_array = arrays.get("nonoccurrence")
+        self._size = len(chunks)
+
+    def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
+        check_k(k)
+        k = min(k, self._size)
+        results = []
+        for question in questions:
+            ids = [self._vocab[word] for word in self._tokens(question) if word in self._vocab]
+            scores = self._model.get_scores(ids) if ids else np.zeros(self._size)
+            top = np.argpartition(-scores, k - 1)[:k] if k < self._size else np.arange(self._size)
+            cut = scores[top].min() if len(top) else 0.0
+            results.append(ranked(*_at_least(scores, cut))[:k])
+        return results
+
+
+def _at_least(scores: np.ndarray, cut: float) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and scores of everything scoring >= cut, so ties at the k-th place are kept."""
+    keep = np.flatnonzero(scores >= cut)
+    return keep, scores[keep]

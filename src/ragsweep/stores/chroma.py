@@ -1,0 +1,63 @@
+"""Chroma (local, in-process) with an HNSW index in cosine space."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+
+from ragsweep.stores.base import check_k, ranked
+from ragsweep.types import Hit
+
+_ADD_BATCH = 4096  # below Chroma's maximum batch size
+
+
+class ChromaStore:
+    """Approximate top-k. Embeddings are always passed in (Chroma's default embedding function
+    would download a model) and telemetry is off. Each store is its own in-memory collection, so
+    parallel jobs never share a database file; results are cached by the runner instead.
+
+    Args:
+        ef_construction: HNSW build-time candidate list (Chroma default 100).
+        ef_search: HNSW query-time candidate list; raised to k when smaller (Chroma default 100).
+        max_neighbors: HNSW links per node, "M" (Chroma default 16).
+    """
+
+    def __init__(self, ef_construction: int = 200, ef_search: int = 200, max_neighbors: int = 32) -> None:
+        for key, value in {"ef_construction": ef_construction, "ef_search": ef_search, "max_neighbors": max_neighbors}.items():
+            if value <= 0:
+                raise ValueError(f"store.{key} must be > 0, got {value}")
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self.max_neighbors = max_neighbors
+        self._collection = None
+        self._size = 0
+
+    def add(self, vectors: np.ndarray) -> None:
+        if self._collection is None:
+            import chromadb
+            from chromadb.config import Settings
+
+            client = chromadb.EphemeralClient(Settings(anonymized_telemetry=False))
+            self._collection = client.create_collection(
+                f"ragsweep-{uuid.uuid4().hex}",
+                configuration={"hnsw": {"space": "cosine", "ef_construction": self.ef_construction,
+                                        "ef_search": self.ef_search, "max_neighbors": self.max_neighbors}},
+                embedding_function=None,
+            )
+        vectors = np.asarray(vectors, dtype=np.float32)
+        for first in range(0, len(vectors), _ADD_BATCH):
+            batch = vectors[first : first + _ADD_BATCH]
+            ids = [str(self._size + first + i) for i in range(len(batch))]
+            self._collection.add(ids=ids, embeddings=batch)
+        self._size += len(vectors)
+
+    def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
+        check_k(k)
+        k = min(k, self._size)
+        if k > self.ef_search:
+            self._collection.modify(configuration={"hnsw": {"ef_search": k}})
+        result = self._collection.query(query_embeddings=np.asarray(queries, dtype=np.float32), n_results=k,
+                                        include=["distances"])
+        # cosine distance = 1 - cosine similarity
+        return [ranked(ids, 1.0 - np.asarray(distances)) for ids, distances in zip(result["ids"], result["distances"])]

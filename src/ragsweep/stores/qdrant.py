@@ -1,0 +1,59 @@
+"""Qdrant in local mode (in-process, no server), cosine distance."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+
+from ragsweep.stores.base import check_k, ranked
+from ragsweep.types import Hit
+
+_UPSERT_BATCH = 1024
+
+
+class QdrantStore:
+    """Qdrant's local mode searches exhaustively, so it ranks exactly like the numpy store.
+
+    A local-mode *path* can be opened by one process only, so each store is an in-memory client
+    with one collection per index: parallel jobs never contend for a lock. Results are cached by
+    the runner, so the index is rebuilt only when they are not.
+
+    Args:
+        query_batch: Query vectors sent per batch request.
+    """
+
+    def __init__(self, query_batch: int = 64) -> None:
+        if query_batch <= 0:
+            raise ValueError(f"store.query_batch must be > 0, got {query_batch}")
+        self.query_batch = query_batch
+        self._client = None
+        self._collection = f"ragsweep-{uuid.uuid4().hex}"
+        self._size = 0
+
+    def add(self, vectors: np.ndarray) -> None:
+        from qdrant_client import QdrantClient, models
+
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if self._client is None:
+            self._client = QdrantClient(location=":memory:")
+            self._client.create_collection(
+                self._collection, vectors_config=models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE)
+            )
+        for first in range(0, len(vectors), _UPSERT_BATCH):
+            batch = vectors[first : first + _UPSERT_BATCH]
+            self._client.upsert(self._collection, points=models.Batch(
+                ids=list(range(self._size + first, self._size + first + len(batch))), vectors=batch.tolist()))
+        self._size += len(vectors)
+
+    def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
+        from qdrant_client import models
+
+        check_k(k)
+        queries = np.asarray(queries, dtype=np.float32)
+        results: list[list[Hit]] = []
+        for first in range(0, len(queries), self.query_batch):
+            requests = [models.QueryRequest(query=q.tolist(), limit=k) for q in queries[first : first + self.query_batch]]
+            for response in self._client.query_batch_points(self._collection, requests=requests):
+                results.append(ranked([p.id for p in response.points], [p.score for p in response.points]))
+        return results
