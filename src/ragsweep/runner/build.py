@@ -83,9 +83,10 @@ def _instantiate(cfg: DictConfig, group: str, stages: dict[str, Built], cache: S
     except (ImportError, ValueError) as error:  # get_class on a bad _target_
         raise ConfigError(f"{group}._target_: {error}") from None
     signature = {"config": semantic_config(config), **{name: stage.signature for name, stage in given.items()}}
-    nested = config.get("embedder")
-    if isinstance(nested, dict) and "_target_" in nested and hasattr(component, "embedder"):
-        component.embedder = cache.embedder(component.embedder, semantic_config(nested))  # e.g. a reranker's own
+    for key, nested in config.items():  # a component's own embedder (e.g. a reranker's) is cached too
+        inner = getattr(component, key, None)
+        if isinstance(nested, dict) and "_target_" in nested and hasattr(inner, "encode"):
+            setattr(component, key, cache.embedder(inner, semantic_config(nested)))
     return Built(component, signature)
 
 
