@@ -57,8 +57,8 @@ class SpanEvaluator:
         """One `{metric: value}` per query, in `dataset.queries` order, over each query's top k hits."""
         if k <= 0:
             raise ValueError(f"k must be > 0, got {k}")
-        chars = UnitLine(dataset.documents, "chars")
-        units = UnitLine(dataset.documents, "tokens", self.tokenizer) if self.unit == "tokens" else chars
+        chars = _unit_line(dataset, "chars", self.tokenizer)
+        units = _unit_line(dataset, "tokens", self.tokenizer) if self.unit == "tokens" else chars
         spans = [chunk.span for chunk in chunks]
         positions = _Positions(chars, units, chars.intervals(spans), units.intervals(spans))
         if self.mode == "chroma_compat":
@@ -92,6 +92,20 @@ class SpanEvaluator:
             for i in np.flatnonzero(relevant):
                 gains[i] = intersection_length(at.chunk_units[i : i + 1], reference_units) / reference_size
         return gains
+
+
+_UNIT_LINES: dict[tuple[str, str, str], UnitLine] = {}
+
+
+def _unit_line(dataset: Dataset, unit: str, tokenizer: Tokenizer) -> UnitLine:
+    """One UnitLine per dataset, unit and encoding per process: tokenising the corpora is the slow part
+    of scoring, and a sweep scores the same dataset once per configuration."""
+    key = (dataset.fingerprint, unit, tokenizer.encoding)
+    if key not in _UNIT_LINES:
+        if len(_UNIT_LINES) >= 4:
+            _UNIT_LINES.pop(next(iter(_UNIT_LINES)))
+        _UNIT_LINES[key] = UnitLine(dataset.documents, unit, tokenizer)
+    return _UNIT_LINES[key]
 
 
 @dataclass
