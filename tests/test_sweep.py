@@ -114,3 +114,27 @@ def test_a_crash_mid_run_is_recorded_as_failed(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="index exploded"):
         run(cfg, output_dir=tmp_path / "out")
     assert list(_runs(tmp_path).status) == ["FAILED"]
+
+
+def test_a_repeated_sweep_is_served_from_the_cache(tmp_path):
+    args = ["-m", "retriever=dense,hybrid", "store=numpy,qdrant", "experiment=cached"]
+    for _ in range(2):
+        result = _sweep(tmp_path, *args)
+        assert result.returncode == 0, result.stderr[-3000:]
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlruns/mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["cached"]).sort_values("start_time")
+    first, second = runs.iloc[:4], runs.iloc[4:]
+    assert first["metrics.cache_misses_embeddings"].sum() > 0  # chunks and questions embedded once...
+    assert first["metrics.cache_misses_embeddings"].fillna(0).iloc[1:].sum() == 0  # ...by the first job only
+    assert second["metrics.cache_misses_embeddings"].fillna(0).sum() == 0
+    assert second["metrics.cache_misses_retrieval"].sum() == 0 and second["metrics.cache_hits_retrieval"].sum() == 4
+    by_name = lambda frame: frame.set_index("tags.mlflow.runName")["metrics.ndcg"].sort_index()  # noqa: E731
+    assert by_name(first).equals(by_name(second))
+
+
+def test_cache_off_stores_nothing(tmp_path):
+    result = _sweep(tmp_path, "cache=off", "retriever=bm25")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not (tmp_path / ".cache").exists()

@@ -51,7 +51,7 @@ def best_runs(vectors: np.ndarray, max_run: int) -> list[tuple[int, int]]:
     mean = (total @ total - (vectors * vectors).sum()) / (n * (n - 1))  # mean over pairs i != j
     # band[j, d] = centred similarity of pieces j and j + d (d = 1 .. max_run - 1)
     band = np.zeros((n, max_run))
-    for d in range(1, max_run):
+    for d in range(1, min(max_run, n)):
         band[: n - d, d] = (vectors[: n - d] * vectors[d:]).sum(axis=1) - mean
     best = np.full(n + 1, -np.inf)
     best[0] = 0.0

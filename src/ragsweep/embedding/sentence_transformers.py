@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
 
@@ -48,12 +48,7 @@ class SentenceTransformerEmbedder:
 
     @cached_property
     def _model(self):
-        import torch
-        from sentence_transformers import SentenceTransformer
-
-        torch.set_num_threads(self.threads or os.cpu_count() or 1)
-        log.info("loading sentence-transformers model %s", self.model)
-        return SentenceTransformer(self.model, device="cpu")
+        return _load(self.model, self.threads or os.cpu_count() or 1)
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
         prefix = self.prefixes[role]
@@ -64,3 +59,14 @@ class SentenceTransformerEmbedder:
             convert_to_numpy=True,
             show_progress_bar=self.progress and role == "passage" and len(texts) > self.batch_size,
         ).astype(np.float32)
+
+
+@cache
+def _load(model: str, threads: int):
+    """One loaded model per process: a sweep builds a new embedder for every job."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(threads)
+    log.info("loading sentence-transformers model %s", model)
+    return SentenceTransformer(model, device="cpu")
