@@ -40,33 +40,33 @@ def grid(workdir: Path, data: Path, label: str) -> tuple[float, dict[str, float]
 
     per_chunker: dict[str, float] = {}
     started = time.perf_counter()
-    for name, chunker in CHUNKERS.items():
-        chunker_started = time.perf_counter()
-        for store in STORES:
-            for k in KS:
-                overrides = [*chunker, f"store={store}", f"k={k}", "dataset=chroma_general", f"dataset.path={data}",
-                             f"paths.root={workdir}", "embedder.progress=false", f"experiment=grid-{label}"]
-                with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):  # one loader, as in a multirun
+        for name, chunker in CHUNKERS.items():
+            chunker_started = time.perf_counter()
+            for store in STORES:
+                for k in KS:
+                    overrides = [*chunker, f"store={store}", f"k={k}", "dataset=chroma_general", f"dataset.path={data}",
+                                 f"paths.root={workdir}", "embedder.progress=false", f"experiment=grid-{label}"]
                     cfg = compose("config", overrides=overrides)
-                run(cfg, output_dir=workdir / "outputs" / label / f"{name.replace(' ', '_').replace('/', '-')}_{store}_k{k}")
-        per_chunker[name] = time.perf_counter() - chunker_started
+                    stem = f"{name.replace(' ', '_').replace('/', '-')}_{store}_k{k}"
+                    run(cfg, output_dir=workdir / "outputs" / label / stem)
+            per_chunker[name] = time.perf_counter() - chunker_started
     return time.perf_counter() - started, per_chunker
 
 
 def lower_bound(data: Path) -> tuple[float, int]:
     """Seconds for one plain encode of every distinct text the grid embeds (questions included)."""
-    from sentence_transformers import SentenceTransformer
-
     from ragsweep.chunking.fixed import FixedTokenChunker
     from ragsweep.chunking.recursive import RecursiveChunker
     from ragsweep.data.chroma_general import ChromaGeneralDataset
     from ragsweep.embedding.minilm import minilm_path
+    from ragsweep.embedding.sentence_transformers import _load
 
     dataset = ChromaGeneralDataset(str(data)).load()
     chunkers = [RecursiveChunker(200, 0), FixedTokenChunker(800, 400), FixedTokenChunker(250, 125)]
     texts = {chunk.text for chunker in chunkers for doc in dataset.documents.values() for chunk in chunker.split(doc)}
     questions = [query.text for query in dataset.queries]
-    model = SentenceTransformer(minilm_path(), device="cpu")
+    model = _load(minilm_path(), os.cpu_count() or 1)  # the plain SentenceTransformer the grid loaded
     started = time.perf_counter()
     model.encode(sorted(texts), batch_size=16, normalize_embeddings=True)
     model.encode(questions, batch_size=16, normalize_embeddings=True)
@@ -85,6 +85,10 @@ def chroma_agreement(workdir: Path) -> float:
     return sum(shares) / len(shares)
 
 
+def _peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # ru_maxrss is KiB on Linux
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
@@ -99,10 +103,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         workdir = (args.workdir or Path(scratch)).resolve()
         cold, cold_parts = grid(workdir, args.data.resolve(), "cold")
+        rss = {"cold": _peak_gb()}
         warm, warm_parts = grid(workdir, args.data.resolve(), "warm")
+        rss["warm"] = _peak_gb()
         bound, n_texts = lower_bound(args.data.resolve())
+        rss["lower bound"] = _peak_gb()
         agreement = chroma_agreement(workdir)
-    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # ru_maxrss is KiB on Linux
+    peak_gb = _peak_gb()
     print(f"\n{'phase':<34}{'seconds':>10}")
     for name in CHUNKERS:
         print(f"{'cold  ' + name + ' (12 configs)':<34}{cold_parts[name]:>10.1f}")
@@ -111,6 +118,7 @@ def main() -> None:
         print(f"{'warm  ' + name + ' (12 configs)':<34}{warm_parts[name]:>10.1f}")
     print(f"{'warm grid (36 configs)':<34}{warm:>10.1f}")
     print(f"{'lower bound: encode ' + str(n_texts) + ' texts':<34}{bound:>10.1f}")
+    print("peak RSS after each phase (GB): " + ", ".join(f"{phase} {gb:.2f}" for phase, gb in rss.items()))
     print(f"chroma top-10 agreement with exact search: {agreement:.4f}")
     print(f"targets: cold <= 1.15 x lower bound, warm <= 0.05 x cold, peak RSS <= 1.3 GB")
     print(f"cold_over_lower_bound={cold / bound:.3f} warm_over_cold={warm / cold:.3f} peak_rss_gb={peak_gb:.2f}")

@@ -138,3 +138,20 @@ def test_cache_off_stores_nothing(tmp_path):
     result = _sweep(tmp_path, "cache=off", "retriever=bm25")
     assert result.returncode == 0, result.stderr[-3000:]
     assert not (tmp_path / ".cache").exists()
+
+
+def test_a_failed_run_still_records_its_config(tmp_path, monkeypatch):
+    from hydra import compose, initialize_config_dir
+
+    from ragsweep.retrieval.dense import DenseRetriever
+    from ragsweep.runner.run import run
+
+    monkeypatch.setattr(DenseRetriever, "index", lambda self, chunks: (_ for _ in ()).throw(MemoryError("too big")))
+    monkeypatch.chdir(tmp_path)
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["chunker=sentence", "k=3"])
+    with pytest.raises(MemoryError):
+        run(cfg, output_dir=tmp_path / "out")
+    runs = _runs(tmp_path)
+    assert len(runs) == 1 and runs.loc[0, "status"] == "FAILED"
+    assert runs.loc[0, "params.k"] == "3" and runs.loc[0, "params.chunker._target_"].endswith("SentenceChunker")

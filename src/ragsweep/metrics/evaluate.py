@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -57,44 +57,65 @@ class SpanEvaluator:
         """One `{metric: value}` per query, in `dataset.queries` order, over each query's top k hits."""
         if k <= 0:
             raise ValueError(f"k must be > 0, got {k}")
-        chars = _unit_line(dataset, "chars", self.tokenizer)
-        units = _unit_line(dataset, "tokens", self.tokenizer) if self.unit == "tokens" else chars
-        spans = [chunk.span for chunk in chunks]
-        positions = _Positions(chars, units, chars.intervals(spans), units.intervals(spans))
-        if self.mode == "chroma_compat":
-            positions.located = chars.intervals([_relocated(dataset, chunk) for chunk in chunks])
-        return [
-            self._score_query(query, [hit.index for hit in query_hits[:k]], k, positions)
-            for query, query_hits in zip(dataset.queries, hits, strict=True)
-        ]
+        facts = self._facts(dataset, chunks)
+        return [self._score_query(facts, i, [hit.index for hit in query_hits[:k]], k) for i, query_hits in enumerate(hits)]
 
-    def _score_query(self, query: Query, top: list[int], k: int, at: _Positions) -> dict[str, float]:
-        reference_chars = at.chars.intervals(query.references)
-        reference_units = at.units.intervals(query.references)
-        if at.located is None:
-            scores = token_scores(at.chunk_units[top], reference_units)
-            scores["precision_omega"] = precision_omega(at.chunk_units, reference_units)
+    def _score_query(self, facts: _ChunkingFacts, query: int, top: list[int], k: int) -> dict[str, float]:
+        reference_chars, reference_units = facts.reference_chars[query], facts.reference_units[query]
+        if facts.located is None:
+            scores = token_scores(facts.chunk_units[top], reference_units)
         else:
-            scores = compat_token_scores(at.located[top], reference_chars)
-            scores["precision_omega"] = compat_precision_omega(at.located, reference_chars)
-        scores.update(chunk_scores(at.chunk_chars[top], reference_chars))
-        gains = self._gains(at, reference_chars, reference_units)
+            scores = compat_token_scores(facts.located[top], reference_chars)
+        scores["precision_omega"] = facts.omega[query]
+        scores.update(chunk_scores(facts.chunk_chars[top], reference_chars))
+        gain_of = facts.gains[query]
+        gains = np.array([gain_of.get(index, 0.0) for index in top])
+        ideal = np.fromiter(gain_of.values(), dtype=np.float64, count=len(gain_of))
         for name, metric in RANKING_METRICS.items():
-            scores[name] = metric(gains[top], gains[gains > 0], k)
+            scores[name] = metric(gains, ideal, k)
         return scores
 
-    def _gains(self, at: _Positions, reference_chars: np.ndarray, reference_units: np.ndarray) -> np.ndarray:
-        """Gain of every chunk of the chunking for one query (0 for chunks sharing no character)."""
-        relevant = overlap_matrix(at.chunk_chars, reference_chars).any(axis=1)
-        gains = relevant.astype(np.float64)
-        if self.gain == "overlap":
-            reference_size = union_length(reference_units)
-            for i in np.flatnonzero(relevant):
-                gains[i] = intersection_length(at.chunk_units[i : i + 1], reference_units) / reference_size
-        return gains
+    def _facts(self, dataset: Dataset, chunks: Sequence[Chunk]) -> _ChunkingFacts:
+        """What depends on the chunking but not on retrieval, computed once per process per chunking."""
+        spans = [chunk.span for chunk in chunks]
+        key = (dataset.fingerprint, hash(tuple(spans)), self.unit, self.mode, self.gain, self.tokenizer.encoding)
+        if key not in _FACTS:
+            if len(_FACTS) >= 8:
+                _FACTS.pop(next(iter(_FACTS)))
+            _FACTS[key] = self._compute_facts(dataset, chunks, spans)
+        return _FACTS[key]
+
+    def _compute_facts(self, dataset: Dataset, chunks: Sequence[Chunk], spans: list[Span]) -> _ChunkingFacts:
+        chars = _unit_line(dataset, "chars", self.tokenizer)
+        units = _unit_line(dataset, "tokens", self.tokenizer) if self.unit == "tokens" else chars
+        chunk_chars, chunk_units = chars.intervals(spans), units.intervals(spans)
+        located = None
+        if self.mode == "chroma_compat":
+            located = chars.intervals([_relocated(dataset, chunk) for chunk in chunks])
+        facts = _ChunkingFacts(chunk_chars, chunk_units, located)
+        for query in dataset.queries:
+            reference_chars, reference_units = chars.intervals(query.references), units.intervals(query.references)
+            facts.reference_chars.append(reference_chars)
+            facts.reference_units.append(reference_units)
+            if located is None:
+                facts.omega.append(precision_omega(chunk_units, reference_units))
+            else:
+                facts.omega.append(compat_precision_omega(located, reference_chars))
+            facts.gains.append(self._gains(chunk_chars, chunk_units, reference_chars, reference_units))
+        return facts
+
+    def _gains(self, chunk_chars: np.ndarray, chunk_units: np.ndarray, reference_chars: np.ndarray,
+               reference_units: np.ndarray) -> dict[int, float]:
+        """Gain of each chunk that shares a character with a reference (every other chunk's is 0)."""
+        relevant = np.flatnonzero(overlap_matrix(chunk_chars, reference_chars).any(axis=1)).tolist()
+        if self.gain == "binary":
+            return dict.fromkeys(relevant, 1.0)
+        reference_size = union_length(reference_units)
+        return {i: intersection_length(chunk_units[i : i + 1], reference_units) / reference_size for i in relevant}
 
 
 _UNIT_LINES: dict[tuple[str, str, str], UnitLine] = {}
+_FACTS: dict[tuple, _ChunkingFacts] = {}
 
 
 def _unit_line(dataset: Dataset, unit: str, tokenizer: Tokenizer) -> UnitLine:
@@ -109,14 +130,17 @@ def _unit_line(dataset: Dataset, unit: str, tokenizer: Tokenizer) -> UnitLine:
 
 
 @dataclass
-class _Positions:
-    """Where the chunks of one run lie: true characters, metric units, and (compat) relocated characters."""
+class _ChunkingFacts:
+    """Per chunking: chunk positions (true, in metric units, relocated for compat) and, per query,
+    reference intervals, precision-Ω and the gains of the relevant chunks."""
 
-    chars: UnitLine
-    units: UnitLine
     chunk_chars: np.ndarray
     chunk_units: np.ndarray
-    located: np.ndarray | None = None
+    located: np.ndarray | None
+    reference_chars: list[np.ndarray] = field(default_factory=list)
+    reference_units: list[np.ndarray] = field(default_factory=list)
+    omega: list[float] = field(default_factory=list)
+    gains: list[dict[int, float]] = field(default_factory=list)
 
 
 def _relocated(dataset: Dataset, chunk: Chunk) -> Span:

@@ -13,6 +13,14 @@ def union_length(intervals: np.ndarray) -> int:
     """Number of points covered by at least one interval (overlaps counted once)."""
     if len(intervals) == 0:
         return 0
+    if len(intervals) < 32:  # a query's few chunks and references: plain Python beats numpy's call overhead
+        covered, reach = 0, None
+        for start, end in sorted(intervals.tolist()):
+            if reach is None or start > reach:
+                covered, reach = covered + max(end - start, 0), max(end, start)
+            elif end > reach:
+                covered, reach = covered + end - reach, end
+        return covered
     order = np.argsort(intervals[:, 0], kind="stable")
     starts, ends = intervals[order, 0], intervals[order, 1]
     reach = np.maximum.accumulate(ends)

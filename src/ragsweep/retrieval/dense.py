@@ -26,3 +26,8 @@ class DenseRetriever:
 
     def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
         return self.store.search(self.embedder.encode(questions, role="query"), k)
+
+    def close(self) -> None:
+        close = getattr(self.store, "close", None)
+        if close is not None:
+            close()

@@ -41,6 +41,9 @@ class HybridRetriever:
         self.dense.index(chunks)
         self.bm25.index(chunks)
 
+    def close(self) -> None:
+        self.dense.close()
+
     def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
         check_k(k)
         fused = []

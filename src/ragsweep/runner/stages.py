@@ -42,11 +42,16 @@ def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str, qu
 
     def compute() -> dict[str, np.ndarray]:
         retriever = pipeline.retriever.component
-        retriever.index(chunks)
-        return _pack(retriever.search(questions, depth), depth)
+        try:
+            retriever.index(chunks)
+            return _pack(retriever.search(questions, depth), depth)
+        finally:
+            if hasattr(retriever, "close"):
+                retriever.close()
 
     arrays = pipeline.cache.get_or_compute("retrieval", key, compute, usable=lambda a: int(a["depth"]) >= depth)
-    return _unpack(arrays, depth), key
+    needed = max(pipeline.k, getattr(pipeline.reranker.component, "candidates", 0))  # not all `depth` hits
+    return _unpack(arrays, needed), key
 
 
 def rerank(pipeline: Pipeline, chunks: Sequence[Chunk], questions: Sequence[str],
@@ -73,11 +78,10 @@ def _pack(hits: Sequence[Sequence[Hit]], depth: int) -> dict[str, np.ndarray]:
     return {"indices": indices, "scores": scores, "depth": np.array(depth)}
 
 
-def _unpack(arrays: dict[str, np.ndarray], depth: int) -> list[list[Hit]]:
-    return [
-        [Hit(int(i), float(s)) for i, s in zip(row_i[:depth], row_s[:depth]) if i >= 0]
-        for row_i, row_s in zip(arrays["indices"], arrays["scores"])
-    ]
+def _unpack(arrays: dict[str, np.ndarray], count: int) -> list[list[Hit]]:
+    """The first `count` hits of each row (padding, -1, dropped)."""
+    indices, scores = arrays["indices"][:, :count].tolist(), arrays["scores"][:, :count].tolist()
+    return [[Hit(i, s) for i, s in zip(row_i, row_s) if i >= 0] for row_i, row_s in zip(indices, scores)]
 
 
 def _digest(texts: Sequence[str]) -> str:

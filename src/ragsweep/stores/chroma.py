@@ -52,6 +52,15 @@ class ChromaStore:
             self._collection.add(ids=ids, embeddings=batch)
         self._size += len(vectors)
 
+    def close(self) -> None:
+        """Drop the collection: Chroma's in-process client lives as long as the process."""
+        if self._collection is not None:
+            import chromadb
+            from chromadb.config import Settings
+
+            chromadb.EphemeralClient(Settings(anonymized_telemetry=False)).delete_collection(self._collection.name)
+            self._collection, self._size = None, 0
+
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
         check_k(k)
         k = min(k, self._size)

@@ -46,6 +46,11 @@ class QdrantStore:
                 ids=list(range(self._size + first, self._size + first + len(batch))), vectors=batch.tolist()))
         self._size += len(vectors)
 
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client, self._size = None, 0
+
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
         from qdrant_client import models
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,15 +31,17 @@ class MlflowTracker:
     @contextmanager
     def start_run(self, name: str, params: dict[str, Any], tags: dict[str, str]) -> Iterator[str]:
         import mlflow
+        from mlflow.entities import Param
 
         if self.uri.startswith("sqlite:///"):
             Path(self.uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
         mlflow.set_tracking_uri(self.uri)
         experiment_id = self._experiment_id(mlflow)
         # MLflow's context manager closes the run as FAILED when the body raises, FINISHED otherwise.
-        with mlflow.start_run(experiment_id=experiment_id, run_name=name) as run:
-            mlflow.log_params({key: _param_value(value) for key, value in params.items()})
-            mlflow.set_tags(tags)
+        with mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=tags) as run:
+            # params first, in one batch, so even a run that fails shows which config it was
+            params = [Param(key, _param_value(value)) for key, value in params.items()]
+            mlflow.MlflowClient().log_batch(run.info.run_id, params=params)
             yield run.info.run_id
 
     def _experiment_id(self, mlflow) -> str:
@@ -49,9 +52,13 @@ class MlflowTracker:
         return mlflow.create_experiment(self.experiment, artifact_location=Path(self.artifacts).resolve().as_uri())
 
     def log_metrics(self, metrics: dict[str, float]) -> None:
+        """All metrics in one batch: one database transaction, not one per metric call."""
         import mlflow
+        from mlflow.entities import Metric
 
-        mlflow.log_metrics(metrics)
+        stamp = int(time.time() * 1000)
+        batch = [Metric(key, float(value), stamp, 0) for key, value in metrics.items()]
+        mlflow.MlflowClient().log_batch(mlflow.active_run().info.run_id, metrics=batch)
 
     def log_artifacts(self, *paths: Path) -> None:
         import mlflow
