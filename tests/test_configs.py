@@ -20,11 +20,27 @@ def _compose(*overrides: str):
         return compose("config", overrides=list(overrides))
 
 
+def _required(group: str, option: str, tmp_path) -> list[str]:
+    """Values an option marks ??? (a model path, a data folder)."""
+    from ragsweep.embedding.minilm import minilm_path
+
+    return {
+        ("dataset", "native"): [f"dataset.path={tmp_path}"],
+        ("dataset", "beir"): [f"dataset.path={tmp_path}"],
+        ("embedder", "sentence_transformers"): [f"embedder.model={minilm_path()}"],
+        # loads as a CrossEncoder with an untrained head: enough to prove the option builds and preflights
+        ("reranker", "cross_encoder"): [f"reranker.model={minilm_path()}"],
+    }.get((group, option), [])
+
+
 @pytest.mark.parametrize(("group", "option"), OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
 def test_every_option_builds(group, option, tmp_path):
-    extra = [f"dataset.path={tmp_path}"] if (group, option) in {("dataset", "native"), ("dataset", "beir")} else []
-    pipeline = build(_compose(f"{group}={option}", *extra))
-    assert type(getattr(pipeline, group if group != "metrics" else "evaluator", pipeline)).__module__.startswith("ragsweep")
+    pipeline = build(_compose(f"{group}={option}", f"paths.root={tmp_path}", *_required(group, option, tmp_path)))
+    attribute = {"metrics": "evaluator", "embedder": "retriever", "store": "retriever"}.get(group, group)
+    built = getattr(pipeline, attribute)
+    assert type(getattr(built, "component", built)).__module__.startswith("ragsweep")
+    if group == "cache":
+        assert pipeline.cache.enabled == (option == "default")
 
 
 def test_defaults_match_the_contract():
@@ -46,6 +62,10 @@ def test_defaults_match_the_contract():
         (["metrics.mode=chroma_compat"], "metrics: metrics.mode=chroma_compat counts characters; use metrics=chroma_compat"),
         (["metrics.unit=words"], "metrics: metrics.unit must be one of ('tokens', 'chars'), got 'words'"),
         (["store.batch_size=0"], "store: store.batch_size must be > 0, got 0"),
+        (["depth=0"], "depth must be a positive integer, got 0"),
+        (["reranker=embedding", "reranker.candidates=3", "k=5"], "reranker.candidates (3) must be >= k (5)"),
+        (["reranker=cross_encoder", "reranker.model=/no/model"], "reranker.model=/no/model cannot be loaded"),
+        (["embedder=sentence_transformers"], "embedder.model is required"),
     ],
 )
 def test_impossible_values_fail_before_work(overrides, message):
@@ -58,5 +78,5 @@ def test_impossible_values_fail_before_work(overrides, message):
 def test_unknown_options_are_named_with_the_choices():
     problems = unknown_choices(["-m", "chunker=recursive,nope", "k=5,10", "hydra/launcher=basic"], CONF)
     assert problems == [
-        "chunker=nope is not an option of 'chunker'; choose one of fixed, recursive, sentence (or add conf/chunker/nope.yaml)"
+        "chunker=nope is not an option of 'chunker'; choose one of fixed, recursive, semantic, sentence (or add conf/chunker/nope.yaml)"
     ]

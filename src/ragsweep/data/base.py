@@ -116,3 +116,24 @@ def build_dataset(name: str, documents: Iterable[Document], queries: Iterable[Qu
 
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_LOADED: dict[tuple, Dataset] = {}
+
+
+def load_once(loader: DatasetLoader) -> Dataset:
+    """`loader.load()`, remembered for this process while the loader's files are unchanged.
+
+    A sweep runs many jobs on one dataset in one process; reading and re-validating thousands of
+    spans per job is wasted. The key holds every file's size and mtime, so edited data is reloaded.
+    """
+    settings = tuple(sorted((k, str(v)) for k, v in vars(loader).items()))
+    folder = Path(str(getattr(loader, "path", ""))).expanduser()
+    files = tuple(sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file())) \
+        if getattr(loader, "path", None) and folder.is_dir() else ()
+    key = (type(loader).__qualname__, settings, files)
+    if key not in _LOADED:
+        if len(_LOADED) >= 4:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = loader.load()
+    return _LOADED[key]

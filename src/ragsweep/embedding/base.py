@@ -8,6 +8,8 @@ from typing import Literal, Protocol
 import numpy as np
 from tqdm.auto import tqdm
 
+from ragsweep._memory import release_memory
+
 Role = Literal["query", "passage"]
 
 
@@ -34,6 +36,7 @@ def encode_in_batches(
         for i in tqdm(range(0, len(texts), batch_size), desc=desc, unit="batch",
                       disable=not progress or len(texts) <= batch_size)
     ]
+    release_memory()
     if not parts:
         return np.empty((0, 0), dtype=np.float32)
     vectors = np.vstack(parts)

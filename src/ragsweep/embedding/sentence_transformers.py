@@ -9,6 +9,7 @@ from functools import cache, cached_property
 
 import numpy as np
 
+from ragsweep._memory import release_memory
 from ragsweep.embedding.base import Role, check_batching
 
 log = logging.getLogger(__name__)
@@ -21,12 +22,12 @@ class SentenceTransformerEmbedder:
         model: Model name or local folder.
         query_prefix: Text put before each question (e.g. "query: " for e5 models).
         passage_prefix: Text put before each chunk (e.g. "passage: ").
-        batch_size: Texts per forward pass; 8-16 is fastest on 2 CPU cores.
+        batch_size: Texts per forward pass; 8 is as fast as 16 on 2 CPU cores and peaks ~90 MB lower.
         threads: torch intra-op threads; null uses every core.
         progress: Show a progress bar while encoding chunks.
     """
 
-    def __init__(self, model: str, query_prefix: str = "", passage_prefix: str = "", batch_size: int = 16,
+    def __init__(self, model: str, query_prefix: str = "", passage_prefix: str = "", batch_size: int = 8,
                  threads: int | None = None, progress: bool = True) -> None:
         check_batching(batch_size, threads)
         if not model:
@@ -52,13 +53,15 @@ class SentenceTransformerEmbedder:
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
         prefix = self.prefixes[role]
-        return self._model.encode(
+        vectors = self._model.encode(
             [prefix + text for text in texts],
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=self.progress and role == "passage" and len(texts) > self.batch_size,
         ).astype(np.float32)
+        release_memory()
+        return vectors
 
 
 @cache

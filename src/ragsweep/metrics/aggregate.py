@@ -21,16 +21,22 @@ def summarize(
     if not per_query:
         raise ValueError("cannot summarize zero queries")
     rng = np.random.default_rng(seed)
-    resamples = rng.integers(0, len(per_query), size=(bootstrap_samples, len(per_query)))
+    n = len(per_query)
+    resamples = rng.integers(0, n, size=(bootstrap_samples, n))
+    # how often each query is drawn in each resample; then every metric's resampled means in one product
+    counts = np.zeros((bootstrap_samples, n))
+    np.add.at(counts, (np.arange(bootstrap_samples)[:, None], resamples), 1.0)
+    names = list(per_query[0])
+    values = np.array([[scores[name] for name in names] for scores in per_query], dtype=np.float64)
+    means = counts @ values / n
     groups = np.array([corpus or "all" for corpus in corpora], dtype=object)
+    corpora_sorted = sorted(set(groups.tolist()))
     summary = {}
-    for metric in per_query[0]:
-        values = np.array([scores[metric] for scores in per_query], dtype=np.float64)
-        means = values[resamples].mean(axis=1)
+    for column, metric in enumerate(names):
         summary[metric] = {
-            "mean": float(values.mean()),
-            "std": float(values.std()),
-            "ci95": [float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))],
-            "per_corpus": {str(g): float(values[groups == g].mean()) for g in sorted(set(groups.tolist()))},
+            "mean": float(values[:, column].mean()),
+            "std": float(values[:, column].std()),
+            "ci95": [float(np.percentile(means[:, column], 2.5)), float(np.percentile(means[:, column], 97.5))],
+            "per_corpus": {str(g): float(values[groups == g, column].mean()) for g in corpora_sorted},
         }
     return summary

@@ -12,7 +12,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
-from ragsweep.data.base import DatasetError
+from ragsweep.data.base import DatasetError, load_once
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.runner.build import ConfigError, build
 from ragsweep.runner.stages import chunk_dataset, first_stage, rerank
@@ -35,7 +35,7 @@ def main(cfg: DictConfig, output_dir: Path | None = None) -> float | None:
 def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
     """Build, validate, run and record one configuration; return the mean of every metric."""
     pipeline = build(cfg)
-    dataset = pipeline.dataset.load()
+    dataset = load_once(pipeline.dataset)
     output_dir = output_dir or _hydra_output_dir()
     params = _flatten(OmegaConf.to_container(cfg, resolve=True))
     tags = {"dataset.name": dataset.name, "dataset.fingerprint": dataset.fingerprint,

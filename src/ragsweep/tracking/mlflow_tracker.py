@@ -45,8 +45,12 @@ class MlflowTracker:
             yield run.info.run_id
 
     def _experiment_id(self, mlflow) -> str:
+        known = _EXPERIMENT_IDS.get((self.uri, self.experiment))
+        if known is not None:
+            return known
         experiment = mlflow.get_experiment_by_name(self.experiment)
         if experiment is not None:
+            _EXPERIMENT_IDS[(self.uri, self.experiment)] = experiment.experiment_id
             return experiment.experiment_id
         Path(self.artifacts).mkdir(parents=True, exist_ok=True)
         return mlflow.create_experiment(self.experiment, artifact_location=Path(self.artifacts).resolve().as_uri())
@@ -65,6 +69,9 @@ class MlflowTracker:
 
         for path in paths:
             mlflow.log_artifact(str(path))
+
+
+_EXPERIMENT_IDS: dict[tuple[str, str], str] = {}  # (uri, name) -> id, for the many runs of one process
 
 
 def _param_value(value: Any) -> str:
