@@ -33,10 +33,13 @@ class MlflowTracker:
         import mlflow
         from mlflow.entities import Param
 
-        if self.uri.startswith("sqlite:///"):
-            Path(self.uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        mlflow.set_tracking_uri(self.uri)
-        experiment_id = self._experiment_id(mlflow)
+        uri = self.uri
+        if uri.startswith("sqlite:///"):  # absolute, so the store does not move with the working directory
+            database = Path(uri.removeprefix("sqlite:///")).resolve()
+            database.parent.mkdir(parents=True, exist_ok=True)
+            uri = f"sqlite:///{database}"
+        mlflow.set_tracking_uri(uri)
+        experiment_id = self._experiment_id(mlflow, uri)
         # MLflow's context manager closes the run as FAILED when the body raises, FINISHED otherwise.
         with mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=tags) as run:
             # params first, in one batch, so even a run that fails shows which config it was
@@ -44,13 +47,13 @@ class MlflowTracker:
             mlflow.MlflowClient().log_batch(run.info.run_id, params=params)
             yield run.info.run_id
 
-    def _experiment_id(self, mlflow) -> str:
-        known = _EXPERIMENT_IDS.get((self.uri, self.experiment))
+    def _experiment_id(self, mlflow, uri: str) -> str:
+        known = _EXPERIMENT_IDS.get((uri, self.experiment))
         if known is not None:
             return known
         experiment = mlflow.get_experiment_by_name(self.experiment)
         if experiment is not None:
-            _EXPERIMENT_IDS[(self.uri, self.experiment)] = experiment.experiment_id
+            _EXPERIMENT_IDS[(uri, self.experiment)] = experiment.experiment_id
             return experiment.experiment_id
         Path(self.artifacts).mkdir(parents=True, exist_ok=True)
         return mlflow.create_experiment(self.experiment, artifact_location=Path(self.artifacts).resolve().as_uri())
