@@ -130,7 +130,7 @@ def main() -> None:
     print(f"{'lower bound: encode ' + str(n_texts) + ' texts':<34}{bound:>10.1f}")
     print("peak RSS after each phase (GB): " + ", ".join(f"{phase} {gb:.2f}" for phase, gb in rss.items()))
     print(f"chroma top-10 agreement with exact search: {agreement:.4f}")
-    print(f"targets: cold <= 1.15 x lower bound, warm <= 0.05 x cold, peak RSS <= 1.3 GB")
+    print("targets: cold <= 1.15 x lower bound, warm <= 0.05 x cold, peak RSS <= 1.3 GB")
     print(f"cold_over_lower_bound={cold / bound:.3f} warm_over_cold={warm / cold:.3f} peak_rss_gb={peak_gb:.2f}")
 
 

@@ -14,7 +14,7 @@ from ragsweep.metrics.ranking import RANKING_METRICS
 from ragsweep.metrics.token import TOKEN_METRICS, precision_omega, token_scores
 from ragsweep.metrics.units import UNITS, UnitLine
 from ragsweep.tokenizer import Tokenizer
-from ragsweep.types import Chunk, Dataset, Hit, Query, Span
+from ragsweep.types import Chunk, Dataset, Hit, Span
 
 METRIC_KEYS = (*TOKEN_METRICS, "precision_omega", *CHUNK_METRICS, *RANKING_METRICS)
 MODES = ("standard", "chroma_compat")
