@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragsweep.cache import StageCache, fingerprint
-from ragsweep.stores.base import check_k, ranked
+from ragsweep.stores.base import check_k, top_k
 from ragsweep.types import Chunk, Hit
 
 _WORD = re.compile(r"\w+")
@@ -72,18 +72,8 @@ class BM25Retriever:
 
     def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
         check_k(k)
-        k = min(k, self._size)
         results = []
         for question in questions:
             ids = [self._vocab[word] for word in self._tokens(question) if word in self._vocab]
-            scores = self._model.get_scores(ids) if ids else np.zeros(self._size)
-            top = np.argpartition(-scores, k - 1)[:k] if k < self._size else np.arange(self._size)
-            cut = scores[top].min() if len(top) else 0.0
-            results.append(ranked(*_at_least(scores, cut))[:k])
+            results.append(top_k(self._model.get_scores(ids) if ids else np.zeros(self._size), k))
         return results
-
-
-def _at_least(scores: np.ndarray, cut: float) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and scores of everything scoring >= cut, so ties at the k-th place are kept."""
-    keep = np.flatnonzero(scores >= cut)
-    return keep, scores[keep]

@@ -23,6 +23,17 @@ def ranked(indices, scores) -> list[Hit]:
     return [Hit(index, score) for index, score in pairs]
 
 
+def top_k(scores: np.ndarray, k: int) -> list[Hit]:
+    """The k best of a score per item, as ranked hits; everything tied with the k-th score competes,
+    so which tied items make the cut follows `ranked`'s rule, not the partition's order."""
+    k = min(k, len(scores))
+    if k == 0:
+        return []
+    cut = -np.partition(-scores, k - 1)[k - 1]
+    keep = np.flatnonzero(scores >= cut)
+    return ranked(keep, scores[keep])[:k]
+
+
 def check_k(k: int) -> None:
     if k <= 0:
         raise ValueError(f"k must be > 0, got {k}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragsweep.stores.base import check_k, ranked
+from ragsweep.stores.base import check_k, top_k
 from ragsweep.types import Hit
 
 
@@ -28,18 +28,10 @@ class NumpyStore:
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
         check_k(k)
         queries = normalised(queries)
-        n = len(self._vectors)
-        k = min(k, n)
         results: list[list[Hit]] = []
         for first in range(0, len(queries), self.batch_size):
             scores = queries[first : first + self.batch_size] @ self._vectors.T
-            if k < n:
-                # k-th best score per row; keep everything at least that good, so ties at the cut survive
-                kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1 : k]
-                candidates = [np.flatnonzero(row >= cut) for row, cut in zip(scores, kth)]
-            else:
-                candidates = [np.arange(n)] * len(scores)
-            results += [ranked(cand, row[cand])[:k] for row, cand in zip(scores, candidates)]
+            results += [top_k(row, k) for row in scores]
         return results
 
 
