@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
+from ragsweep.memo import remember
 from ragsweep.types import Dataset, Document, Query, Span
 
 
@@ -131,9 +132,4 @@ def load_once(loader: DatasetLoader) -> Dataset:
     folder = Path(str(getattr(loader, "path", ""))).expanduser()
     files = tuple(sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file())) \
         if getattr(loader, "path", None) and folder.is_dir() else ()
-    key = (type(loader).__qualname__, settings, files)
-    if key not in _LOADED:
-        if len(_LOADED) >= 4:
-            _LOADED.pop(next(iter(_LOADED)))
-        _LOADED[key] = loader.load()
-    return _LOADED[key]
+    return remember(_LOADED, (type(loader).__qualname__, settings, files), loader.load, limit=4)

@@ -7,8 +7,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ragsweep.memo import remember
 from ragsweep.metrics.chunk import CHUNK_METRICS, chunk_scores
-from ragsweep.metrics.compat import compat_precision_omega, compat_token_scores, relocate_like_chunking_evaluation
+from ragsweep.metrics.compat import (
+    compat_precision_omega,
+    compat_token_scores,
+    relocate_like_chunking_evaluation,
+)
 from ragsweep.metrics.intervals import intersection_length, overlap_matrix, union_length
 from ragsweep.metrics.ranking import RANKING_METRICS
 from ragsweep.metrics.token import TOKEN_METRICS, precision_omega, token_scores
@@ -77,15 +82,11 @@ class SpanEvaluator:
 
     def _facts(self, dataset: Dataset, chunks: Sequence[Chunk]) -> _ChunkingFacts:
         """What depends on the chunking but not on retrieval, computed once per process per chunking."""
-        spans = [chunk.span for chunk in chunks]
-        key = (dataset.fingerprint, hash(tuple(spans)), self.unit, self.mode, self.gain, self.tokenizer.encoding)
-        if key not in _FACTS:
-            if len(_FACTS) >= 8:
-                _FACTS.pop(next(iter(_FACTS)))
-            _FACTS[key] = self._compute_facts(dataset, chunks, spans)
-        return _FACTS[key]
+        spans = tuple(chunk.span for chunk in chunks)  # the spans themselves, so no two chunkings share a key
+        key = (dataset.fingerprint, spans, self.unit, self.mode, self.gain, self.tokenizer.encoding)
+        return remember(_FACTS, key, lambda: self._compute_facts(dataset, chunks, spans), limit=8)
 
-    def _compute_facts(self, dataset: Dataset, chunks: Sequence[Chunk], spans: list[Span]) -> _ChunkingFacts:
+    def _compute_facts(self, dataset: Dataset, chunks: Sequence[Chunk], spans: Sequence[Span]) -> _ChunkingFacts:
         chars = _unit_line(dataset, "chars", self.tokenizer)
         units = _unit_line(dataset, "tokens", self.tokenizer) if self.unit == "tokens" else chars
         chunk_chars, chunk_units = chars.intervals(spans), units.intervals(spans)
@@ -122,11 +123,7 @@ def _unit_line(dataset: Dataset, unit: str, tokenizer: Tokenizer) -> UnitLine:
     """One UnitLine per dataset, unit and encoding per process: tokenising the corpora is the slow part
     of scoring, and a sweep scores the same dataset once per configuration."""
     key = (dataset.fingerprint, unit, tokenizer.encoding)
-    if key not in _UNIT_LINES:
-        if len(_UNIT_LINES) >= 4:
-            _UNIT_LINES.pop(next(iter(_UNIT_LINES)))
-        _UNIT_LINES[key] = UnitLine(dataset.documents, unit, tokenizer)
-    return _UNIT_LINES[key]
+    return remember(_UNIT_LINES, key, lambda: UnitLine(dataset.documents, unit, tokenizer), limit=4)
 
 
 @dataclass
