@@ -38,6 +38,7 @@ class Pipeline:
     tracker: MlflowTracker
     cache: StageCache
     k: int
+    candidates: int  # first-stage hits the reranker reads; 0 without a reranker
     depth: int  # first-stage results computed (and cached) at this depth, then sliced per job
 
 
@@ -61,6 +62,7 @@ def build(cfg: DictConfig) -> Pipeline:
         tracker=_instantiate(cfg, "tracking", {}, cache).component,
         cache=cache,
         k=k,
+        candidates=candidates,
         depth=max(k, candidates, _positive_int(cfg, "depth")),
     )
     for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder):

@@ -50,21 +50,20 @@ def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str, qu
                 retriever.close()
 
     arrays = pipeline.cache.get_or_compute("retrieval", key, compute, usable=lambda a: int(a["depth"]) >= depth)
-    needed = max(pipeline.k, getattr(pipeline.reranker.component, "candidates", 0))  # not all `depth` hits
-    return _unpack(arrays, needed), key
+    return _unpack(arrays, max(pipeline.k, pipeline.candidates)), key  # not all `depth` hits
 
 
 def rerank(pipeline: Pipeline, chunks: Sequence[Chunk], questions: Sequence[str],
            hits: list[list[Hit]], retrieval_key: str) -> list[list[Hit]]:
     """Reorder each question's first `candidates` hits; pass-through without a reranker."""
-    reranker = pipeline.reranker.component
-    candidates = getattr(reranker, "candidates", 0)
+    candidates = pipeline.candidates
     if not candidates:
         return hits
     key = fingerprint("rerank", retrieval_key, pipeline.reranker.signature)
 
     def compute() -> dict[str, np.ndarray]:
-        return _pack(reranker.rerank(questions, chunks, [h[:candidates] for h in hits]), candidates)
+        reordered = pipeline.reranker.component.rerank(questions, chunks, [h[:candidates] for h in hits])
+        return _pack(reordered, candidates)
 
     return _unpack(pipeline.cache.get_or_compute("rerank", key, compute), candidates)
 
