@@ -13,6 +13,7 @@ embedder, whichever chunker, store, k or reranker asks for it.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -20,7 +21,8 @@ import os
 import uuid
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -69,16 +71,25 @@ class StageCache:
     def get_or_compute(self, stage: str, key: str, compute: Callable[[], Arrays],
                        usable: Callable[[Arrays], bool] = lambda arrays: True) -> Arrays:
         """The stored entry when present and `usable`, else `compute()` stored under the key."""
-        if self.enabled:
-            stored = self.load(stage, key)
-            if stored is not None and usable(stored):
-                self.hits[stage] += 1
-                return stored
-        self.misses[stage] += 1
-        arrays = compute()
-        if self.enabled:
-            self.save(stage, key, arrays)
-        return arrays
+        if not self.enabled:
+            self.misses[stage] += 1
+            return compute()
+        stored = self._usable(stage, key, usable)
+        if stored is None:
+            # parallel jobs that need the same entry: one computes it while the others wait, then read it
+            with exclusive(self.root / ".locks" / f"{stage}-{key}.lock"):
+                stored = self._usable(stage, key, usable)
+                if stored is None:
+                    self.misses[stage] += 1
+                    arrays = compute()
+                    self.save(stage, key, arrays)
+                    return arrays
+        self.hits[stage] += 1
+        return stored
+
+    def _usable(self, stage: str, key: str, usable: Callable[[Arrays], bool]) -> Arrays | None:
+        stored = self.load(stage, key)
+        return stored if stored is not None and usable(stored) else None
 
     def load(self, stage: str, key: str) -> Arrays | None:
         return read_entry(self._path(stage, key))
@@ -115,16 +126,22 @@ class CachedEmbedder:
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
         keys = [hashlib.sha256(f"{role}\0{text}".encode()).hexdigest() for text in texts]
-        self._load_new_shards()
-        missing = {key: text for key, text in zip(keys, texts) if key not in self._vectors}
+        missing = self._missing(keys, texts)
+        if missing:  # one process embeds at a time per embedder, so parallel jobs never embed a text twice
+            with exclusive(self.folder / ".lock"):
+                missing = self._missing(keys, texts)
+                if missing:
+                    vectors = np.asarray(self.embedder.encode(list(missing.values()), role=role), dtype=np.float32)
+                    self._store_shard(list(missing), vectors)
         self.cache.hits["embeddings"] += len(keys) - len(missing)
         self.cache.misses["embeddings"] += len(missing)
-        if missing:
-            vectors = np.asarray(self.embedder.encode(list(missing.values()), role=role), dtype=np.float32)
-            self._store_shard(list(missing), vectors)
         if not keys:
             return np.empty((0, 0), dtype=np.float32)
         return np.stack([self._vectors[key] for key in keys])
+
+    def _missing(self, keys: list[str], texts: Sequence[str]) -> dict[str, str]:
+        self._load_new_shards()
+        return {key: text for key, text in zip(keys, texts) if key not in self._vectors}
 
     def _load_new_shards(self) -> None:
         if not self.folder.is_dir():
@@ -142,6 +159,18 @@ class CachedEmbedder:
         write_entry(self.folder / name, {"keys": np.array(keys), "vectors": vectors})
         self._loaded.add(name)
         self._vectors.update(zip(keys, vectors))
+
+
+@contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """An advisory lock across processes; the kernel drops it if its holder dies, even by kill -9."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def write_entry(path: Path, arrays: Arrays) -> None:

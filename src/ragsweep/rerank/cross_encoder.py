@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from functools import cached_property
 
+from ragsweep.embedding.base import default_threads
 from ragsweep.stores.base import ranked
 from ragsweep.types import Chunk, Hit
 
@@ -46,7 +46,7 @@ class CrossEncoderReranker:
         import torch
         from sentence_transformers import CrossEncoder
 
-        torch.set_num_threads(self.threads or os.cpu_count() or 1)
+        torch.set_num_threads(self.threads or default_threads())
         return CrossEncoder(self.model, device="cpu")
 
     def rerank(self, questions: Sequence[str], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]]) -> list[list[Hit]]:

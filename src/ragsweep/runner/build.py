@@ -12,7 +12,7 @@ from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 
 from ragsweep.cache import StageCache, semantic_config
 from ragsweep.data.base import DatasetLoader
-from ragsweep.metrics.evaluate import SpanEvaluator
+from ragsweep.metrics.evaluate import METRIC_KEYS, SpanEvaluator
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
 
@@ -65,6 +65,9 @@ def build(cfg: DictConfig) -> Pipeline:
         candidates=candidates,
         depth=max(k, candidates, _positive_int(cfg, "depth")),
     )
+    metric = cfg.get("optimized_metric")
+    if metric is not None and metric not in METRIC_KEYS:
+        raise ConfigError(f"optimized_metric={metric} is not a metric; choose one of {', '.join(METRIC_KEYS)}")
     for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder):
         _preflight(stage.component)
     return pipeline

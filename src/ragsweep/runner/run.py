@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -15,32 +16,64 @@ import ragsweep
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.runner.build import ConfigError, build
+from ragsweep.runner.identity import config_fingerprint, git_sha, package_versions
 from ragsweep.runner.stages import chunk_dataset, first_stage, rerank
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, PARENT_RUN_ENV
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)
 
 
 def main(cfg: DictConfig, output_dir: Path | None = None) -> float | None:
-    """Run one job; bad config or data ends the process with one line and exit code 2."""
+    """Run one job; return the metric a sweeper optimises.
+
+    Bad config or data ends the process with one line and exit code 2. In a sweep, a job that
+    raises is already recorded as FAILED (with its traceback) and the sweep goes on, unless
+    `fail_fast=true`, which ends it there.
+    """
+    metric = cfg.get("optimized_metric")
     try:
         means = run(cfg, output_dir)
     except (ConfigError, DatasetError) as error:
         print(f"ragsweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    metric = cfg.get("optimized_metric")
+    except Exception as error:
+        if os.environ.get(PARENT_RUN_ENV) is None:
+            raise
+        if cfg.get("fail_fast", False):
+            print(f"ragsweep: error: job {_run_name()} failed and fail_fast=true stops the sweep: {error!r}",
+                  file=sys.stderr)
+            raise SystemExit(1) from error  # not an Exception, so no launcher carries on past it
+        log.exception("job %s failed; it is recorded as FAILED and the sweep goes on (fail_fast=true stops it)",
+                      _run_name())
+        return float("nan") if metric else None
     return means[metric] if metric else None
 
 
 def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
-    """Build, validate, run and record one configuration; return the mean of every metric."""
+    """Build, validate, run and record one configuration; return the mean of every metric.
+
+    Inside a sweep (a parent run exists), a configuration that already has a FINISHED run in the
+    experiment is not run again unless `force=true`; its recorded metrics are returned.
+    """
     pipeline = build(cfg)
     dataset = load_once(pipeline.dataset)
+    config_id = config_fingerprint(cfg, dataset.fingerprint)
+    parent_run_id = os.environ.get(PARENT_RUN_ENV)
+    if parent_run_id and not cfg.get("force", False):
+        finished = pipeline.tracker.finished_run(config_id)
+        if finished is not None:
+            log.info("skipped %s: run %s already finished this configuration (+force=true reruns it)",
+                     _run_name(), finished.info.run_id)
+            pipeline.tracker.note_reused(parent_run_id, config_id, finished.info.run_id)
+            return dict(finished.data.metrics)
     output_dir = output_dir or _hydra_output_dir()
     params = _flatten(OmegaConf.to_container(cfg, resolve=True))
     tags = {"dataset.name": dataset.name, "dataset.fingerprint": dataset.fingerprint,
-            "ragsweep.version": ragsweep.__version__}
-    with pipeline.tracker.start_run(_run_name(), params, tags):
+            FINGERPRINT_TAG: config_id, "ragsweep.sweep": _sweep_name(), "ragsweep.git_sha": git_sha(),
+            "ragsweep.version": ragsweep.__version__,
+            **{f"version.{name}": version for name, version in package_versions().items()}}
+    with pipeline.tracker.start_run(_run_name(), params, tags, parent_run_id):
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]
         chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, dataset))
@@ -107,3 +140,12 @@ def _run_name() -> str:
     if not HydraConfig.initialized():
         return "run"
     return HydraConfig.get().job.override_dirname or "defaults"
+
+
+def _sweep_name() -> str:
+    """The named grid (`+sweep=<name>`) this job belongs to; `none` outside one."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return "none"
+    return HydraConfig.get().runtime.choices.get("sweep") or "none"

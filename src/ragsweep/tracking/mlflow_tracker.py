@@ -1,21 +1,37 @@
-"""The only module that talks to MLflow: one tracked run per sweep job."""
+"""The only module that writes to MLflow: a sweep's parent run and one child run per job.
+
+SQLite stores race when parallel jobs create experiments or runs they both expect to exist, so a
+multirun creates its experiment and parent run once, in the main process, and hands their ids to
+the jobs through the environment (`PARENT_RUN_ENV`), which joblib's workers inherit.
+"""
 
 from __future__ import annotations
 
 import logging
+import socket
 import time
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 log = logging.getLogger(__name__)
+
+PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"
+FINGERPRINT_TAG = "ragsweep.config_fingerprint"
+ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configuration's
 
 
 class MlflowTracker:
     """Logs params, tags, metrics and artifacts of one run to an MLflow store.
 
-    A run that raises is closed as FAILED before the error propagates, so no run is left RUNNING.
+    A run that raises is closed as FAILED, with its traceback as the artifact `traceback.txt`,
+    before the error propagates, so no run is left RUNNING by a live process. Runs carry their
+    host, pid and process start time, so a later sweep can tell which RUNNING runs lost their
+    process (`kill -9`) and mark them KILLED.
 
     Args:
         uri: Tracking URI, e.g. `sqlite:///<root>/mlruns/mlflow.db` (MLflow 3 refuses a plain ./mlruns).
@@ -24,39 +40,51 @@ class MlflowTracker:
     """
 
     def __init__(self, uri: str, experiment: str, artifacts: str) -> None:
-        self.uri = uri
+        self.uri = _absolute(uri)
         self.experiment = experiment
         self.artifacts = artifacts
 
+    def client(self):
+        import mlflow
+
+        mlflow.set_tracking_uri(self.uri)
+        return mlflow.MlflowClient(self.uri)
+
+    def experiment_id(self) -> str:
+        """The experiment's id, creating it on first use (call once per sweep, before parallel jobs start)."""
+        known = _EXPERIMENT_IDS.get((self.uri, self.experiment))
+        if known is not None:
+            return known
+        client = self.client()
+        experiment = client.get_experiment_by_name(self.experiment)
+        if experiment is None:
+            Path(self.artifacts).mkdir(parents=True, exist_ok=True)
+            experiment_id = client.create_experiment(self.experiment, Path(self.artifacts).resolve().as_uri())
+        else:
+            experiment_id = experiment.experiment_id
+        _EXPERIMENT_IDS[(self.uri, self.experiment)] = experiment_id
+        return experiment_id
+
     @contextmanager
-    def start_run(self, name: str, params: dict[str, Any], tags: dict[str, str]) -> Iterator[str]:
+    def start_run(self, name: str, params: dict[str, Any], tags: dict[str, str],
+                  parent_run_id: str | None = None) -> Iterator[str]:
         import mlflow
         from mlflow.entities import Param
 
-        uri = self.uri
-        if uri.startswith("sqlite:///"):  # absolute, so the store does not move with the working directory
-            database = Path(uri.removeprefix("sqlite:///")).resolve()
-            database.parent.mkdir(parents=True, exist_ok=True)
-            uri = f"sqlite:///{database}"
-        mlflow.set_tracking_uri(uri)
-        experiment_id = self._experiment_id(mlflow, uri)
+        experiment_id = self.experiment_id()
+        tags = {**tags, **_process_tags(), ROLE_TAG: "job"}
+        if parent_run_id:
+            tags["mlflow.parentRunId"] = parent_run_id
         # MLflow's context manager closes the run as FAILED when the body raises, FINISHED otherwise.
         with mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=tags) as run:
             # params first, in one batch, so even a run that fails shows which config it was
             params = [Param(key, _param_value(value)) for key, value in params.items()]
-            mlflow.MlflowClient().log_batch(run.info.run_id, params=params)
-            yield run.info.run_id
-
-    def _experiment_id(self, mlflow, uri: str) -> str:
-        known = _EXPERIMENT_IDS.get((uri, self.experiment))
-        if known is not None:
-            return known
-        experiment = mlflow.get_experiment_by_name(self.experiment)
-        if experiment is not None:
-            _EXPERIMENT_IDS[(uri, self.experiment)] = experiment.experiment_id
-            return experiment.experiment_id
-        Path(self.artifacts).mkdir(parents=True, exist_ok=True)
-        return mlflow.create_experiment(self.experiment, artifact_location=Path(self.artifacts).resolve().as_uri())
+            self.client().log_batch(run.info.run_id, params=params)
+            try:
+                yield run.info.run_id
+            except BaseException:
+                mlflow.log_text(traceback.format_exc(), "traceback.txt")
+                raise
 
     def log_metrics(self, metrics: dict[str, float]) -> None:
         """All metrics in one batch: one database transaction, not one per metric call."""
@@ -65,7 +93,7 @@ class MlflowTracker:
 
         stamp = int(time.time() * 1000)
         batch = [Metric(key, float(value), stamp, 0) for key, value in metrics.items()]
-        mlflow.MlflowClient().log_batch(mlflow.active_run().info.run_id, metrics=batch)
+        self.client().log_batch(mlflow.active_run().info.run_id, metrics=batch)
 
     def log_artifacts(self, *paths: Path) -> None:
         import mlflow
@@ -73,8 +101,74 @@ class MlflowTracker:
         for path in paths:
             mlflow.log_artifact(str(path))
 
+    def finished_run(self, config_fingerprint: str):
+        """The newest FINISHED job run with this config fingerprint in the experiment, or None."""
+        runs = self.client().search_runs(
+            [self.experiment_id()],
+            filter_string=f"tags.`{FINGERPRINT_TAG}` = '{config_fingerprint}' and attributes.status = 'FINISHED'",
+            order_by=["attributes.start_time DESC"], max_results=1,
+        )
+        return runs[0] if runs else None
+
+    def start_parent(self, name: str, tags: dict[str, str]) -> str:
+        """A RUNNING parent run for a sweep; its jobs attach to it as children."""
+        run = self.client().create_run(self.experiment_id(), run_name=name,
+                                       tags={**tags, **_process_tags(), ROLE_TAG: "parent"})
+        return run.info.run_id
+
+    def end_parent(self, run_id: str, status: str, tags: dict[str, str], files: list[Path]) -> None:
+        client = self.client()
+        for key, value in tags.items():
+            client.set_tag(run_id, key, value)
+        for path in files:
+            client.log_artifact(run_id, str(path))
+        client.set_terminated(run_id, status)
+
+    def note_reused(self, parent_run_id: str, config_fingerprint: str, run_id: str) -> None:
+        """Record on the parent that a skipped job's result is the finished run `run_id` (one tag per job)."""
+        self.client().set_tag(parent_run_id, f"ragsweep.reused.{config_fingerprint[:16]}", run_id)
+
+    def kill_orphans(self) -> list[str]:
+        """Mark KILLED the RUNNING runs started on this host by processes that no longer exist."""
+        client = self.client()
+        host = socket.gethostname()
+        orphans = []
+        for run in client.search_runs([self.experiment_id()], "attributes.status = 'RUNNING'", max_results=10_000):
+            tags = run.data.tags
+            if tags.get("ragsweep.host") == host and not _alive(tags.get("ragsweep.pid"), tags.get("ragsweep.started")):
+                client.set_terminated(run.info.run_id, "KILLED")
+                orphans.append(run.info.run_id)
+        if orphans:
+            log.warning("marked %d run(s) KILLED: their processes are gone (%s)", len(orphans), ", ".join(orphans))
+        return orphans
+
 
 _EXPERIMENT_IDS: dict[tuple[str, str], str] = {}  # (uri, name) -> id, for the many runs of one process
+
+
+def _absolute(uri: str) -> str:
+    """A sqlite URI made absolute, so the store does not move with the working directory."""
+    if not uri.startswith("sqlite:///"):
+        return uri
+    database = Path(uri.removeprefix("sqlite:///")).resolve()
+    database.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{database}"
+
+
+def _process_tags() -> dict[str, str]:
+    process = psutil.Process()
+    return {"ragsweep.host": socket.gethostname(), "ragsweep.pid": str(process.pid),
+            "ragsweep.started": repr(process.create_time())}
+
+
+def _alive(pid: str | None, started: str | None) -> bool:
+    """True when the process that tagged a run still runs (same pid and start time, so not a reused pid)."""
+    if not pid or not started:
+        return True  # not ours to judge
+    try:
+        return repr(psutil.Process(int(pid)).create_time()) == started
+    except (psutil.NoSuchProcess, ValueError):
+        return False
 
 
 def _param_value(value: Any) -> str:
