@@ -40,3 +40,25 @@ def summarize(
             "per_corpus": {str(g): float(values[groups == g, column].mean()) for g in corpora_sorted},
         }
     return summary
+
+
+def paired_bootstrap(best: np.ndarray, other: np.ndarray, samples: int = 10_000, seed: int = 0) -> dict[str, float]:
+    """Is `best` really better than `other` on the same queries? Mean difference, its 95% CI and a p-value.
+
+    The queries are resampled in pairs (both configs keep the same draw), so per-query difficulty
+    cancels out. The CI is the percentile interval of the resampled mean differences; the
+    two-sided p-value is the share of resampled differences, shifted to mean zero (the null
+    hypothesis of no difference), that lie at least as far from zero as the observed one.
+    """
+    best, other = np.asarray(best, dtype=np.float64), np.asarray(other, dtype=np.float64)
+    if best.shape != other.shape or best.ndim != 1 or not len(best):
+        raise ValueError(f"paired values need one shape with at least one query, got {best.shape} and {other.shape}")
+    differences = best - other
+    observed = float(differences.mean())
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(differences), size=(samples, len(differences)))
+    resampled = differences[draws].mean(axis=1)
+    extreme = np.abs(resampled - observed) >= abs(observed) - 1e-12
+    return {"difference": observed,
+            "ci_low": float(np.percentile(resampled, 2.5)), "ci_high": float(np.percentile(resampled, 97.5)),
+            "p_value": float(extreme.mean())}

@@ -7,6 +7,7 @@ fingerprint already has a finished run, and an exported best config can be check
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,11 @@ def result_config(cfg: DictConfig) -> dict[str, Any]:
     if isinstance(tree.get("dataset"), dict):
         tree["dataset"] = {key: value for key, value in tree["dataset"].items() if key != "path"}
     return semantic_config(tree)
+
+
+def sweep_name(choices: Mapping[str, str | None]) -> str:
+    """The named grid (`+sweep=<name>`, from Hydra's runtime choices); `adhoc` for a grid typed on the command line."""
+    return choices.get("sweep") or "adhoc"
 
 
 def git_sha() -> str:

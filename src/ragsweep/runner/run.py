@@ -16,7 +16,7 @@ import ragsweep
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.runner.build import ConfigError, build
-from ragsweep.runner.identity import config_fingerprint, git_sha, package_versions
+from ragsweep.runner.identity import config_fingerprint, git_sha, package_versions, sweep_name
 from ragsweep.runner.stages import chunk_dataset, first_stage, rerank
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, PARENT_RUN_ENV
 from ragsweep.types import Chunk, Dataset, Hit
@@ -77,8 +77,9 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]
         chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, dataset))
-        first, retrieval_key = _timed(seconds, "retrieval", lambda: first_stage(pipeline, chunks, chunks_key, questions))
-        hits = _timed(seconds, "rerank", lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
+        first, retrieval_key, search_seconds = _timed(
+            seconds, "retrieval", lambda: first_stage(pipeline, chunks, chunks_key, questions))
+        hits, rerank_seconds = _timed(seconds, "rerank", lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
         per_query = _timed(seconds, "scoring", lambda: pipeline.evaluator.score(dataset, chunks, hits, pipeline.k))
         summary = summarize(per_query, [query.corpus for query in dataset.queries], cfg.get("bootstrap_samples", 1000))
         files = _write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k)
@@ -86,6 +87,8 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
         pipeline.tracker.log_metrics(
             {**means, **{f"{name}_std": v["std"] for name, v in summary.items()},
              "n_chunks": float(len(chunks)), **{f"seconds_{stage}": s for stage, s in seconds.items()},
+             # search + rerank time per question when they ran (kept with their cached results)
+             "latency_ms_per_query": 1000 * (search_seconds + rerank_seconds) / len(questions),
              **pipeline.cache.counts()}
         )
         pipeline.tracker.log_artifacts(*files)
@@ -139,13 +142,13 @@ def _run_name() -> str:
 
     if not HydraConfig.initialized():
         return "run"
-    return HydraConfig.get().job.override_dirname or "defaults"
+    hydra = HydraConfig.get()
+    if hydra.job.override_dirname:
+        return hydra.job.override_dirname
+    return "defaults" if hydra.job.config_name == "config" else hydra.job.config_name  # e.g. best/<name>
 
 
 def _sweep_name() -> str:
-    """The named grid (`+sweep=<name>`) this job belongs to; `none` outside one."""
     from hydra.core.hydra_config import HydraConfig
 
-    if not HydraConfig.initialized():
-        return "none"
-    return HydraConfig.get().runtime.choices.get("sweep") or "none"
+    return sweep_name(HydraConfig.get().runtime.choices if HydraConfig.initialized() else {})

@@ -18,7 +18,7 @@ from hydra.experimental.callback import Callback
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from ragsweep.runner.identity import git_sha, package_versions
+from ragsweep.runner.identity import git_sha, package_versions, sweep_name
 from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV, MlflowTracker
 from ragsweep.tracking.runs import markdown, summary_table, sweep_jobs
 
@@ -37,11 +37,12 @@ class SweepRun(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         self.tracker = instantiate(config.tracking)
         self.tracker.kill_orphans()
-        name = config.hydra.runtime.choices.get("sweep") or "none"
-        tags = {"ragsweep.sweep": name, "ragsweep.git_sha": git_sha(),
-                "ragsweep.overrides": " ".join(config.hydra.overrides.task),
+        name = sweep_name(config.hydra.runtime.choices)
+        overrides = " ".join(config.hydra.overrides.task)
+        tags = {"ragsweep.sweep": name, "ragsweep.git_sha": git_sha(), "ragsweep.overrides": overrides,
                 **{f"version.{package}": version for package, version in package_versions().items()}}
-        self.parent_run_id = self.tracker.start_parent(f"sweep:{name} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
+        title = f"sweep {overrides}"[:200] if name == "adhoc" else f"sweep:{name}"
+        self.parent_run_id = self.tracker.start_parent(f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
         os.environ[PARENT_RUN_ENV] = self.parent_run_id
         atexit.register(self._abandon)  # a sweep that stops early (fail_fast, an error) ends its parent FAILED
         log.info("MLflow parent run %s in experiment %r", self.parent_run_id, self.tracker.experiment)
@@ -59,7 +60,7 @@ class SweepRun(Callback):
             folder.mkdir(parents=True, exist_ok=True)
             files = [folder / "summary.csv", folder / "summary.md"]
             table.to_csv(files[0], index=False)
-            files[1].write_text(f"# Sweep {config.hydra.runtime.choices.get('sweep') or ''} ranked by {metric}\n\n"
+            files[1].write_text(f"# Sweep {sweep_name(config.hydra.runtime.choices)} ranked by {metric}\n\n"
                                 + markdown(table))
             print(f"\nSweep summary, ranked by {metric} (also {files[1]}):\n{markdown(table)}")
         status = "FAILED" if failed else "FINISHED"

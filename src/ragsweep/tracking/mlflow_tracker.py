@@ -124,6 +124,16 @@ class MlflowTracker:
             client.log_artifact(run_id, str(path))
         client.set_terminated(run_id, status)
 
+    def attach_to_latest_sweep(self, path: Path) -> str | None:
+        """Log `path` to the experiment's newest parent run; its id, or None when no sweep ran."""
+        client = self.client()
+        parents = client.search_runs([self.experiment_id()], f"tags.`{ROLE_TAG}` = 'parent'",
+                                     order_by=["attributes.start_time DESC"], max_results=1)
+        if not parents:
+            return None
+        client.log_artifact(parents[0].info.run_id, str(path))
+        return parents[0].info.run_id
+
     def note_reused(self, parent_run_id: str, config_fingerprint: str, run_id: str) -> None:
         """Record on the parent that a skipped job's result is the finished run `run_id` (one tag per job)."""
         self.client().set_tag(parent_run_id, f"ragsweep.reused.{config_fingerprint[:16]}", run_id)

@@ -1,0 +1,209 @@
+"""A self-contained HTML report of an experiment: is the winner really better, and at what cost?
+
+Plots are PNGs inlined as data URIs, so the one file can be mailed, attached to a run or opened
+offline. Significance comes from paired bootstrap over the queries both configs answered, read
+from each run's `per_query.jsonl`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ragsweep.metrics.aggregate import paired_bootstrap
+from ragsweep.results.best import ResultsError
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.runs import CONFIG, finished_jobs, ranked, summary_table
+
+LATENCY = "metrics.latency_ms_per_query"
+MAX_BARS = 25  # configs drawn in bar charts and the heatmap; the table lists them all
+RUNNERS_UP = 5  # configs the winner is tested against
+# Params that say where results go, not what was computed; ignored when grouping runs into k-curves.
+_NOT_RESULT_PARAM = re.compile(r"^params\.(k|paths|tracking|cache|experiment|optimized_metric|force|fail_fast)(\.|$)")
+
+
+def write_report(tracker: MlflowTracker, metric: str, output: Path, bootstrap_samples: int = 10_000) -> Path:
+    runs = finished_jobs(tracker)
+    if runs.empty:
+        raise ResultsError(f"experiment {tracker.experiment!r} has no FINISHED runs to report; run a sweep first")
+    try:
+        runs = ranked(runs, metric)
+    except ValueError as error:
+        raise ResultsError(str(error)) from None
+    with tempfile.TemporaryDirectory(prefix="ragsweep-report-") as folder:
+        summaries = {run_id: json.loads(_artifact(tracker, run_id, "metrics.json", folder).read_text())
+                     for run_id in runs.run_id[:MAX_BARS]}
+        tests = _significance(tracker, runs, metric, folder, bootstrap_samples)
+    sections = [
+        ("Ranking", _table_html(summary_table(runs, metric))),
+        (f"Is the best config really better? (paired bootstrap on {metric})", tests),
+        (f"{metric} by configuration (95% bootstrap CI)", _image(_bars(runs, summaries, metric))),
+        (f"{metric} against k", _image_or_note(_k_curves(runs, metric), "no configuration was run at more than one k")),
+        (f"{metric} against search latency (Pareto front in red)",
+         _image_or_note(_pareto(runs, metric), "no run recorded its search latency")),
+        (f"{metric} per corpus", _image(_heatmap(runs, summaries, metric))),
+    ]
+    body = "".join(f"<h2>{html.escape(title)}</h2>\n{content}\n" for title, content in sections)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(_PAGE.format(title=html.escape(f"ragsweep report: {tracker.experiment}"),
+                                   subtitle=html.escape(f"{len(runs)} configurations ranked by {metric}; "
+                                                        f"written {time.strftime('%Y-%m-%d %H:%M')}"),
+                                   body=body))
+    return output
+
+
+def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folder: str, samples: int) -> str:
+    if len(runs) < 2:
+        return "<p>Only one configuration: nothing to compare.</p>"
+    per_query = {run_id: _per_query(_artifact(tracker, run_id, "per_query.jsonl", folder), metric)
+                 for run_id in runs.run_id[: RUNNERS_UP + 1]}
+    best_id = runs.run_id[0]
+    rows = []
+    for position in range(1, min(RUNNERS_UP + 1, len(runs))):
+        other_id = runs.run_id[position]
+        shared = sorted(set(per_query[best_id]) & set(per_query[other_id]))
+        test = paired_bootstrap(np.array([per_query[best_id][q] for q in shared]),
+                                np.array([per_query[other_id][q] for q in shared]), samples)
+        rows.append({"runner-up": runs[CONFIG][position], "queries": len(shared),
+                     f"best - runner-up ({metric})": round(test["difference"], 4),
+                     "95% CI": f"[{test['ci_low']:.4f}, {test['ci_high']:.4f}]",
+                     "p-value": round(test["p_value"], 4),
+                     "verdict": "better" if test["p_value"] < 0.05 and test["difference"] > 0 else "not distinguishable"})
+    intro = (f"<p>Best: <b>{html.escape(str(runs[CONFIG][0]))}</b>. Each row resamples the queries both "
+             f"configurations answered ({samples} paired resamples). 'better' means p &lt; 0.05.</p>")
+    return intro + _table_html(pd.DataFrame(rows))
+
+
+def _per_query(path: Path, metric: str) -> dict[str, float]:
+    records = (json.loads(line) for line in path.read_text().splitlines() if line)
+    return {record["id"]: float(record["metrics"][metric]) for record in records}
+
+
+def _bars(runs: pd.DataFrame, summaries: dict, metric: str):
+    top = runs.iloc[:MAX_BARS]
+    means = np.array([summaries[r][metric]["mean"] for r in top.run_id])
+    lows = means - np.array([summaries[r][metric]["ci95"][0] for r in top.run_id])
+    highs = np.array([summaries[r][metric]["ci95"][1] for r in top.run_id]) - means
+    figure, axes = _figure(height=0.35 * len(top) + 1.2)
+    positions = np.arange(len(top))[::-1]
+    axes.barh(positions, means, xerr=[lows, highs], color="#4C72B0", ecolor="#333", capsize=2)
+    axes.set_yticks(positions, [_short(name) for name in top[CONFIG]], fontsize=8)
+    axes.set_xlabel(metric)
+    return figure
+
+
+def _k_curves(runs: pd.DataFrame, metric: str):
+    if "params.k" not in runs:
+        return None
+    keys = [c for c in runs.columns if c.startswith("params.") and not _NOT_RESULT_PARAM.match(c)]
+    groups = [(group, frame) for group, frame in runs.groupby(keys, dropna=False) if frame["params.k"].nunique() > 1]
+    if not groups:
+        return None
+    groups.sort(key=lambda item: -item[1][f"metrics.{metric}"].max())
+    figure, axes = _figure(height=4.5)
+    for _, frame in groups[:10]:
+        frame = frame.assign(k=frame["params.k"].astype(int)).sort_values("k")
+        label = re.sub(r"(^|,)k=\d+", "", str(frame[CONFIG].iloc[0])).strip(",") or "defaults"
+        axes.plot(frame["k"], frame[f"metrics.{metric}"], marker="o", label=_short(label))
+    axes.set_xlabel("k")
+    axes.set_ylabel(metric)
+    axes.legend(fontsize=7)
+    return figure
+
+
+def _pareto(runs: pd.DataFrame, metric: str):
+    if LATENCY not in runs or runs[LATENCY].isna().all():
+        return None
+    points = runs[[CONFIG, LATENCY, f"metrics.{metric}"]].dropna()
+    latency, quality = points[LATENCY].to_numpy(), points[f"metrics.{metric}"].to_numpy()
+    front = pareto_front(latency, quality)
+    figure, axes = _figure(height=4.5)
+    axes.scatter(latency, quality, color="#999", s=18)
+    order = np.argsort(latency[front])
+    axes.plot(latency[front][order], quality[front][order], color="#C44E52", marker="o")
+    for index in np.flatnonzero(front):
+        axes.annotate(_short(points[CONFIG].iloc[index], 30), (latency[index], quality[index]), fontsize=7)
+    axes.set_xlabel("search + rerank ms per question")
+    axes.set_ylabel(metric)
+    return figure
+
+
+def pareto_front(cost: np.ndarray, quality: np.ndarray) -> np.ndarray:
+    """True where no other point is at least as cheap and as good, and strictly better in one."""
+    cost, quality = np.asarray(cost), np.asarray(quality)
+    dominated = ((cost[None, :] <= cost[:, None]) & (quality[None, :] >= quality[:, None])
+                 & ((cost[None, :] < cost[:, None]) | (quality[None, :] > quality[:, None])))
+    return ~dominated.any(axis=1)
+
+
+def _heatmap(runs: pd.DataFrame, summaries: dict, metric: str):
+    top = runs.iloc[:MAX_BARS]
+    corpora = sorted({corpus for r in top.run_id for corpus in summaries[r][metric]["per_corpus"]})
+    grid = np.array([[summaries[r][metric]["per_corpus"].get(c, np.nan) for c in corpora] for r in top.run_id])
+    figure, axes = _figure(height=0.35 * len(top) + 1.5, width=max(6.0, 1.1 * len(corpora) + 4))
+    image = axes.imshow(grid, aspect="auto", cmap="viridis")
+    axes.set_xticks(range(len(corpora)), corpora, rotation=30, ha="right", fontsize=8)
+    axes.set_yticks(range(len(top)), [_short(name) for name in top[CONFIG]], fontsize=8)
+    for (row, column), value in np.ndenumerate(grid):
+        axes.text(column, row, f"{value:.3f}", ha="center", va="center", fontsize=6, color="white")
+    figure.colorbar(image, ax=axes, label=metric)
+    return figure
+
+
+def _figure(height: float, width: float = 9.0):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(width, height))
+    return figure, axes
+
+
+def _image(figure) -> str:
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=90)
+    plt.close(figure)
+    return f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
+
+
+def _image_or_note(figure, note: str) -> str:
+    return _image(figure) if figure is not None else f"<p><i>{html.escape(note)}.</i></p>"
+
+
+def _table_html(table: pd.DataFrame) -> str:
+    return table.to_html(index=False, border=0, classes="ranking", na_rep="")
+
+
+def _artifact(tracker: MlflowTracker, run_id: str, name: str, folder: str) -> Path:
+    return Path(tracker.client().download_artifacts(run_id, name, tempfile.mkdtemp(dir=folder)))
+
+
+def _short(text: str, width: int = 60) -> str:
+    text = str(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }}
+table.ranking {{ border-collapse: collapse; font-size: 12px; }}
+table.ranking th, table.ranking td {{ padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; }}
+img {{ max-width: 100%; }}
+</style></head>
+<body><h1>{title}</h1><p>{subtitle}</p>
+{body}</body></html>
+"""
