@@ -17,8 +17,10 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml constraints.txt
 	$(PIP) install -c constraints.txt -e .
 	touch $@
 
+# The browser test of `ragsweep ui` drives Debian's chromium (apt needs root, as on CI).
 $(VENV)/.installed-test: $(VENV)/.installed
 	$(PIP) install -c constraints.txt -e ".[test]"
+	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	touch $@
 
 install: $(VENV)/.installed
@@ -26,13 +28,13 @@ install-test: $(VENV)/.installed-test
 
 run: install
 	$(PY) sweep.py $(SWEEP)
-	@echo "Browse the runs: $(VENV)/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db"
+	@echo "Browse the runs: $(VENV)/bin/ragsweep ui   (or: make ui)"
 
 test: install-test
 	$(PY) -m pytest
 
 ui: install
-	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --host 127.0.0.1 --workers 1
+	$(VENV)/bin/ragsweep ui
 
 clean:
-	rm -rf $(VENV) outputs mlruns .pytest_cache
+	rm -rf $(VENV) outputs mlruns reports test-artifacts .pytest_cache

@@ -11,7 +11,8 @@ from ragsweep.runner.build import ConfigError, build
 from ragsweep.runner.overrides import unknown_choices
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
-GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir() and p.name != "paths")
+GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir() and p.name not in ("paths", "sweep", "best"))
+SWEEPS = sorted(path.stem for path in (CONF.parent / "sweeps").glob("*.yaml"))
 OPTIONS = [(group, path.stem) for group in GROUPS for path in sorted((CONF / group).glob("*.yaml"))]
 
 
@@ -41,6 +42,18 @@ def test_every_option_builds(group, option, tmp_path):
     assert type(getattr(built, "component", built)).__module__.startswith("ragsweep")
     if group == "cache":
         assert pipeline.cache.enabled == (option == "default")
+
+
+@pytest.mark.parametrize("name", SWEEPS)
+def test_every_named_grid_loads_and_each_of_its_values_builds(name, tmp_path):
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        grid = compose("config", overrides=[f"+sweep={name}"], return_hydra_config=True).hydra.sweeper.params
+    assert grid, f"sweeps/{name}.yaml sets no hydra.sweeper.params"
+    assert {"quick", "chunking", "retrieval", "full", "optuna_retrieval"} <= set(SWEEPS)
+    for axis, values in grid.items():
+        values = str(values).removeprefix("choice(").removesuffix(")")
+        for value in (v.strip() for v in values.split(",")):
+            build(_compose(f"+sweep={name}", f"{axis}={value}", f"paths.root={tmp_path}"))
 
 
 def test_defaults_match_the_contract():

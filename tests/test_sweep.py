@@ -25,7 +25,8 @@ def _runs(cwd: Path):
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{cwd}/mlruns/mlflow.db")
-    return mlflow.search_runs(experiment_names=["ragsweep"])
+    runs = mlflow.search_runs(experiment_names=["ragsweep"])
+    return runs[runs["tags.ragsweep.role"] == "job"].reset_index(drop=True)  # not the sweep's parent run
 
 
 @pytest.fixture(scope="module")
@@ -118,13 +119,14 @@ def test_a_crash_mid_run_is_recorded_as_failed(tmp_path, monkeypatch):
 
 def test_a_repeated_sweep_is_served_from_the_cache(tmp_path):
     args = ["-m", "retriever=dense,hybrid", "store=numpy,qdrant", "experiment=cached"]
-    for _ in range(2):
-        result = _sweep(tmp_path, *args)
+    for extra in ([], ["+force=true"]):  # forced: the finished configurations would be skipped otherwise
+        result = _sweep(tmp_path, *args, *extra)
         assert result.returncode == 0, result.stderr[-3000:]
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlruns/mlflow.db")
-    runs = mlflow.search_runs(experiment_names=["cached"]).sort_values("start_time")
+    runs = mlflow.search_runs(experiment_names=["cached"], filter_string="tags.`ragsweep.role` = 'job'")
+    runs = runs.sort_values("start_time")
     first, second = runs.iloc[:4], runs.iloc[4:]
     assert first["metrics.cache_misses_embeddings"].sum() > 0  # chunks and questions embedded once...
     assert first["metrics.cache_misses_embeddings"].fillna(0).iloc[1:].sum() == 0  # ...by the first job only

@@ -6,6 +6,7 @@ fingerprint already has a finished run, and an exported best config can be check
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from collections.abc import Mapping
 from importlib import metadata
@@ -43,6 +44,7 @@ def sweep_name(choices: Mapping[str, str | None]) -> str:
     return choices.get("sweep") or "adhoc"
 
 
+@functools.cache  # once per process: a sweep's jobs share it, and each lookup is two git calls
 def git_sha() -> str:
     """The commit of the code that ran, suffixed `-dirty` when tracked files differ from it; `unknown` outside git."""
     here = Path(__file__).resolve().parent
@@ -54,6 +56,7 @@ def git_sha() -> str:
     return sha + ("-dirty" if dirty else "")
 
 
+@functools.cache
 def package_versions() -> dict[str, str]:
     versions = {}
     for name in TRACKED_PACKAGES:

@@ -47,6 +47,8 @@ class MlflowTracker:
     def client(self):
         import mlflow
 
+        if self.uri.startswith("sqlite:///"):
+            Path(self.uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
         mlflow.set_tracking_uri(self.uri)
         return mlflow.MlflowClient(self.uri)
 
@@ -160,9 +162,7 @@ def _absolute(uri: str) -> str:
     """A sqlite URI made absolute, so the store does not move with the working directory."""
     if not uri.startswith("sqlite:///"):
         return uri
-    database = Path(uri.removeprefix("sqlite:///")).resolve()
-    database.parent.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{database}"
+    return f"sqlite:///{Path(uri.removeprefix('sqlite:///')).resolve()}"
 
 
 def _process_tags() -> dict[str, str]:

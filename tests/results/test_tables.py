@@ -1,0 +1,63 @@
+"""The pure parts of the results commands: filters, rankings, Pareto fronts, metric comparisons."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ragsweep.results.best import compare
+from ragsweep.results.report import pareto_front
+from ragsweep.tracking.runs import markdown, ranked, where
+
+
+@pytest.fixture
+def runs() -> pd.DataFrame:
+    return pd.DataFrame({
+        "tags.mlflow.runName": ["a", "b", "c", "d"],
+        "params.k": ["5", "10", "3", "20"],  # MLflow keeps params as strings
+        "params.store._target_": ["numpy", "qdrant", "numpy", "numpy"],
+        "metrics.recall": [0.5, 0.9, math.nan, 0.7],
+    })
+
+
+def test_where_compares_numbers_as_numbers(runs):
+    assert list(where(runs, "params.k <= 10").index) == [0, 1, 2]  # as strings, "20" <= "10" would hold
+    assert list(where(runs, "params.k > 3 and params.store._target_ = numpy").index) == [0, 3]
+    assert list(where(runs, "metrics.recall >= 0.7").index) == [1, 3]  # NaN (a failed run) never passes
+    assert where(runs, None) is runs
+
+
+@pytest.mark.parametrize(("condition", "message"), [("params.k ~ 3", "cannot read"), ("params.x = 1", "no column")])
+def test_where_rejects_what_it_cannot_read(runs, condition, message):
+    with pytest.raises(ValueError, match=message):
+        where(runs, condition)
+
+
+def test_ranked_puts_the_best_first_and_failed_runs_last(runs):
+    assert list(ranked(runs, "recall")["tags.mlflow.runName"]) == ["b", "d", "a", "c"]
+    with pytest.raises(ValueError, match="no run has the metric 'ndcg'"):
+        ranked(runs, "ndcg")
+
+
+def test_pareto_front_by_hand():
+    cost = np.array([1.0, 2.0, 3.0, 2.0, 1.0])
+    quality = np.array([0.5, 0.7, 0.9, 0.6, 0.4])
+    # (2, 0.6) is beaten by (2, 0.7); (1, 0.4) by (1, 0.5); the rest trade cost for quality
+    assert pareto_front(cost, quality).tolist() == [True, True, True, False, False]
+
+
+def test_compare_exact_and_with_an_allowed_drop():
+    recorded = {"recall": 0.8, "ndcg": 0.6}
+    assert compare(recorded, {"recall": 0.8, "ndcg": 0.6}, exact=True).ok.all()
+    assert not compare(recorded, {"recall": 0.8, "ndcg": 0.6 - 1e-15}, exact=True).ok.all()
+    table = compare(recorded, {"recall": 0.79, "ndcg": 0.55}, max_drop=0.02)
+    assert table.set_index("metric").ok.to_dict() == {"recall": True, "ndcg": False}
+    assert not compare(recorded, {}, max_drop=1.0).ok.any()  # a metric missing from the rerun fails
+
+
+def test_markdown_table():
+    text = markdown(pd.DataFrame({"config": ["k=5"], "recall": [0.5]}))
+    assert text.splitlines() == ["| config | recall |", "|--------|--------|", "| k=5    | 0.5    |"]

@@ -1,0 +1,345 @@
+"""The user's loop, run as a user runs it: sweep → compare → best → report → gate, in subprocesses.
+
+Each test works in a scratch copy of the project (sweep.py, conf/, sweeps/) with its own MLflow
+store and stage cache, so nothing here touches the checkout's mlruns/ or conf/best/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RAGSWEEP = Path(sys.executable).with_name("ragsweep")  # the installed console script
+ARTIFACTS = ROOT / "test-artifacts"  # screenshots and reports kept for a look after the run
+QUICK = ["chunker=fixed,k=3", "chunker=fixed,k=5", "chunker=recursive,k=3", "chunker=recursive,k=5"]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}  # entry points set them
+    return {**env, "PYTHONPATH": str(ROOT)}  # tests/faults.py importable by the jobs
+
+
+def _sweep(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "sweep.py", *args], cwd=project, env=_env(),
+                          capture_output=True, text=True, timeout=900)
+
+
+def _ragsweep(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(RAGSWEEP), *args], cwd=project, env=_env(), capture_output=True, text=True, timeout=900)
+
+
+def _runs(project: Path, experiment: str = "ragsweep"):
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{project}/mlruns/mlflow.db")
+    return mlflow.search_runs(experiment_names=[experiment])
+
+
+def _jobs(runs):
+    return runs[runs["tags.ragsweep.role"] == "job"]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """A scratch project that has run the `quick` grid once."""
+    folder = tmp_path_factory.mktemp("project")
+    shutil.copy(ROOT / "sweep.py", folder)
+    shutil.copytree(ROOT / "sweeps", folder / "sweeps")
+    shutil.copytree(ROOT / "conf", folder / "conf", symlinks=True, ignore=shutil.ignore_patterns("best"))
+    result = _sweep(folder, "-m", "+sweep=quick")
+    assert result.returncode == 0, result.stderr[-3000:]
+    (folder / "quick.stdout").write_text(result.stdout)
+    return folder
+
+
+def test_a_named_grid_is_one_parent_run_with_tagged_children_and_a_ranked_summary(project):
+    import mlflow
+
+    runs = _runs(project)
+    parents, jobs = runs[runs["tags.ragsweep.role"] == "parent"], _jobs(runs)
+    assert len(parents) == 1 and parents.status.iloc[0] == "FINISHED"
+    assert parents["tags.mlflow.runName"].iloc[0].startswith("sweep:quick ")
+    parent_id = parents.run_id.iloc[0]
+    assert sorted(jobs["tags.mlflow.runName"]) == QUICK
+    assert (jobs["tags.mlflow.parentRunId"] == parent_id).all() and set(jobs.status) == {"FINISHED"}
+    assert set(jobs["tags.ragsweep.sweep"]) == {"quick"}
+    assert jobs["tags.ragsweep.config_fingerprint"].str.fullmatch("[0-9a-f]{64}").all()
+    assert jobs["tags.ragsweep.config_fingerprint"].nunique() == 4
+    assert jobs["tags.dataset.fingerprint"].nunique() == 1
+    assert jobs["tags.ragsweep.git_sha"].str.fullmatch(r"[0-9a-f]{40}(-dirty)?|unknown").all()
+    assert (jobs["tags.version.torch"] == "2.13.0+cpu").all() and (jobs["tags.version.mlflow"] == "3.17.2").all()
+    artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(parent_id)}
+    assert artifacts == {"summary.csv", "summary.md"}
+    # printed ranked by the grid's optimized_metric (token_iou), best first
+    stdout = (project / "quick.stdout").read_text()
+    assert "Sweep summary, ranked by token_iou" in stdout
+    printed = [line.split("|")[2].strip() for line in stdout.splitlines() if line.startswith("| ") and "chunker=" in line]
+    best_first = jobs.sort_values("metrics.token_iou", ascending=False)["tags.mlflow.runName"].tolist()
+    assert printed == best_first
+
+
+def test_a_rerun_skips_finished_configs_and_force_reruns_them(project):
+    args = ["-m", "+sweep=quick", "k=7", "experiment=again"]  # the command line overrides the grid's k axis
+    first = _sweep(project, *args)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert sorted(_jobs(_runs(project, "again"))["tags.mlflow.runName"]) == ["chunker=fixed,k=7", "chunker=recursive,k=7"]
+
+    second = _sweep(project, *args)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert second.stdout.count("skipped chunker=") + second.stderr.count("skipped chunker=") == 2
+    runs = _runs(project, "again")
+    assert len(_jobs(runs)) == 2  # nothing ran again...
+    latest_parent = runs[runs["tags.ragsweep.role"] == "parent"].sort_values("start_time").iloc[-1]
+    summary = (Path(latest_parent.artifact_uri.removeprefix("file://")) / "summary.csv").read_text()
+    assert summary.count(",yes,") == 2  # ...and the summary still lists both, as reused
+
+    forced = _sweep(project, *args, "+force=true")
+    assert forced.returncode == 0, forced.stderr[-3000:]
+    jobs = _jobs(_runs(project, "again"))
+    assert len(jobs) == 4 and set(jobs.status) == {"FINISHED"}
+    assert jobs.groupby("tags.mlflow.runName")["metrics.ndcg"].nunique().eq(1).all()  # same config, same numbers
+
+
+def test_parallel_jobs_give_the_same_runs_and_metrics_without_lock_errors(project, tmp_path):
+    result = _sweep(project, "-m", "+sweep=quick", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                    "experiment=parallel", f"cache.dir={tmp_path / 'cache'}")  # a cold cache: real parallel work
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "database is locked" not in result.stdout + result.stderr
+    parallel = _jobs(_runs(project, "parallel")).set_index("tags.mlflow.runName").sort_index()
+    basic = _jobs(_runs(project)).drop_duplicates("tags.mlflow.runName").set_index("tags.mlflow.runName").sort_index()
+    assert list(parallel.index) == QUICK  # no duplicates, none missing
+    assert set(parallel.status) == {"FINISHED"}
+    metrics = [c for c in basic.columns if c.startswith("metrics.") and not c.startswith(
+        ("metrics.seconds_", "metrics.cache_", "metrics.latency"))]
+    assert parallel[metrics].equals(basic.loc[parallel.index, metrics])
+    assert (parallel["tags.ragsweep.config_fingerprint"] == basic.loc[parallel.index, "tags.ragsweep.config_fingerprint"]).all()
+    # the two workers embedded each text once between them: the file lock made the second wait and read
+    assert parallel["metrics.cache_misses_embeddings"].sum() == basic["metrics.cache_misses_embeddings"].sum()
+
+
+def test_a_killed_sweep_resumes_without_losing_or_repeating_runs(project):
+    args = [sys.executable, "sweep.py", "-m", "chunker=recursive,fixed,sentence", "k=3,5", "experiment=killed"]
+    sweep = subprocess.Popen(args, cwd=project, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and sweep.poll() is None:
+        time.sleep(0.2)
+        try:
+            runs = _runs(project, "killed")
+        except Exception:  # the store or experiment is not there yet
+            continue
+        if (runs.status == "FINISHED").sum() >= 2:
+            break
+    assert sweep.poll() is None, "the sweep ended before it could be killed"
+    os.killpg(sweep.pid, signal.SIGKILL)
+    sweep.wait()
+    before = _runs(project, "killed")
+    assert (before.status == "RUNNING").any()  # at least the parent was left running by the dead process
+
+    resumed = _sweep(project, *args[2:])
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    after = _runs(project, "killed")
+    assert not (after.status == "RUNNING").any()
+    assert set(after[after.run_id.isin(before[before.status == "RUNNING"].run_id)].status) == {"KILLED"}
+    finished = _jobs(after)[_jobs(after).status == "FINISHED"]
+    assert finished["tags.ragsweep.config_fingerprint"].value_counts().eq(1).all()  # 0 duplicated
+    assert len(finished) == 6  # 0 lost
+    done_before = set(before[(before.status == "FINISHED")].run_id)
+    assert done_before <= set(finished.run_id)  # work finished before the kill was kept, not redone
+
+
+FAILING = "retriever._target_=tests.faults.ExplodingRetriever,ragsweep.retrieval.dense.DenseRetriever"
+
+
+def test_a_failing_job_is_recorded_with_its_traceback_and_the_sweep_goes_on(project):
+    import mlflow
+
+    result = _sweep(project, "-m", FAILING, "experiment=failing")
+    assert result.returncode == 1
+    assert "1 of 2 job(s) FAILED" in result.stderr
+    jobs = _jobs(_runs(project, "failing")).set_index("params.retriever._target_")
+    assert jobs.loc["tests.faults.ExplodingRetriever", "status"] == "FAILED"
+    assert jobs.loc["ragsweep.retrieval.dense.DenseRetriever", "status"] == "FINISHED"  # ran after the failure
+    failed_id = jobs.loc["tests.faults.ExplodingRetriever", "run_id"]
+    traceback = Path(mlflow.artifacts.download_artifacts(run_id=failed_id, artifact_path="traceback.txt")).read_text()
+    assert "RuntimeError: retriever exploded on purpose" in traceback
+    runs = _runs(project, "failing")
+    assert set(runs[runs["tags.ragsweep.role"] == "parent"].status) == {"FAILED"}
+
+
+def test_fail_fast_stops_the_sweep_at_the_first_failure(project):
+    result = _sweep(project, "-m", FAILING, "experiment=failfast", "fail_fast=true")
+    assert result.returncode == 1
+    assert "fail_fast=true stops the sweep" in result.stderr
+    runs = _runs(project, "failfast")
+    assert list(_jobs(runs).status) == ["FAILED"]  # the second job never started
+    assert set(runs[runs["tags.ragsweep.role"] == "parent"].status) == {"FAILED"}
+
+
+def test_optuna_searches_toward_the_optimized_metric_with_one_child_run_per_trial(project):
+    result = _sweep(project, "-m", "+sweep=optuna_retrieval", "hydra.sweeper.n_trials=3", "experiment=optuna",
+                    "embedder=static", "retriever=choice(bm25,dense)")  # command-line values override the file's axes
+    assert result.returncode == 0, result.stderr[-3000:]
+    runs = _runs(project, "optuna")
+    jobs = _jobs(runs)
+    output = result.stdout + result.stderr
+    assert output.count("Launching 1 jobs locally") == 3  # three trials...
+    # ...each a child run, except a trial that drew a configuration already finished, answered from MLflow
+    assert len(jobs) + output.count("skipped embedder=") == 3
+    assert set(jobs.status) == {"FINISHED"} and jobs["tags.ragsweep.config_fingerprint"].is_unique
+    assert set(jobs["params.embedder._target_"]) == {"ragsweep.embedding.static.StaticEmbedder"}
+    assert set(jobs["params.retriever._target_"]) <= {"ragsweep.retrieval.bm25.BM25Retriever",
+                                                       "ragsweep.retrieval.dense.DenseRetriever"}
+    assert (jobs["tags.mlflow.parentRunId"] == runs[runs["tags.ragsweep.role"] == "parent"].run_id.iloc[0]).all()
+    best_value = float(output.split("Best value: ")[1].split()[0])
+    assert best_value == jobs["metrics.ndcg"].max()  # sweep.py returned optimized_metric to the sampler
+
+
+def test_best_exports_a_config_that_reruns_to_the_same_numbers_and_gate_guards_it(project):
+    result = _ragsweep(project, "best", "--experiment", "ragsweep", "--metric", "token_iou", "--top", "3",
+                       "--where", "params.k <= 3", "--name", "quick", "--verify")
+    assert result.returncode == 0, result.stderr[-3000:]
+    table = [line for line in result.stdout.splitlines() if line.startswith("| ") and "chunker=" in line]
+    assert len(table) == 2 and all(",k=3" in line for line in table)  # --where kept k <= 3 only
+    assert "verified: every metric of the rerun equals the recorded run" in result.stdout
+    config = project / "conf" / "best" / "quick.yaml"
+    manifest = json.loads((project / "conf" / "best" / "quick.manifest.json").read_text())
+    assert manifest["metric"] == "token_iou" and manifest["dataset"] == "sotu_qa"
+    assert len(manifest["config_fingerprint"]) == 64 and len(manifest["dataset_fingerprint"]) == 64
+    assert manifest["packages"]["mlflow"] == "3.17.2" and manifest["git_sha"]
+    winner = _jobs(_runs(project)).set_index("run_id").loc[manifest["run_id"]]
+    assert manifest["metrics"]["token_iou"] == winner["metrics.token_iou"]
+    # a plain rerun by the user: same config fingerprint as the exported run
+    rerun = _sweep(project, "--config-name", "best/quick")
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    newest = _runs(project).sort_values("start_time").iloc[-1]
+    assert newest["tags.ragsweep.config_fingerprint"] == manifest["config_fingerprint"]
+    assert newest["tags.mlflow.runName"] == "best/quick"
+
+    passed = _ragsweep(project, "gate", "--baseline", str(config), "--max-drop", "0.02")
+    assert passed.returncode == 0, passed.stderr[-3000:]
+    assert "gate passed" in passed.stdout
+    worse = _jobs(_runs(project)).sort_values("metrics.token_iou").run_id.iloc[0]  # fixed, k=5: far lower IoU
+    failed = _ragsweep(project, "gate", "--baseline", str(config), "--max-drop", "0.02", "--run", worse,
+                       "--metrics", "token_iou,recall")
+    assert failed.returncode == 1
+    assert "| token_iou" in failed.stdout and "gate failed: token_iou" in failed.stderr
+
+
+def test_best_and_gate_explain_what_is_missing(project, tmp_path):
+    unknown = _ragsweep(project, "best", "--experiment", "nope")
+    assert unknown.returncode == 2 and "no experiment 'nope'" in unknown.stderr and "ragsweep" in unknown.stderr
+    bad_filter = _ragsweep(project, "best", "--where", "params.k ~ 3")
+    assert bad_filter.returncode == 2 and "--where: cannot read" in bad_filter.stderr
+    missing = _ragsweep(project, "gate", "--baseline", str(tmp_path / "none.yaml"))
+    assert missing.returncode == 2 and "ragsweep best --experiment" in missing.stderr
+
+
+def test_report_is_one_self_contained_html_file_logged_to_the_sweep(project):
+    import mlflow
+
+    result = _ragsweep(project, "report", "--experiment", "ragsweep", "--metric", "token_iou")
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = (project / "reports" / "ragsweep.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 4  # bars, k curves, Pareto, per-corpus heatmap
+    assert "<script" not in page and "http://" not in page and "https://" not in page  # nothing fetched
+    for heading in ("Ranking", "Is the best config really better?", "against k", "Pareto front", "per corpus"):
+        assert heading in page
+    assert page.count("p-value") >= 1 and "chunker=fixed,k=5" in page
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copy(project / "reports" / "ragsweep.html", ARTIFACTS / "report.html")
+    runs = _runs(project)
+    parent = runs[runs["tags.ragsweep.role"] == "parent"].sort_values("start_time").run_id.iloc[-1]
+    assert "ragsweep.html" in {a.path for a in mlflow.MlflowClient().list_artifacts(parent)}
+
+
+def test_the_analysis_notebook_runs_on_a_sweep(project):
+    import nbclient
+    import nbformat
+
+    notebook = nbformat.read(ROOT / "notebooks" / "analysis.ipynb", as_version=4)
+    os.environ["RAGSWEEP_PROJECT"] = str(project)
+    try:
+        nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3").execute()
+    finally:
+        del os.environ["RAGSWEEP_PROJECT"]
+    printed = "".join(o.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs)
+    best = _jobs(_runs(project))["metrics.token_iou"].max()
+    assert f"(token_iou = {best:.4f}, run " in printed
+    images = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs if "image/png" in o.get("data", {})]
+    assert len(images) == 2
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1400,900", "--virtual-time-budget=20000"]
+
+
+def test_ragsweep_ui_lists_the_experiment_and_its_runs_in_a_real_browser(project, tmp_path):
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it (apt-get install chromium)"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([str(RAGSWEEP), "ui", "--port", str(port)], cwd=project, env=_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        assert f"http://127.0.0.1:{port}" in server.stdout.readline()
+        base = f"http://127.0.0.1:{port}"
+        _wait_for(f"{base}/health")
+        with urllib.request.urlopen(f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name=ragsweep") as answer:
+            experiment_id = json.load(answer)["experiment"]["experiment_id"]
+        page = f"{base}/#/experiments/{experiment_id}/runs?searchFilter=tags.%60ragsweep.role%60%20%3D%20%27job%27"
+        for _ in range(5):  # a cold server can answer the page before its first search returns
+            text = _text(_browser(tmp_path, "--dump-dom", page))
+            if "matching runs" in text:
+                break
+        runs = _runs(project)
+        assert "Experiments ragsweep" in text  # the breadcrumb
+        # every job run, found by the UI's own search, which lists each with its parent sweep run
+        assert f" {len(runs)} matching runs" in text, text[text.find("matching runs") - 300:][:400]
+        assert "sweep:quick" in text  # the parent run, with its jobs nested under it
+        ARTIFACTS.mkdir(exist_ok=True)
+        _browser(tmp_path, f"--screenshot={ARTIFACTS / 'mlflow_ui.png'}", page)
+        assert (ARTIFACTS / "mlflow_ui.png").stat().st_size > 10_000
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+def _browser(tmp_path: Path, action: str, url: str) -> str:
+    profile = tmp_path / f"chromium-{time.monotonic_ns()}"
+    done = subprocess.run([CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={profile}", action, url],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def _text(dom: str) -> str:
+    import re
+
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style).*?</\1>", "", dom, flags=re.S)))
+
+
+def _wait_for(url: str, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.5)
