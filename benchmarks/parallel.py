@@ -1,19 +1,23 @@
 """Are 2 joblib workers faster than 1 process on this machine? Wall time of the same sweeps, run both ways.
 
-Each sweep runs as a user runs it (`python sweep.py -m ...`) on the embedded dataset, once with
-Hydra's basic launcher and once with `hydra/launcher=joblib hydra.launcher.n_jobs=2`, each on an
-empty stage cache and MLflow store, so both do the same work from scratch. Two grids:
-  independent: 6 chunkings (recursive and sentence x size 100, 200, 300): six separate embeddings;
-  shared:      the quick grid (recursive and fixed x k 3, 5): two embeddings the k jobs share.
-Prints a table and, as its last line, `independent_two_over_one=X shared_two_over_one=Y`.
+Each sweep runs as a user runs it (`python sweep.py -m ...`), with Hydra's basic launcher and with
+`hydra/launcher=joblib hydra.launcher.n_jobs=2`, each on an empty stage cache and MLflow store, so
+both do the same work from scratch. Grids:
+  independent:    6 chunkings of the embedded dataset (recursive, sentence x size 100, 200, 300);
+  shared:         the quick grid (recursive, fixed x k 3, 5): two embeddings the k jobs share;
+  chroma_general: 4 chunkings of the benchmark corpora (recursive, sentence x size 200, 400);
+  warm:           54 jobs (2 chunkers x 3 stores x 3 retrievers x k 1, 5, 10) on chroma_general, each
+                  launcher starting from a copy of a warm stage cache: only Python-bound work is left.
+Prints a table and, as its last line, `<grid>_two_over_one=X ...` (2 workers' seconds over 1 process's).
 
-Usage: python benchmarks/parallel.py [--repeats 1]
+Usage: python benchmarks/parallel.py [--repeats 1] [--grids independent,shared,chroma_general,warm]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,15 +25,23 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+CHROMA_GENERAL = ["dataset=chroma_general", f"paths.data={ROOT.parent / 'shared' / 'data'}"]
 GRIDS = {
     "independent": ["chunker=recursive,sentence", "chunker.size=100,200,300"],
     "shared": ["+sweep=quick"],
+    "chroma_general": [*CHROMA_GENERAL, "chunker=recursive,sentence", "chunker.size=200,400"],
+    # every job served from a warm stage cache: the Python-bound work left (scoring, MLflow) in parallel
+    "warm": [*CHROMA_GENERAL, "chunker=recursive,fixed", "store=numpy,chroma,qdrant", "retriever=dense,bm25,hybrid",
+             "k=1,5,10"],
 }
+WARM = {"warm"}  # grids run once untimed first; each launcher then starts from a copy of that cache
 LAUNCHERS = {"1 process (basic)": [], "2 workers (joblib)": ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]}
 
 
-def sweep_seconds(grid: list[str], launcher: list[str]) -> float:
+def sweep_seconds(grid: list[str], launcher: list[str], warm_cache: Path | None = None) -> float:
     with tempfile.TemporaryDirectory(prefix="ragsweep-parallel-") as folder:
+        if warm_cache is not None:
+            shutil.copytree(warm_cache, f"{folder}/cache")
         command = [sys.executable, str(ROOT / "sweep.py"), "-m", *grid, *launcher, f"cache.dir={folder}/cache",
                    f"paths.mlruns={folder}/mlruns", f"paths.outputs={folder}/outputs"]
         started = time.perf_counter()
@@ -43,18 +55,29 @@ def sweep_seconds(grid: list[str], launcher: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1, help="runs of each (the minimum is reported)")
+    parser.add_argument("--grids", default=",".join(GRIDS), help=f"comma-separated subset of {', '.join(GRIDS)}")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}")
-    print(f"{'grid':<12} {'launcher':<20} {'seconds':>8}")
+    print(f"{'grid':<15} {'launcher':<22} {'seconds':>8}")
     ratios = {}
-    for grid_name, grid in GRIDS.items():
+    for grid_name in args.grids.split(","):
+        grid = GRIDS[grid_name]
         times = {}
-        for launcher_name, launcher in LAUNCHERS.items():
-            times[launcher_name] = min(sweep_seconds(grid, launcher) for _ in range(args.repeats))
-            print(f"{grid_name:<12} {launcher_name:<20} {times[launcher_name]:>8.1f}", flush=True)
-        one, two = times.values()
-        ratios[grid_name] = two / one
+        with tempfile.TemporaryDirectory(prefix="ragsweep-warm-") as warm:
+            warm_cache = _warm_up(grid, Path(warm)) if grid_name in WARM else None
+            for launcher_name, launcher in LAUNCHERS.items():
+                times[launcher_name] = min(sweep_seconds(grid, launcher, warm_cache) for _ in range(args.repeats))
+                print(f"{grid_name:<15} {launcher_name:<22} {times[launcher_name]:>8.1f}", flush=True)
+        ratios[grid_name] = times["2 workers (joblib)"] / times["1 process (basic)"]
     print(" ".join(f"{name}_two_over_one={ratio:.3f}" for name, ratio in ratios.items()))
+
+
+def _warm_up(grid: list[str], folder: Path) -> Path:
+    command = [sys.executable, str(ROOT / "sweep.py"), "-m", *grid, f"cache.dir={folder}/cache",
+               f"paths.mlruns={folder}/mlruns", f"paths.outputs={folder}/outputs"]
+    if subprocess.run(command, cwd=folder, capture_output=True).returncode != 0:
+        raise SystemExit(f"warm-up sweep failed: {' '.join(command)}")
+    return folder / "cache"
 
 
 if __name__ == "__main__":

@@ -127,8 +127,11 @@ class CachedEmbedder:
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
         keys = [hashlib.sha256(f"{role}\0{text}".encode()).hexdigest() for text in texts]
         missing = self._missing(keys, texts)
-        if missing:  # one process embeds at a time per embedder, so parallel jobs never embed a text twice
-            with exclusive(self.folder / ".lock"):
+        if missing:
+            # parallel jobs that miss the same texts (the k values of one chunking, the questions) embed
+            # them once: one holds this lock, the others wait and read its shard; other texts go on in parallel
+            batch = hashlib.sha256("".join(sorted(missing)).encode()).hexdigest()[:32]
+            with exclusive(self.folder / "locks" / f"{batch}.lock"):
                 missing = self._missing(keys, texts)
                 if missing:
                     vectors = np.asarray(self.embedder.encode(list(missing.values()), role=role), dtype=np.float32)
