@@ -24,11 +24,11 @@ def summarize(
     n = len(per_query)
     resamples = rng.integers(0, n, size=(bootstrap_samples, n))
     # how often each query is drawn in each resample; then every metric's resampled means in one product
-    counts = np.zeros((bootstrap_samples, n))
-    np.add.at(counts, (np.arange(bootstrap_samples)[:, None], resamples), 1.0)
+    rows = np.arange(bootstrap_samples)[:, None] * n
+    counts = np.bincount((rows + resamples).ravel(), minlength=bootstrap_samples * n).reshape(bootstrap_samples, n)
     names = list(per_query[0])
     values = np.array([[scores[name] for name in names] for scores in per_query], dtype=np.float64)
-    means = counts @ values / n
+    means = counts.astype(np.float64) @ values / n
     groups = np.array([corpus or "all" for corpus in corpora], dtype=object)
     corpora_sorted = sorted(set(groups.tolist()))
     summary = {}

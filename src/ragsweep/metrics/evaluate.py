@@ -63,7 +63,18 @@ class SpanEvaluator:
         if k <= 0:
             raise ValueError(f"k must be > 0, got {k}")
         facts = self._facts(dataset, chunks)
-        return [self._score_query(facts, i, [hit.index for hit in query_hits[:k]], k) for i, query_hits in enumerate(hits)]
+        scored = []
+        for query, query_hits in enumerate(hits):
+            top = tuple(hit.index for hit in query_hits[:k])
+            # stores and rerankers often return the same top k: a ranked list is scored once per chunking
+            key = (query, top, k)
+            scores = facts.scored.get(key)
+            if scores is None:
+                scores = self._score_query(facts, query, list(top), k)
+                if len(facts.scored) < SCORED_LIMIT:
+                    facts.scored[key] = scores
+            scored.append(dict(scores))
+        return scored
 
     def _score_query(self, facts: _ChunkingFacts, query: int, top: list[int], k: int) -> dict[str, float]:
         reference_chars, reference_units = facts.reference_chars[query], facts.reference_units[query]
@@ -115,6 +126,7 @@ class SpanEvaluator:
         return {i: intersection_length(chunk_units[i : i + 1], reference_units) / reference_size for i in relevant}
 
 
+SCORED_LIMIT = 200_000  # (query, top k, k) results kept per chunking: ~14 floats each
 _UNIT_LINES: dict[tuple[str, str, str], UnitLine] = {}
 _FACTS: dict[tuple, _ChunkingFacts] = {}
 
@@ -138,6 +150,7 @@ class _ChunkingFacts:
     reference_units: list[np.ndarray] = field(default_factory=list)
     omega: list[float] = field(default_factory=list)
     gains: list[dict[int, float]] = field(default_factory=list)
+    scored: dict[tuple[int, tuple[int, ...], int], dict[str, float]] = field(default_factory=dict)
 
 
 def _relocated(dataset: Dataset, chunk: Chunk) -> Span:

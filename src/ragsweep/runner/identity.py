@@ -13,8 +13,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
-
 from ragsweep.cache import fingerprint, semantic_config
 
 # Keys that say where results go or how the sweep behaves, never what a job computes.
@@ -25,18 +23,13 @@ TRACKED_PACKAGES = ("ragsweep", "numpy", "torch", "sentence-transformers", "tran
                     "hydra-core", "mlflow")
 
 
-def config_fingerprint(cfg: DictConfig, dataset_fingerprint: str) -> str:
-    """sha256 of the resolved job config minus output paths and speed-only keys, plus the dataset's content."""
-    return fingerprint("config", result_config(cfg), dataset_fingerprint)
-
-
-def result_config(cfg: DictConfig) -> dict[str, Any]:
-    """The resolved config reduced to what decides a job's numbers (the dataset's path left to its fingerprint)."""
-    tree = OmegaConf.to_container(cfg, resolve=True)
-    tree = {key: value for key, value in tree.items() if key not in NON_RESULT_KEYS and key != "hydra"}
+def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str) -> str:
+    """sha256 of the resolved job config (`OmegaConf.to_container(cfg, resolve=True)`) minus output
+    paths and speed-only keys, plus the dataset's content (its path is left to that fingerprint)."""
+    tree = {key: value for key, value in resolved.items() if key not in NON_RESULT_KEYS and key != "hydra"}
     if isinstance(tree.get("dataset"), dict):
         tree["dataset"] = {key: value for key, value in tree["dataset"].items() if key != "path"}
-    return semantic_config(tree)
+    return fingerprint("config", semantic_config(tree), dataset_fingerprint)
 
 
 def sweep_name(choices: Mapping[str, str | None]) -> str:

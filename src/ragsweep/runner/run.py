@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import orjson
 from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
@@ -54,11 +55,12 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
     """Build, validate, run and record one configuration; return the mean of every metric.
 
     Inside a sweep (a parent run exists), a configuration that already has a FINISHED run in the
-    experiment is not run again unless `force=true`; its recorded metrics are returned.
+    experiment is not run again unless `+force=true`; its recorded metrics are returned.
     """
     pipeline = build(cfg)
     dataset = load_once(pipeline.dataset)
-    config_id = config_fingerprint(cfg, dataset.fingerprint)
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    config_id = config_fingerprint(resolved, dataset.fingerprint)
     parent_run_id = os.environ.get(PARENT_RUN_ENV)
     if parent_run_id and not cfg.get("force", False):
         finished = pipeline.tracker.finished_run(config_id)
@@ -68,7 +70,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             pipeline.tracker.note_reused(parent_run_id, config_id, finished.info.run_id)
             return dict(finished.data.metrics)
     output_dir = output_dir or _hydra_output_dir()
-    params = _flatten(OmegaConf.to_container(cfg, resolve=True))
+    params = _flatten(resolved)
     tags = {"dataset.name": dataset.name, "dataset.fingerprint": dataset.fingerprint,
             FINGERPRINT_TAG: config_id, "ragsweep.sweep": _sweep_name(), "ragsweep.git_sha": git_sha(),
             "ragsweep.version": ragsweep.__version__,
@@ -103,13 +105,13 @@ def _write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: 
     metrics_path = output_dir / "metrics.json"
     metrics_path.write_text(json.dumps(summary, indent=2) + "\n")
     per_query_path = output_dir / "per_query.jsonl"
-    with per_query_path.open("w") as out:
+    with per_query_path.open("wb") as out:
         for query, query_hits, scores in zip(dataset.queries, hits, per_query, strict=True):
             retrieved = [{**chunks[hit.index].span.to_dict(), "score": hit.score} for hit in query_hits[:k]]
             record = {"id": query.id, "question": query.text,
                       "references": [ref.to_dict() for ref in query.references],
                       "retrieved": retrieved, "metrics": scores}
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            out.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY))
     config_path = output_dir / "config.yaml"
     config_path.write_text(OmegaConf.to_yaml(cfg, resolve=True))
     return [metrics_path, per_query_path, config_path]

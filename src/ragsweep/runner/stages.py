@@ -14,6 +14,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ragsweep.cache import fingerprint
+from ragsweep.memo import remember
 from ragsweep.runner.build import ConfigError, Pipeline
 from ragsweep.types import Chunk, Dataset, Hit
 
@@ -29,11 +30,23 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
             spans += [(position, c.start, c.end) for c in pipeline.chunker.component.split(dataset.documents[doc_id])]
         return {"spans": np.array(spans, dtype=np.int64).reshape(-1, 3)}
 
-    spans = pipeline.cache.get_or_compute("chunks", key, compute)["spans"]
-    chunks = [Chunk(doc_ids[d], s, e, dataset.documents[doc_ids[d]].text[s:e]) for d, s, e in spans.tolist()]
+    def load() -> list[Chunk]:
+        spans = pipeline.cache.get_or_compute("chunks", key, compute)["spans"]
+        return [Chunk(doc_ids[d], s, e, dataset.documents[doc_ids[d]].text[s:e]) for d, s, e in spans.tolist()]
+
+    if not pipeline.cache.enabled:
+        chunks = load()
+    elif key in _CHUNKS:  # the jobs of one process that share a chunking (stores, k, rerankers) share its list
+        pipeline.cache.hits["chunks"] += 1
+        chunks = _CHUNKS[key]
+    else:
+        chunks = remember(_CHUNKS, key, load, limit=4)
     if not chunks:
         raise ConfigError("the chunker produced no chunks; check chunker settings and the dataset's documents")
     return chunks, key
+
+
+_CHUNKS: dict[str, list[Chunk]] = {}
 
 
 def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,

@@ -98,10 +98,13 @@ class MlflowTracker:
         self.client().log_batch(mlflow.active_run().info.run_id, metrics=batch)
 
     def log_artifacts(self, *paths: Path) -> None:
+        """Copy files into the active run's artifacts through one repository (not one lookup per file)."""
         import mlflow
+        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
+        repository = get_artifact_repository(mlflow.active_run().info.artifact_uri)
         for path in paths:
-            mlflow.log_artifact(str(path))
+            repository.log_artifact(str(path))
 
     def finished_run(self, config_fingerprint: str):
         """The newest FINISHED job run with this config fingerprint in the experiment, or None."""
