@@ -14,6 +14,7 @@ from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults before MLflow loads)
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
 
 log = logging.getLogger("ragsweep")
 
@@ -43,11 +44,11 @@ def best_command(args: argparse.Namespace) -> int:
         return 0
     from ragsweep.results.best import read_manifest
 
-    recorded = read_manifest(export.config)["metrics"]
-    table = compare(recorded, rerun(args.project, export.config), exact=True)
+    manifest = read_manifest(export.config)
+    table = compare(manifest["metrics"], rerun(args.project, export.config), exact=True)
     print("\nVerification rerun (exact match required):\n" + markdown(table))
     if not table.ok.all():
-        print(f"ragsweep: error: the rerun differs from run {read_manifest(export.config)['run_id']} in "
+        print(f"ragsweep: error: the rerun differs from run {manifest['run_id']} in "
               f"{', '.join(table.metric[~table.ok])}", file=sys.stderr)
         return 1
     print("verified: every metric of the rerun equals the recorded run")
@@ -126,7 +127,7 @@ def _parser() -> argparse.ArgumentParser:
 
     best = commands.add_parser("best", help="rank finished runs and export the best as conf/best/<name>.yaml")
     best.add_argument("--experiment", default="ragsweep")
-    best.add_argument("--metric", default="token_iou")
+    best.add_argument("--metric", default=DEFAULT_RANKING_METRIC)
     best.add_argument("--top", type=int, default=5, help="rows of the ranked table to print")
     best.add_argument("--where", help='filter, e.g. "params.k <= 10 and metrics.recall > 0.5"')
     best.add_argument("--name", help="file name under conf/best/ (default: the experiment's name)")
@@ -135,7 +136,7 @@ def _parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="write an HTML comparison report and log it to the latest sweep")
     report.add_argument("--experiment", default="ragsweep")
-    report.add_argument("--metric", default="token_iou")
+    report.add_argument("--metric", default=DEFAULT_RANKING_METRIC)
     report.add_argument("--output", type=Path, help="HTML file (default: reports/<experiment>.html)")
     report.set_defaults(command=report_command)
 

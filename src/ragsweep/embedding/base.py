@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 import numpy as np
+import psutil
 from tqdm.auto import tqdm
 
 from ragsweep._memory import release_memory
@@ -65,21 +66,11 @@ class CoreShare:
     def threads(self) -> int:
         busy = 0
         for marker in self.folder.glob("*"):
-            if marker.name.isdigit() and _alive(int(marker.name)):
+            if marker.name.isdigit() and psutil.pid_exists(int(marker.name)):
                 busy += 1
             else:
                 marker.unlink(missing_ok=True)
         return max(1, (os.cpu_count() or 1) // max(1, busy))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def encode_in_batches(

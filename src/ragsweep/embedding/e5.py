@@ -15,7 +15,7 @@ class E5Embedder:
 
     Args:
         batch_size: Texts per engine call (also the progress-bar step).
-        threads: Engine threads; null uses every core.
+        threads: Engine threads; null uses every core, or a joblib worker's share of them.
         progress: Show a progress bar while encoding chunks.
     """
 

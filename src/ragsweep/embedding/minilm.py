@@ -16,7 +16,7 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
 
     Args:
         batch_size: Texts per forward pass; 8 is as fast as 16 on 2 CPU cores and peaks ~90 MB lower.
-        threads: torch intra-op threads; null uses every core.
+        threads: torch intra-op threads; null shares the cores among the processes embedding at the time.
         progress: Show a progress bar while encoding chunks.
     """
 

@@ -19,7 +19,7 @@ class MiniLMInt8Embedder:
 
     Args:
         batch_size: Texts per forward pass.
-        threads: onnxruntime intra-op threads; null uses every core.
+        threads: onnxruntime intra-op threads; null uses every core, or a joblib worker's share of them.
         progress: Show a progress bar while encoding chunks.
     """
 

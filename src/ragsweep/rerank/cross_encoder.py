@@ -21,7 +21,7 @@ class CrossEncoderReranker:
         model: Model folder or name.
         candidates: First-stage hits re-scored per question (>= k).
         batch_size: Pairs per forward pass.
-        threads: torch threads; null uses every core.
+        threads: torch threads; null uses every core, or a joblib worker's share of them.
     """
 
     def __init__(self, model: str, candidates: int = 20, batch_size: int = 16, threads: int | None = None) -> None:

@@ -21,14 +21,15 @@ import pandas as pd
 
 from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.results.best import ResultsError
+from ragsweep.runner.identity import NON_RESULT_KEYS
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import CONFIG, finished_jobs, ranked, summary_table
 
 LATENCY = "metrics.latency_ms_per_query"
 MAX_BARS = 25  # configs drawn in bar charts and the heatmap; the table lists them all
 RUNNERS_UP = 5  # configs the winner is tested against
-# Params that say where results go, not what was computed; ignored when grouping runs into k-curves.
-_NOT_RESULT_PARAM = re.compile(r"^params\.(k|paths|tracking|cache|experiment|optimized_metric|force|fail_fast)(\.|$)")
+# k, and the params that say where results go rather than what was computed: ignored when grouping k-curves.
+_NOT_RESULT_PARAM = re.compile(rf"^params\.(k|{'|'.join(sorted(NON_RESULT_KEYS))})(\.|$)")
 
 
 def write_report(tracker: MlflowTracker, metric: str, output: Path, bootstrap_samples: int = 10_000) -> Path:

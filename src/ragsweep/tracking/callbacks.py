@@ -20,11 +20,10 @@ from omegaconf import DictConfig
 
 from ragsweep.runner.identity import git_sha, package_versions, sweep_name
 from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV, MlflowTracker
-from ragsweep.tracking.runs import markdown, summary_table, sweep_jobs
+from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, markdown, summary_table, sweep_jobs
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RANKING_METRIC = "token_iou"
 
 
 class SweepRun(Callback):

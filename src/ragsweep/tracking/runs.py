@@ -16,6 +16,7 @@ from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, ROLE_TAG, MlflowTr
 
 CONFIG = "tags.mlflow.runName"
 FINGERPRINT = f"tags.{FINGERPRINT_TAG}"
+DEFAULT_RANKING_METRIC = "token_iou"  # when a sweep sets no optimized_metric, and for `ragsweep best/report`
 SUMMARY_METRICS = ("token_recall", "token_precision", "token_iou", "precision_omega", "recall", "mrr", "ndcg")
 
 
