@@ -6,6 +6,8 @@ Runs, in one process, on chroma_general with the minilm embedder:
   2. the same grid again (warm);
   3. the lower bound: one plain SentenceTransformer.encode of the distinct chunk texts and questions,
      measured before and after the grids (the mean is used; the model is loaded outside the timing).
+Between phases the process drops the last phase's models and memos and returns freed memory to the
+OS (`ragsweep.memo.forget_all`), as a process exiting after each phase would.
 Prints a table, chroma's agreement with exact search, and as its last line
 `cold_over_lower_bound=X warm_over_cold=Y peak_rss_gb=Z`.
 
@@ -23,6 +25,7 @@ import time
 from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults)
+from ragsweep.memo import forget_all
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNKERS = {
@@ -107,13 +110,15 @@ def main() -> None:
         # shared machine's speed during the run does not favour either side.
         bound_before, n_texts = lower_bound(args.data.resolve())
         rss = {"lower bound": _peak_gb()}
-        from ragsweep.embedding.sentence_transformers import _load
-
-        _load.cache_clear()  # the cold grid loads (and pays for) its own model
+        # Between phases the process lets go of the previous phase's model, memos and freed heap, as
+        # separate processes would: the cold grid loads (and pays for) its own model, and neither the
+        # plain encode's heap nor the grid's state is counted twice.
+        forget_all()
         cold, cold_parts = grid(workdir, args.data.resolve(), "cold")
         rss["cold"] = _peak_gb()
         warm, warm_parts = grid(workdir, args.data.resolve(), "warm")
         rss["warm"] = _peak_gb()
+        forget_all()
         bound_after, _ = lower_bound(args.data.resolve())
         bound = (bound_before + bound_after) / 2
         agreement = chroma_agreement(workdir)
