@@ -1,4 +1,4 @@
-"""Qdrant in local mode (in-process, no server), cosine distance."""
+"""Qdrant in local mode (in-process, no server), cosine similarity."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import uuid
 import numpy as np
 
 from ragsweep.stores.base import check_k, ranked
+from ragsweep.stores.numpy import normalised
 from ragsweep.types import Hit
 
 _UPSERT_BATCH = 1024
@@ -14,6 +15,10 @@ _UPSERT_BATCH = 1024
 
 class QdrantStore:
     """Qdrant's local mode searches exhaustively, so it ranks exactly like the numpy store.
+
+    Vectors are normalised here and compared by dot product, which is cosine similarity: local
+    mode's own cosine re-normalises every stored vector for each query (0.5-0.8 s per 472
+    questions over 2,500 chunks here).
 
     A local-mode *path* can be opened by one process only, so each store is an in-memory client
     with one collection per index: parallel jobs never contend for a lock. Results are cached by
@@ -34,11 +39,11 @@ class QdrantStore:
     def add(self, vectors: np.ndarray) -> None:
         from qdrant_client import QdrantClient, models
 
-        vectors = np.asarray(vectors, dtype=np.float32)
+        vectors = normalised(vectors)
         if self._client is None:
             self._client = QdrantClient(location=":memory:")
             self._client.create_collection(
-                self._collection, vectors_config=models.VectorParams(size=vectors.shape[1], distance=models.Distance.COSINE)
+                self._collection, vectors_config=models.VectorParams(size=vectors.shape[1], distance=models.Distance.DOT)
             )
         for first in range(0, len(vectors), _UPSERT_BATCH):
             batch = vectors[first : first + _UPSERT_BATCH]
@@ -55,7 +60,7 @@ class QdrantStore:
         from qdrant_client import models
 
         check_k(k)
-        queries = np.asarray(queries, dtype=np.float32)
+        queries = normalised(queries)
         results: list[list[Hit]] = []
         for first in range(0, len(queries), self.query_batch):
             requests = [models.QueryRequest(query=q.tolist(), limit=k) for q in queries[first : first + self.query_batch]]
