@@ -116,7 +116,13 @@ def test_parallel_jobs_give_the_same_runs_and_metrics_without_lock_errors(projec
                     "experiment=parallel", f"cache.dir={tmp_path / 'cache'}")  # a cold cache: real parallel work
     assert result.returncode == 0, result.stderr[-3000:]
     assert "database is locked" not in result.stdout + result.stderr
-    parallel = _jobs(_runs(project, "parallel")).set_index("tags.mlflow.runName").sort_index()
+    assert "joblib workers fork from a server that preloads" in result.stdout + result.stderr
+    runs = _runs(project, "parallel")
+    parent = runs[runs["tags.ragsweep.role"] == "parent"]
+    # the workers were forked before the parent run existed: they found it in the sweep folder
+    assert len(parent) == 1 and (_jobs(runs)["tags.mlflow.parentRunId"] == parent.run_id.iloc[0]).all()
+    assert _jobs(runs)["tags.ragsweep.pid"].nunique() == 2  # both workers ran jobs
+    parallel = _jobs(runs).set_index("tags.mlflow.runName").sort_index()
     basic = _jobs(_runs(project)).drop_duplicates("tags.mlflow.runName").set_index("tags.mlflow.runName").sort_index()
     assert list(parallel.index) == QUICK  # no duplicates, none missing
     assert set(parallel.status) == {"FINISHED"}
@@ -158,6 +164,39 @@ def test_a_killed_sweep_resumes_without_losing_or_repeating_runs(project):
     done_before = set(before[(before.status == "FINISHED")].run_id)
     assert done_before <= set(finished.run_id)  # work finished before the kill was kept, not redone
 
+
+def test_parallel_workers_exit_when_their_launcher_is_killed(project, tmp_path):
+    """Forked workers are not the launcher's children; killing the launcher alone must not leave them running."""
+    args = [sys.executable, "sweep.py", "-m", "+sweep=quick", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+            "experiment=orphans", f"cache.dir={tmp_path / 'cache'}"]
+    sweep = subprocess.Popen(args, cwd=project, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)  # its own process group: the launcher, the server, the workers
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and sweep.poll() is None and _group_size(sweep.pid) < 4:
+        time.sleep(0.2)  # launcher + fork server + 2 workers
+    assert sweep.poll() is None, "the sweep ended before its workers started"
+    os.kill(sweep.pid, signal.SIGKILL)  # the launcher only, as `kill -9 <pid>` does
+    sweep.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _group_size(sweep.pid):
+        time.sleep(0.2)
+    left = _group_size(sweep.pid)
+    if left:
+        os.killpg(sweep.pid, signal.SIGKILL)
+    assert not left, f"{left} process(es) of the killed sweep still running"
+
+
+def _group_size(group: int) -> int:
+    import psutil
+
+    alive = []
+    for process in psutil.process_iter(["pid", "status"]):
+        try:
+            if os.getpgid(process.pid) == group and process.info["status"] != psutil.STATUS_ZOMBIE:
+                alive.append(process.pid)
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return len(alive)
 
 FAILING = "retriever._target_=tests.faults.ExplodingRetriever,ragsweep.retrieval.dense.DenseRetriever"
 

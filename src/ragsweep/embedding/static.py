@@ -19,6 +19,8 @@ class StaticEmbedder:
         progress: Show a progress bar while encoding chunks.
     """
 
+    preload = ("model2vec", "static_model")  # what its work imports; a parallel sweep's workers start with it loaded
+
     def __init__(self, batch_size: int = 1024, progress: bool = True) -> None:
         check_batching(batch_size, None)
         self.batch_size = batch_size

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from ragsweep.metrics.aggregate import summarize
 from ragsweep.runner.build import ConfigError, build
 from ragsweep.runner.identity import config_fingerprint, git_sha, package_versions, sweep_name
 from ragsweep.runner.stages import chunk_dataset, first_stage, rerank
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, PARENT_RUN_ENV
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, parent_run_id
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)
@@ -39,7 +38,7 @@ def main(cfg: DictConfig, output_dir: Path | None = None) -> float | None:
         print(f"ragsweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     except Exception as error:
-        if os.environ.get(PARENT_RUN_ENV) is None:
+        if parent_run_id() is None:
             raise
         if cfg.get("fail_fast", False):
             print(f"ragsweep: error: job {_run_name()} failed and fail_fast=true stops the sweep: {error!r}",
@@ -61,13 +60,13 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
     dataset = load_once(pipeline.dataset)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     config_id = config_fingerprint(resolved, dataset.fingerprint)
-    parent_run_id = os.environ.get(PARENT_RUN_ENV)
-    if parent_run_id and not cfg.get("force", False):
+    parent = parent_run_id()
+    if parent and not cfg.get("force", False):
         finished = pipeline.tracker.finished_run(config_id)
         if finished is not None:
             log.info("skipped %s: run %s already finished this configuration (+force=true reruns it)",
                      _run_name(), finished.info.run_id)
-            pipeline.tracker.note_reused(parent_run_id, config_id, finished.info.run_id)
+            pipeline.tracker.note_reused(parent, config_id, finished.info.run_id)
             return dict(finished.data.metrics)
     output_dir = output_dir or _hydra_output_dir()
     params = _flatten(resolved)
@@ -75,7 +74,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             FINGERPRINT_TAG: config_id, "ragsweep.sweep": _sweep_name(), "ragsweep.git_sha": git_sha(),
             "ragsweep.version": ragsweep.__version__,
             **{f"version.{name}": version for name, version in package_versions().items()}}
-    with pipeline.tracker.start_run(_run_name(), params, tags, parent_run_id):
+    with pipeline.tracker.start_run(_run_name(), params, tags, parent):
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]
         chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, dataset))

@@ -28,6 +28,8 @@ class QdrantStore:
         query_batch: Query vectors sent per batch request.
     """
 
+    preload = ("qdrant_client",)  # what its work imports; a parallel sweep's workers start with it loaded
+
     def __init__(self, query_batch: int = 64) -> None:
         if query_batch <= 0:
             raise ValueError(f"store.query_batch must be > 0, got {query_batch}")

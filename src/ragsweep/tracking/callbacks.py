@@ -1,7 +1,9 @@
 """Hydra callback: one MLflow parent run per multirun, its summary table at the end.
 
 Runs in the process that launches the jobs, so the experiment and parent run are created once,
-before any parallel worker exists; the workers find the parent through `PARENT_RUN_ENV`.
+before any job runs. Jobs find the parent through `PARENT_RUN_ENV`, or, in parallel workers forked
+from a server started before the parent existed (ragsweep.runner.workers), through the file
+`PARENT_RUN_FILE` in the sweep folder.
 """
 
 from __future__ import annotations
@@ -19,11 +21,10 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from ragsweep.runner.identity import git_sha, package_versions, sweep_name
-from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV, PARENT_RUN_FILE, MlflowTracker
 from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, markdown, summary_table, sweep_jobs
 
 log = logging.getLogger(__name__)
-
 
 
 class SweepRun(Callback):
@@ -32,6 +33,7 @@ class SweepRun(Callback):
     def __init__(self) -> None:
         self.tracker: MlflowTracker | None = None
         self.parent_run_id: str | None = None
+        self.parent_file: Path | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         self.tracker = instantiate(config.tracking)
@@ -43,6 +45,9 @@ class SweepRun(Callback):
         title = f"sweep {overrides}"[:200] if name == "adhoc" else f"sweep:{name}"
         self.parent_run_id = self.tracker.start_parent(f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
         os.environ[PARENT_RUN_ENV] = self.parent_run_id
+        self.parent_file = Path(str(config.hydra.sweep.dir)) / PARENT_RUN_FILE
+        self.parent_file.parent.mkdir(parents=True, exist_ok=True)
+        self.parent_file.write_text(self.parent_run_id)
         atexit.register(self._abandon)  # a sweep that stops early (fail_fast, an error) ends its parent FAILED
         log.info("MLflow parent run %s in experiment %r", self.parent_run_id, self.tracker.experiment)
 
@@ -66,6 +71,7 @@ class SweepRun(Callback):
         self.tracker.end_parent(self.parent_run_id, status,
                                 {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(failed)}, files)
         os.environ.pop(PARENT_RUN_ENV, None)
+        self.parent_file.unlink(missing_ok=True)
         self.parent_run_id = None
         if failed:
             print(f"ragsweep: {failed} of {len(jobs)} job(s) FAILED; their tracebacks are in MLflow "

@@ -1,13 +1,14 @@
 """The only module that writes to MLflow: a sweep's parent run and one child run per job.
 
 SQLite stores race when parallel jobs create experiments or runs they both expect to exist, so a
-multirun creates its experiment and parent run once, in the main process, and hands their ids to
-the jobs through the environment (`PARENT_RUN_ENV`), which joblib's workers inherit.
+multirun creates its experiment and parent run once, in the main process, and hands the parent's id
+to the jobs (`parent_run_id`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
 import traceback
@@ -23,6 +24,26 @@ log = logging.getLogger(__name__)
 PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"
 FINGERPRINT_TAG = "ragsweep.config_fingerprint"
 ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configuration's
+PARENT_RUN_FILE = ".mlflow_parent_run_id"  # in the sweep folder
+
+
+def parent_run_id() -> str | None:
+    """The MLflow parent run of the sweep this job belongs to; None outside a sweep.
+
+    From the environment, or from the sweep folder in parallel workers forked from a server that
+    started before the parent run existed (ragsweep.runner.workers).
+    """
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if os.environ.get(PARENT_RUN_ENV):
+        return os.environ[PARENT_RUN_ENV]
+    if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
+        return None
+    path = Path(HydraConfig.get().sweep.dir) / PARENT_RUN_FILE
+    if not path.is_file():
+        return None
+    return path.read_text().strip() or None
 
 
 class MlflowTracker:

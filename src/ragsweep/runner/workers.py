@@ -1,0 +1,155 @@
+"""Parallel sweeps fork their workers from one process that has imported the heavy libraries once.
+
+hydra-joblib-launcher runs jobs in loky workers, and loky starts each worker as a fresh Python
+interpreter. Every worker then imports Hydra, MLflow, torch and sentence-transformers again before
+its first job: about 3 s of start-up each, with both imports competing for the same 2 cores. That
+made 2 workers slower than 1 process on small cold grids. With loky's `forkserver` start method,
+one server process imports them once, while the launching process is still creating the sweep's
+MLflow parent run, and each worker is forked from it ready to work.
+
+Forked workers are not the launching process's children, so nothing stops them when it is killed
+(`kill -9`); each one watches it and exits when it is gone, as loky's own workers do.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.experimental.callback import Callback
+from hydra.utils import get_class
+from omegaconf import DictConfig, OmegaConf
+
+log = logging.getLogger(__name__)
+
+# joblib caps its loky workers' thread pools through these variables, which loky applies only with
+# its own start method; forked workers inherit them from the server instead.
+THREAD_LIMITS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+                 "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+LAUNCHER_ENV = "RAGSWEEP_LAUNCHER_PID"  # set in the server only: its forked workers watch this process
+
+
+class PreloadedWorkers(Callback):
+    """With hydra/launcher=joblib and more than one worker, forks the workers from a preloaded server.
+
+    The server imports `modules`, the module of every component the sweep can build, and the
+    libraries those components name in their `preload` class attribute (torch and
+    sentence-transformers for a sentence-transformers embedder, chromadb for the chroma store, ...),
+    so a sweep without such a component does not wait for its libraries.
+
+    Args:
+        modules: Imported by the server in every parallel sweep.
+    """
+
+    def __init__(self, modules: list[str]) -> None:
+        self.modules = list(modules)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        workers = _joblib_workers(config)
+        if workers is None or workers == 1 or "forkserver" not in multiprocessing.get_all_start_methods():
+            return
+        from joblib.externals.loky.backend import context
+
+        if context.get_start_method() is not None:
+            return  # chosen already, by the user or by an earlier sweep in this process
+        context.set_start_method("forkserver")
+        preload = list(dict.fromkeys([*self.modules, *_component_modules(config)]))
+        multiprocessing.set_forkserver_preload(["__main__", __name__, *preload])
+        threads = str(max(1, (os.cpu_count() or 1) // workers))
+        server_env = {**{name: threads for name in THREAD_LIMITS}, LAUNCHER_ENV: str(os.getpid())}
+        saved = {name: os.environ.get(name) for name in server_env}
+        os.environ.update(server_env)
+        try:
+            multiprocessing.forkserver.ensure_running()  # the server imports in the background from here on
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+        log.info("%d joblib workers fork from a server that preloads %s", workers, ", ".join(preload))
+
+
+def _exit_with_the_launcher() -> None:
+    """In a forked worker: exit once the launching process is gone (pid and start time checked)."""
+    try:
+        launcher = psutil.Process(int(os.environ[LAUNCHER_ENV]))
+    except psutil.NoSuchProcess:
+        os._exit(1)
+
+    def watch() -> None:
+        while launcher.is_running():
+            time.sleep(1)
+        os._exit(1)  # like the kill that took the launcher: its runs stay RUNNING until a rerun marks them KILLED
+
+    threading.Thread(target=watch, name="ragsweep-launcher-watch", daemon=True).start()
+
+
+if os.environ.get(LAUNCHER_ENV):  # imported by the fork server, which then forks every worker
+    os.register_at_fork(after_in_child=_exit_with_the_launcher)
+
+
+def _joblib_workers(config: DictConfig) -> int | None:
+    """Worker count of a joblib launcher (joblib's rule for n_jobs < 0), or None for another launcher."""
+    launcher = config.hydra.launcher
+    if not str(launcher.get("_target_", "")).endswith("JoblibLauncher"):
+        return None
+    n_jobs = launcher.get("n_jobs")
+    n_jobs = -1 if n_jobs is None else int(n_jobs)
+    return n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+
+
+def _component_modules(config: DictConfig) -> list[str]:
+    """Modules of the components the sweep's jobs can build, followed by the libraries they preload."""
+    modules: list[str] = []
+    for target in _targets(config):
+        try:
+            component = get_class(target)
+        except Exception:  # a bad target fails its job, with a clear message, not the preload
+            continue
+        modules += [component.__module__, *getattr(component, "preload", ())]
+    return modules
+
+
+def _targets(config: DictConfig) -> Iterator[str]:
+    """`_target_` of every config-group option the sweep's jobs use: each swept value, else the choice."""
+    folder = next((Path(source.path) for source in config.hydra.runtime.config_sources
+                   if source.provider == "main" and source.schema == "file"), None)
+    if folder is None:
+        return
+    options = {group: {option} for group, option in config.hydra.runtime.choices.items() if option}
+    params = config.hydra.sweeper.get("params") or {}
+    overrides = [*config.hydra.overrides.task, *(f"{axis}={values}" for axis, values in params.items())]
+    swept: dict[str, set[str]] = {}
+    for override in OverridesParser.create().parse_overrides(overrides):
+        if override.is_sweep_override():
+            try:
+                swept.setdefault(override.key_or_group, set()).update(map(str, override.sweep_string_iterator()))
+            except Exception:  # intervals: values of a field, not config-group options
+                continue
+    options.update(swept)
+    for group, names in sorted(options.items()):
+        for name in sorted(names):
+            path = folder / group / f"{name}.yaml"
+            if path.is_file():
+                yield from _nested_targets(OmegaConf.to_container(OmegaConf.load(path)))
+
+
+def _nested_targets(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        if isinstance(node.get("_target_"), str):
+            yield node["_target_"]
+        for value in node.values():
+            yield from _nested_targets(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _nested_targets(value)
