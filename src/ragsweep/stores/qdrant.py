@@ -28,7 +28,8 @@ class QdrantStore:
         query_batch: Query vectors sent per batch request.
     """
 
-    preload = ("qdrant_client",)  # what its work imports; a parallel sweep's workers start with it loaded
+    # libraries its work imports, loaded once for parallel workers (runner.workers)
+    preload = ("qdrant_client",)
 
     def __init__(self, query_batch: int = 64) -> None:
         if query_batch <= 0:
