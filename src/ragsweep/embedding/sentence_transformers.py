@@ -28,6 +28,8 @@ class SentenceTransformerEmbedder:
         progress: Show a progress bar while encoding chunks.
     """
 
+    preload = ("torch", "sentence_transformers")  # libraries its work imports (runner.workers)
+
     def __init__(self, model: str, query_prefix: str = "", passage_prefix: str = "", batch_size: int = 8,
                  threads: int | None = None, progress: bool = True) -> None:
         check_batching(batch_size, threads)

@@ -24,6 +24,8 @@ class CrossEncoderReranker:
         threads: torch threads; null uses every core, or a joblib worker's share of them.
     """
 
+    preload = ("torch", "sentence_transformers")  # libraries its work imports (runner.workers)
+
     def __init__(self, model: str, candidates: int = 20, batch_size: int = 16, threads: int | None = None) -> None:
         if candidates <= 0 or batch_size <= 0:
             raise ValueError(f"reranker.candidates and reranker.batch_size must be > 0, got {candidates}, {batch_size}")

@@ -6,9 +6,10 @@ job. With loky's `forkserver` start method, one server process imports them once
 launching process is still creating the sweep's MLflow parent run, and each worker is forked from
 it ready to work.
 
-torch and sentence-transformers are not preloaded: a job served from the cache never loads a
-model, and when jobs do embed, two workers importing them at once on 2 cores take about as long
-as one server importing them before either worker could start.
+The libraries components compute with (torch and sentence-transformers, chromadb, ...) are
+preloaded only when the stage cache holds no first-stage results yet, that is when jobs will embed
+and index: then two workers would each spend ~5 s of CPU importing torch. A job served from the
+cache never loads them, and waiting for a server to import them would only delay it.
 
 Forked workers are not the launching process's children, so nothing stops them when it is killed
 (`kill -9`); each one watches it and exits when it is gone.
@@ -44,9 +45,9 @@ LAUNCHER_ENV = "RAGSWEEP_LAUNCHER_PID"  # set in the server only: its forked wor
 class PreloadedWorkers(Callback):
     """With hydra/launcher=joblib and more than one worker, forks the workers from a preloaded server.
 
-    The server imports `modules`, the module of every component the sweep can build, and the
-    libraries those components name in their `preload` class attribute (chromadb for the chroma
-    store, bm25s for bm25, ...), so a sweep without such a component does not wait for its libraries.
+    The server imports `modules`, the module of every component the sweep can build and, on a
+    cold stage cache, the libraries those components name in their `preload` class attribute, so a
+    sweep without such a component does not wait for its libraries.
 
     Args:
         modules: Imported by the server in every parallel sweep.
@@ -64,7 +65,7 @@ class PreloadedWorkers(Callback):
         if context.get_start_method() is not None:
             return  # chosen already, by the user or by an earlier sweep in this process
         context.set_start_method("forkserver")
-        preload = list(dict.fromkeys([*self.modules, *_component_modules(config)]))
+        preload = list(dict.fromkeys([*self.modules, *_component_modules(config, libraries=_cold(config))]))
         multiprocessing.set_forkserver_preload(["__main__", __name__, *preload])
         threads = str(max(1, (os.cpu_count() or 1) // workers))
         server_env = {**{name: threads for name in THREAD_LIMITS}, LAUNCHER_ENV: str(os.getpid())}
@@ -110,15 +111,24 @@ def _joblib_workers(config: DictConfig) -> int | None:
     return n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
 
 
-def _component_modules(config: DictConfig) -> list[str]:
-    """Modules of the components the sweep's jobs can build, followed by the libraries they preload."""
+def _cold(config: DictConfig) -> bool:
+    """True when jobs will compute rather than read: the stage cache is off or has no first-stage results."""
+    cache = config.get("cache") or {}
+    if not cache.get("enabled", True):
+        return True
+    results = Path(str(cache.get("dir"))) / "retrieval"
+    return not results.is_dir() or not any(results.iterdir())
+
+
+def _component_modules(config: DictConfig, libraries: bool) -> list[str]:
+    """Modules of the components the sweep's jobs can build, and with `libraries` what they preload."""
     modules: list[str] = []
     for target in _targets(config):
         try:
             component = get_class(target)
         except Exception:  # a bad target fails its job, with a clear message, not the preload
             continue
-        modules += [component.__module__, *getattr(component, "preload", ())]
+        modules += [component.__module__, *(getattr(component, "preload", ()) if libraries else ())]
     return modules
 
 
