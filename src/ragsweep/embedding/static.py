@@ -19,8 +19,7 @@ class StaticEmbedder:
         progress: Show a progress bar while encoding chunks.
     """
 
-    # libraries its work imports, loaded once for parallel workers (runner.workers)
-    preload = ("model2vec", "static_model")
+    preload = ("model2vec", "static_model")  # libraries its work imports (runner.workers)
 
     def __init__(self, batch_size: int = 1024, progress: bool = True) -> None:
         check_batching(batch_size, None)

@@ -26,7 +26,7 @@ class BM25Retriever:
         cache: The stage cache (passed in by the runner), where built indexes are kept.
     """
 
-    preload = ("bm25s",)  # libraries its work imports, loaded once for parallel workers (runner.workers)
+    preload = ("bm25s",)  # libraries its work imports (runner.workers)
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en",
                  cache: StageCache | None = None) -> None:

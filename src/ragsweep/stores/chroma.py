@@ -23,7 +23,7 @@ class ChromaStore:
         max_neighbors: HNSW links per node, "M" (Chroma default 16).
     """
 
-    preload = ("chromadb",)  # libraries its work imports, loaded once for parallel workers (runner.workers)
+    preload = ("chromadb",)  # libraries its work imports (runner.workers)
 
     def __init__(self, ef_construction: int = 200, ef_search: int = 200, max_neighbors: int = 32) -> None:
         for key, value in {"ef_construction": ef_construction, "ef_search": ef_search, "max_neighbors": max_neighbors}.items():

@@ -17,7 +17,7 @@ class QdrantStore:
     """Qdrant's local mode searches exhaustively, so it ranks exactly like the numpy store.
 
     Vectors are normalised here and compared by dot product, which is cosine similarity: local
-    mode's own cosine re-normalises every stored vector for each query (0.5-0.8 s per 472
+    mode's own cosine re-normalises every stored vector for each query (0.5-0.9 s per 472
     questions over 2,500 chunks here).
 
     A local-mode *path* can be opened by one process only, so each store is an in-memory client
@@ -28,8 +28,7 @@ class QdrantStore:
         query_batch: Query vectors sent per batch request.
     """
 
-    # libraries its work imports, loaded once for parallel workers (runner.workers)
-    preload = ("qdrant_client",)
+    preload = ("qdrant_client",)  # libraries its work imports (runner.workers)
 
     def __init__(self, query_batch: int = 64) -> None:
         if query_batch <= 0:
