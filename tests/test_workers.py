@@ -49,3 +49,5 @@ def test_only_a_joblib_launcher_with_several_workers_gets_the_server():
     assert _joblib_workers(_multirun_config("hydra/launcher=joblib", "hydra.launcher.n_jobs=2")) == 2
     assert _joblib_workers(_multirun_config("hydra/launcher=joblib", "hydra.launcher.n_jobs=1")) == 1
     assert _joblib_workers(_multirun_config("hydra/launcher=joblib")) == os.cpu_count()  # joblib's n_jobs=-1
+    assert _joblib_workers(_multirun_config("hydra/launcher=joblib", "hydra.launcher.n_jobs=-2")) == max(
+        1, os.cpu_count() - 1)

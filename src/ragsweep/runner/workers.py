@@ -102,13 +102,13 @@ if os.environ.get(LAUNCHER_ENV):  # imported by the fork server, which then fork
 
 
 def _joblib_workers(config: DictConfig) -> int | None:
-    """Worker count of a joblib launcher (joblib's rule for n_jobs < 0), or None for another launcher."""
+    """Worker count of a joblib launcher, as joblib counts its n_jobs, or None for another launcher."""
+    import joblib
+
     launcher = config.hydra.launcher
     if not str(launcher.get("_target_", "")).endswith("JoblibLauncher"):
         return None
-    n_jobs = launcher.get("n_jobs")
-    n_jobs = -1 if n_jobs is None else int(n_jobs)
-    return n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    return joblib.effective_n_jobs(int(launcher.n_jobs))  # -1: every core, -2: all but one, ...
 
 
 def _cold(config: DictConfig) -> bool:
