@@ -1,16 +1,13 @@
 """Hydra callback: one MLflow parent run per multirun, its summary table at the end.
 
 Runs in the process that launches the jobs, so the experiment and parent run are created once,
-before any job runs. Jobs find the parent through `PARENT_RUN_ENV`, or, in parallel workers forked
-from a server started before the parent existed (ragsweep.runner.workers), through the file
-`PARENT_RUN_FILE` in the sweep folder.
+before any job runs. Jobs find the parent in the file `PARENT_RUN_FILE` in the sweep folder.
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -21,7 +18,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from ragsweep.runner.identity import git_sha, package_versions, sweep_name
-from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV, PARENT_RUN_FILE, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import PARENT_RUN_FILE, MlflowTracker
 from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, markdown, summary_table, sweep_jobs
 
 log = logging.getLogger(__name__)
@@ -44,7 +41,6 @@ class SweepRun(Callback):
                 **{f"version.{package}": version for package, version in package_versions().items()}}
         title = f"sweep {overrides}"[:200] if name == "adhoc" else f"sweep:{name}"
         self.parent_run_id = self.tracker.start_parent(f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
-        os.environ[PARENT_RUN_ENV] = self.parent_run_id
         self.parent_file = Path(str(config.hydra.sweep.dir)) / PARENT_RUN_FILE
         self.parent_file.parent.mkdir(parents=True, exist_ok=True)
         self.parent_file.write_text(self.parent_run_id)
@@ -70,7 +66,6 @@ class SweepRun(Callback):
         status = "FAILED" if failed else "FINISHED"
         self.tracker.end_parent(self.parent_run_id, status,
                                 {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(failed)}, files)
-        os.environ.pop(PARENT_RUN_ENV, None)
         self.parent_file.unlink(missing_ok=True)
         self.parent_run_id = None
         if failed:

@@ -8,7 +8,6 @@ to the jobs (`parent_run_id`).
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import time
 import traceback
@@ -21,7 +20,6 @@ import psutil
 
 log = logging.getLogger(__name__)
 
-PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"
 FINGERPRINT_TAG = "ragsweep.config_fingerprint"
 ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configuration's
 PARENT_RUN_FILE = ".mlflow_parent_run_id"  # in the sweep folder
@@ -30,14 +28,12 @@ PARENT_RUN_FILE = ".mlflow_parent_run_id"  # in the sweep folder
 def parent_run_id() -> str | None:
     """The MLflow parent run of the sweep this job belongs to; None outside a sweep.
 
-    From the environment, or from the sweep folder in parallel workers forked from a server that
-    started before the parent run existed (ragsweep.runner.workers).
+    Read from the sweep folder, where the launching process writes it: every launcher's jobs see
+    that folder, including parallel workers forked before the parent run existed (runner.workers).
     """
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    if os.environ.get(PARENT_RUN_ENV):
-        return os.environ[PARENT_RUN_ENV]
     if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
         return None
     path = Path(HydraConfig.get().sweep.dir) / PARENT_RUN_FILE
