@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from ragsweep.memo import process_memo, remember
+from ragsweep.memo import remember
 from ragsweep.types import Dataset, Document, Query, Span
 
 
@@ -119,7 +119,7 @@ def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_LOADED: dict[tuple, Dataset] = process_memo()
+_LOADED: dict[tuple, Dataset] = {}
 
 
 def load_once(loader: DatasetLoader) -> Dataset:

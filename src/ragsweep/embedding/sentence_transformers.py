@@ -11,7 +11,6 @@ from tqdm.auto import tqdm
 
 from ragsweep._memory import release_memory
 from ragsweep.embedding.base import CoreShare, Role, check_batching, default_threads
-from ragsweep.memo import forgettable
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +87,6 @@ def _use_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-@forgettable
 @cache
 def _load(model: str, threads: int):
     """One loaded model per process: a sweep builds a new embedder for every job."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragsweep.memo import process_memo, remember
+from ragsweep.memo import remember
 from ragsweep.metrics.chunk import CHUNK_METRICS, chunk_scores
 from ragsweep.metrics.compat import (
     compat_precision_omega,
@@ -127,8 +127,8 @@ class SpanEvaluator:
 
 
 SCORED_LIMIT = 200_000  # (query, top k, k) results kept per chunking: ~14 floats each
-_UNIT_LINES: dict[tuple[str, str, str], UnitLine] = process_memo()
-_FACTS: dict[tuple, _ChunkingFacts] = process_memo()
+_UNIT_LINES: dict[tuple[str, str, str], UnitLine] = {}
+_FACTS: dict[tuple, _ChunkingFacts] = {}
 
 
 def _unit_line(dataset: Dataset, unit: str, tokenizer: Tokenizer) -> UnitLine:

@@ -14,7 +14,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ragsweep.cache import fingerprint
-from ragsweep.memo import process_memo, remember
+from ragsweep.memo import remember
 from ragsweep.runner.build import ConfigError, Pipeline
 from ragsweep.types import Chunk, Dataset, Hit
 
@@ -46,7 +46,7 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
     return chunks, key
 
 
-_CHUNKS: dict[str, list[Chunk]] = process_memo()
+_CHUNKS: dict[str, list[Chunk]] = {}
 
 
 def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,
