@@ -34,6 +34,13 @@ def top_k(scores: np.ndarray, k: int) -> list[Hit]:
     return ranked(keep, scores[keep])[:k]
 
 
+def normalised(vectors: np.ndarray) -> np.ndarray:
+    """Unit-length float32 rows (zero rows stay zero), so a dot product is cosine similarity."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
 def check_k(k: int) -> None:
     if k <= 0:
         raise ValueError(f"k must be > 0, got {k}")

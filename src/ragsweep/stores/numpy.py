@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragsweep.stores.base import check_k, top_k
+from ragsweep.stores.base import check_k, normalised, top_k
 from ragsweep.types import Hit
 
 
@@ -33,9 +33,3 @@ class NumpyStore:
             scores = queries[first : first + self.batch_size] @ self._vectors.T
             results += [top_k(row, k) for row in scores]
         return results
-
-
-def normalised(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1, norms)

@@ -6,8 +6,7 @@ import uuid
 
 import numpy as np
 
-from ragsweep.stores.base import check_k, ranked
-from ragsweep.stores.numpy import normalised
+from ragsweep.stores.base import check_k, normalised, ranked
 from ragsweep.types import Hit
 
 _UPSERT_BATCH = 1024
