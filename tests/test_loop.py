@@ -198,6 +198,7 @@ def _group_size(group: int) -> int:
             continue
     return len(alive)
 
+
 FAILING = "retriever._target_=tests.faults.ExplodingRetriever,ragsweep.retrieval.dense.DenseRetriever"
 
 
