@@ -16,3 +16,8 @@ class Retriever(Protocol):
     def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]: ...
 
     # Optional: `close()` releases what `index` built; the runner calls it when the results are in.
+    # Optional: `search_breadth(k) -> int | None`: an approximate search returns the first k of a
+    # candidate list of this length, so its top k is the first k of a deeper search only when both
+    # have the same breadth; None (or no method) means exact: any deeper list cut to k is the top k.
+    # Optional, for fusion: `ranked_lists() -> {name: Retriever}` and `fuse({name: hits}, k)`; the
+    # runner then caches each list on its own and fuses at the requested depth.

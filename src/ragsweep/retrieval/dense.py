@@ -27,6 +27,11 @@ class DenseRetriever:
     def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
         return self.store.search(self.embedder.encode(questions, role="query"), k)
 
+    def search_breadth(self, k: int) -> int | None:
+        """How many candidates the store weighs for a top k; None for an exact store (see `Retriever`)."""
+        breadth = getattr(self.store, "search_breadth", None)
+        return breadth(k) if breadth is not None else None
+
     def close(self) -> None:
         close = getattr(self.store, "close", None)
         if close is not None:

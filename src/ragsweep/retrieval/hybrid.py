@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ragsweep.cache import StageCache
 from ragsweep.embedding.base import Embedder
+from ragsweep.retrieval.base import Retriever
 from ragsweep.retrieval.bm25 import BM25Retriever
 from ragsweep.retrieval.dense import DenseRetriever
 from ragsweep.stores.base import VectorStore, check_k, ranked
@@ -16,7 +17,8 @@ from ragsweep.types import Chunk, Hit
 class HybridRetriever:
     """score(chunk) = dense_weight / (rrf_k + dense rank) + bm25_weight / (rrf_k + bm25 rank), ranks from 1.
 
-    Each side contributes its top `k` (the runner asks for the first-stage depth, 100 by default).
+    Each side contributes its top `k` (the runner asks for the first-stage depth, 100 by default),
+    so the fused ranking depends on that depth: the runner caches each side's list, not the fusion.
 
     Args:
         rrf_k: RRF damping constant (> 0; 60 in the original paper).
@@ -44,13 +46,21 @@ class HybridRetriever:
     def close(self) -> None:
         self.dense.close()
 
-    def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
+    def ranked_lists(self) -> dict[str, Retriever]:
+        """The rankings fused; the runner caches each one's list and calls `fuse` at the requested depth."""
+        return {"dense": self.dense, "bm25": self.bm25}
+
+    def fuse(self, lists: dict[str, Sequence[Sequence[Hit]]], k: int) -> list[list[Hit]]:
+        """Each question's top k by fused score, from each list's top k."""
         check_k(k)
         fused = []
-        for dense_hits, bm25_hits in zip(self.dense.search(questions, k), self.bm25.search(questions, k)):
+        for dense_hits, bm25_hits in zip(lists["dense"], lists["bm25"], strict=True):
             scores: dict[int, float] = defaultdict(float)
             for weight, hits in zip(self.weights, (dense_hits, bm25_hits)):
-                for rank, hit in enumerate(hits, start=1):
+                for rank, hit in enumerate(hits[:k], start=1):
                     scores[hit.index] += weight / (self.rrf_k + rank)
             fused.append(ranked(scores.keys(), scores.values())[:k])
         return fused
+
+    def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
+        return self.fuse({name: side.search(questions, k) for name, side in self.ranked_lists().items()}, k)

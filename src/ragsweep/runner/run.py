@@ -9,8 +9,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import orjson
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 import ragsweep
 from ragsweep.data.base import DatasetError, load_once
@@ -58,6 +59,10 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
     """
     pipeline = build(cfg)
     dataset = load_once(pipeline.dataset)
+    if cfg.depth != pipeline.depth:  # record the depth that ran, so params and fingerprint say what was computed
+        log.info("depth=%s raised to %d (k or reranker.candidates is larger)", cfg.depth, pipeline.depth)
+        with open_dict(cfg):
+            cfg.depth = pipeline.depth
     resolved = OmegaConf.to_container(cfg, resolve=True)
     config_id = config_fingerprint(resolved, dataset.fingerprint)
     parent = parent_run_id()
@@ -78,9 +83,9 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]
         chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, dataset))
-        first, retrieval_key, search_seconds = _timed(
+        first, retrieval_key, search_ms = _timed(
             seconds, "retrieval", lambda: first_stage(pipeline, chunks, chunks_key, questions))
-        hits, rerank_seconds = _timed(seconds, "rerank", lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
+        hits, rerank_ms = _timed(seconds, "rerank", lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
         per_query = _timed(seconds, "scoring", lambda: pipeline.evaluator.score(dataset, chunks, hits, pipeline.k))
         summary = summarize(per_query, [query.corpus for query in dataset.queries], cfg.get("bootstrap_samples", 1000))
         files = _write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k)
@@ -88,13 +93,21 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
         pipeline.tracker.log_metrics(
             {**means, **{f"{name}_std": v["std"] for name, v in summary.items()},
              "n_chunks": float(len(chunks)), **{f"seconds_{stage}": s for stage, s in seconds.items()},
-             # search + rerank time per question when they ran (kept with their cached results)
-             "latency_ms_per_query": 1000 * (search_seconds + rerank_seconds) / len(questions),
+             **latency_metrics(search_ms, rerank_ms),
              **pipeline.cache.counts()}
         )
         pipeline.tracker.log_artifacts(*files)
     log.info("%s", " ".join(f"{name}={value:.4f}" for name, value in means.items()))
     return means
+
+
+def latency_metrics(search_ms: np.ndarray, rerank_ms: np.ndarray) -> dict[str, float]:
+    """p50 and p95 milliseconds per question of search, rerank and both (`latency_ms_*`), from the
+    questions timed one at a time after a warm-up call when the stage ran (kept with its results)."""
+    stages = {"search": search_ms, **({"rerank": rerank_ms} if len(rerank_ms) else {}),
+              "latency": search_ms + rerank_ms if len(rerank_ms) else search_ms}
+    return {f"{name}_ms_p{q}": float(np.percentile(values, q))
+            for name, values in stages.items() for q in (50, 95) if len(values)}
 
 
 def _write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: Sequence[Chunk],

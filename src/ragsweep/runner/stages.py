@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from ragsweep.cache import fingerprint
 from ragsweep.memo import remember
+from ragsweep.retrieval.base import Retriever
 from ragsweep.runner.build import ConfigError, Pipeline
 from ragsweep.types import Chunk, Dataset, Hit
 
@@ -47,67 +48,113 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
 
 
 _CHUNKS: dict[str, list[Chunk]] = {}
+LATENCY_QUERIES = 20  # questions timed one at a time for the latency percentiles
 
 
 def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,
-                questions: Sequence[str]) -> tuple[list[list[Hit]], str, float]:
-    """Top-`depth` hits per question, their key, and the seconds the search took when it ran.
+                questions: Sequence[str]) -> tuple[list[list[Hit]], str, np.ndarray]:
+    """Top-`depth` hits per question, the key identifying them, and per-query search milliseconds.
 
-    The index is built only when the hits are not cached; the search time is kept with them, so
-    a run served from the cache still reports what its retrieval costs.
+    A cached list is reused for a shallower request only where cutting it gives exactly what a
+    search at that depth returns (see `_ranked_lists`). A fusing retriever (hybrid) has each of
+    its ranked lists cached that way and fuses them at the requested depth, since fusion of each
+    side's top `depth` depends on `depth`.
     """
-    key = fingerprint("retrieval", chunks_key, pipeline.retriever.signature, _digest(questions))
+    retriever = pipeline.retriever.component
     depth = pipeline.depth
+    key = fingerprint("retrieval", chunks_key, pipeline.retriever.signature, _digest(questions))
+    if not hasattr(retriever, "fuse"):
+        return _ranked_lists(pipeline, retriever, key, chunks, questions)
+    sides = {name: _ranked_lists(pipeline, side, fingerprint(key, name), chunks, questions)
+             for name, side in retriever.ranked_lists().items()}
+    fused = retriever.fuse({name: hits for name, (hits, _, _) in sides.items()}, depth)
+    search_ms = sum(milliseconds for _, _, milliseconds in sides.values())  # the sides run one after the other
+    return fused, fingerprint("fused", [side_key for _, side_key, _ in sides.values()], depth), search_ms
+
+
+def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Sequence[Chunk],
+                  questions: Sequence[str]) -> tuple[list[list[Hit]], str, np.ndarray]:
+    """One retriever's top-`depth` hits, from the cache when an entry at least that deep is exact.
+
+    An exact search (numpy, Qdrant's local mode, BM25) ranks by a total order, so its top d is the
+    first d of any deeper list. An approximate one (HNSW) returns the first d of its candidate list,
+    whose length `search_breadth(d)` reports: the key holds that breadth, so a list is only cut to
+    a depth searched with the same breadth.
+    """
+    depth = pipeline.depth
+    breadth = getattr(retriever, "search_breadth", lambda k: None)(depth)
+    if breadth is not None:
+        key = fingerprint(key, "breadth", breadth)
 
     def compute() -> dict[str, np.ndarray]:
-        retriever = pipeline.retriever.component
         try:
             retriever.index(chunks)
-            started = time.perf_counter()
             hits = retriever.search(questions, depth)
-            return _pack(hits, depth, time.perf_counter() - started)
+            with pipeline.cache.embeddings_bypassed():  # a user's question is not in any cache
+                milliseconds = per_query_ms(lambda i: retriever.search([questions[i]], depth),
+                                            latency_sample(len(questions)))
+            return {**_pack(hits, depth), "search_ms": milliseconds}
         finally:
             if hasattr(retriever, "close"):
                 retriever.close()
 
     arrays = pipeline.cache.get_or_compute("retrieval", key, compute, usable=lambda a: int(a["depth"]) >= depth)
-    return _unpack(arrays, max(pipeline.k, pipeline.candidates)), key, _seconds(arrays)  # not all `depth` hits
+    return _unpack(arrays, depth), key, arrays["search_ms"]
 
 
 def rerank(pipeline: Pipeline, chunks: Sequence[Chunk], questions: Sequence[str],
-           hits: list[list[Hit]], retrieval_key: str) -> tuple[list[list[Hit]], float]:
-    """Reorder each question's first `candidates` hits, and the seconds that took; pass-through without a reranker."""
+           hits: list[list[Hit]], retrieval_key: str) -> tuple[list[list[Hit]], np.ndarray]:
+    """Reorder each question's first `candidates` hits, and per-query rerank milliseconds;
+    pass-through (no time) without a reranker."""
     candidates = pipeline.candidates
     if not candidates:
-        return hits, 0.0
+        return hits, np.zeros(0)
     key = fingerprint("rerank", retrieval_key, pipeline.reranker.signature)
+    reranker = pipeline.reranker.component
 
     def compute() -> dict[str, np.ndarray]:
-        started = time.perf_counter()
-        reordered = pipeline.reranker.component.rerank(questions, chunks, [h[:candidates] for h in hits])
-        return _pack(reordered, candidates, time.perf_counter() - started)
+        heads = [h[:candidates] for h in hits]
+        reordered = reranker.rerank(questions, chunks, heads)
+        with pipeline.cache.embeddings_bypassed():
+            milliseconds = per_query_ms(lambda i: reranker.rerank([questions[i]], chunks, [heads[i]]),
+                                        latency_sample(len(questions)))
+        return {**_pack(reordered, candidates), "rerank_ms": milliseconds}
 
     arrays = pipeline.cache.get_or_compute("rerank", key, compute)
-    return _unpack(arrays, candidates), _seconds(arrays)
+    return _unpack(arrays, candidates), arrays["rerank_ms"]
+
+def latency_sample(count: int) -> list[int]:
+    """The questions timed one at a time (evenly spread, the same in every stage), by position."""
+    return np.linspace(0, count - 1, min(LATENCY_QUERIES, count)).round().astype(int).tolist() if count else []
 
 
-def _pack(hits: Sequence[Sequence[Hit]], depth: int, seconds: float) -> dict[str, np.ndarray]:
+def per_query_ms(call: Callable[[int], object], sample: Sequence[int]) -> np.ndarray:
+    """Milliseconds of `call(i)` for each i, after one untimed call: a first call pays for loading a
+    model or warming a store, which no later question pays."""
+    if not sample:
+        return np.zeros(0)
+    call(sample[0])
+    milliseconds = []
+    for position in sample:
+        started = time.perf_counter()
+        call(position)
+        milliseconds.append(1000 * (time.perf_counter() - started))
+    return np.array(milliseconds)
+
+
+def _pack(hits: Sequence[Sequence[Hit]], depth: int) -> dict[str, np.ndarray]:
     indices = np.full((len(hits), depth), -1, dtype=np.int64)
     scores = np.zeros((len(hits), depth), dtype=np.float64)
     for row, query_hits in enumerate(hits):
         for col, hit in enumerate(query_hits[:depth]):
             indices[row, col], scores[row, col] = hit.index, hit.score
-    return {"indices": indices, "scores": scores, "depth": np.array(depth), "seconds": np.array(seconds)}
+    return {"indices": indices, "scores": scores, "depth": np.array(depth)}
 
 
 def _unpack(arrays: dict[str, np.ndarray], count: int) -> list[list[Hit]]:
     """The first `count` hits of each row (padding, -1, dropped)."""
     indices, scores = arrays["indices"][:, :count].tolist(), arrays["scores"][:, :count].tolist()
     return [[Hit(i, s) for i, s in zip(row_i, row_s) if i >= 0] for row_i, row_s in zip(indices, scores)]
-
-
-def _seconds(arrays: dict[str, np.ndarray]) -> float:
-    return float(arrays["seconds"]) if "seconds" in arrays else float("nan")  # entries cached before timing was kept
 
 
 def _digest(texts: Sequence[str]) -> str:

@@ -44,7 +44,7 @@ class ChromaStore:
             self._collection = client.create_collection(
                 f"ragsweep-{uuid.uuid4().hex}",
                 configuration={"hnsw": {"space": "cosine", "ef_construction": self.ef_construction,
-                                        "ef_search": self.ef_search, "max_neighbors": self.max_neighbors}},
+                                        "ef_search": self.ef_search, "max_neighbors": self.max_neighbors, "num_threads": 1}},
                 embedding_function=None,
             )
         vectors = np.asarray(vectors, dtype=np.float32)
@@ -62,6 +62,11 @@ class ChromaStore:
 
             chromadb.EphemeralClient(Settings(anonymized_telemetry=False)).delete_collection(self._collection.name)
             self._collection, self._size = None, 0
+
+    def search_breadth(self, k: int) -> int:
+        """HNSW keeps max(ef_search, k) candidates and returns their best k: a top k is the first k of a
+        deeper search only when both weighed the same candidates."""
+        return max(self.ef_search, k)
 
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
         check_k(k)
