@@ -7,7 +7,7 @@ import ragsweep  # noqa: F401  (sets offline defaults before Hydra, MLflow and t
 import hydra
 from omegaconf import DictConfig
 
-from ragsweep.runner.overrides import exit_on_unknown_choices
+from ragsweep.runner.preflight import exit_on_bad_command_line
 from ragsweep.runner.run import main as run_job
 
 CONF = Path(__file__).parent / "conf"
@@ -20,5 +20,5 @@ def main(cfg: DictConfig) -> float | None:
 
 
 if __name__ == "__main__":
-    exit_on_unknown_choices(sys.argv[1:], CONF)
+    exit_on_bad_command_line(sys.argv[1:], CONF)  # every point checked before Hydra starts anything
     main()

@@ -134,6 +134,12 @@ class CachedEmbedder:
         self._vectors: dict[str, np.ndarray] = {}
         self._loaded: set[str] = set()
 
+    def preflight(self) -> None:
+        """The wrapped embedder's own check (loading its model), so a bad model fails before work."""
+        check = getattr(self.embedder, "preflight", None)
+        if check is not None:
+            check()
+
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
         if self.cache.bypassing:
             return np.asarray(self.embedder.encode(list(texts), role=role), dtype=np.float32)

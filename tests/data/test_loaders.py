@@ -59,12 +59,12 @@ def test_native_bad_references_name_file_record_and_field(tmp_path, reference, m
 @pytest.mark.parametrize(
     ("queries", "docs", "message"),
     [
-        ([_query(), _query()], None, r"duplicate query id 'q1'"),
-        ([_query(question=" ")], None, r"query 'q1' has an empty question"),
+        ([_query(), _query()], None, r"queries.jsonl:2: duplicate query id 'q1' \(first at \S+queries.jsonl:1\)"),
+        ([_query(question=" ")], None, r"queries.jsonl:1: query 'q1' has an empty question"),
         ([_query(references=[])], None, r"queries.jsonl:1: field 'references' is empty"),
         ("{not json", None, r"queries.jsonl:1: invalid JSON"),
         ([{k: v for k, v in _query().items() if k != "question"}], None, r"queries.jsonl:1: missing field 'question'"),
-        ([_query()], {"fox": DOC, "empty": "  \n"}, r"document 'empty' has empty text"),
+        ([_query()], {"fox": DOC, "empty": "  \n"}, r"documents/empty.txt: document 'empty' is empty"),
         ([_query()], {"fox": b"\xff\xfe bad bytes"}, r"fox.txt: not UTF-8"),
     ],
 )

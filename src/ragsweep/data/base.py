@@ -25,6 +25,8 @@ class DatasetLoader(Protocol):
 
 def require_dir(path: str | Path, key: str, expected: str) -> Path:
     folder = Path(path).expanduser()
+    if folder.is_file():
+        raise DatasetError(f"{key}={folder} is a file; point {key} at the folder holding {expected}")
     if not folder.is_dir():
         raise DatasetError(f"{key}={folder} does not exist; point {key} at a folder holding {expected}")
     return folder
@@ -92,23 +94,27 @@ def check_span(
     return span
 
 
-def build_dataset(name: str, documents: Iterable[Document], queries: Iterable[Query], source: str) -> Dataset:
-    """Assemble a dataset, rejecting duplicate ids and empty texts."""
+def build_dataset(name: str, documents: Iterable[tuple[str, Document]], queries: Iterable[tuple[str, Query]],
+                  source: str) -> Dataset:
+    """Assemble a dataset from (where, item) pairs, rejecting duplicate ids and empty texts where they are
+    (`where` is the file, or the file and line, that the item came from)."""
     by_id: dict[str, Document] = {}
-    for document in documents:
+    found: dict[str, str] = {}
+    for where, document in documents:
         if document.id in by_id:
-            raise DatasetError(f"{source}: duplicate document id {document.id!r}")
+            raise DatasetError(f"{where}: duplicate document id {document.id!r} (also {found[document.id]})")
         if not document.text.strip():
-            raise DatasetError(f"{source}: document {document.id!r} has empty text")
-        by_id[document.id] = document
-    seen: set[str] = set()
+            raise DatasetError(f"{where}: document {document.id!r} is empty; give it text or remove it")
+        by_id[document.id], found[document.id] = document, where
+    asked: dict[str, str] = {}
     query_list = []
-    for query in queries:
-        if query.id in seen:
-            raise DatasetError(f"{source}: duplicate query id {query.id!r}")
+    for where, query in queries:
+        if query.id in asked:
+            raise DatasetError(f"{where}: duplicate query id {query.id!r} (first at {asked[query.id]}); "
+                               "give each question its own id")
         if not query.text.strip():
-            raise DatasetError(f"{source}: query {query.id!r} has an empty question")
-        seen.add(query.id)
+            raise DatasetError(f"{where}: query {query.id!r} has an empty question")
+        asked[query.id] = where
         query_list.append(query)
     if not query_list:
         raise DatasetError(f"{source}: no queries found; a dataset needs at least one question")

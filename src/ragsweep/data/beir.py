@@ -25,7 +25,7 @@ class BeirDataset:
 
     def load(self) -> Dataset:
         folder = require_dir(self.path, "dataset.path", "corpus.jsonl, queries.jsonl and qrels/")
-        documents = {}
+        documents, located = {}, []
         corpus_path = require_file(folder / "corpus.jsonl", "one JSON document per line")
         for number, record in read_jsonl(corpus_path):
             where = f"{corpus_path}:{number}"
@@ -34,6 +34,7 @@ class BeirDataset:
                 raise DatasetError(f"{where}: duplicate document _id {doc_id!r}")
             title, text = record.get("title") or "", field(record, "text", where)
             documents[doc_id] = Document(doc_id, f"{title}\n\n{text}" if title else text)
+            located.append((where, documents[doc_id]))
         relevant = _read_qrels(require_file(folder / "qrels" / f"{self.split}.tsv", "query-id, corpus-id, score"), documents)
         queries_path = require_file(folder / "queries.jsonl", "one JSON query per line")
         queries = []
@@ -41,8 +42,9 @@ class BeirDataset:
             query_id = str(field(record, "_id", f"{queries_path}:{number}", (str, int)))
             if query_id in relevant:
                 spans = tuple(Span(doc, 0, len(documents[doc].text)) for doc in relevant[query_id])
-                queries.append(Query(query_id, field(record, "text", f"{queries_path}:{number}"), spans, corpus=folder.name))
-        return build_dataset(folder.name, documents.values(), queries, str(folder))
+                where = f"{queries_path}:{number}"
+                queries.append((where, Query(query_id, field(record, "text", where), spans, corpus=folder.name)))
+        return build_dataset(folder.name, located, queries, str(folder))
 
 
 def _read_qrels(path: Path, documents: dict[str, Document]) -> dict[str, list[str]]:

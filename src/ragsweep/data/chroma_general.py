@@ -27,12 +27,13 @@ class ChromaGeneralDataset:
         corpora = sorted((folder / "corpora").glob("*.md"))
         if not corpora:
             raise DatasetError(f"{folder / 'corpora'}: no *.md corpora found")
-        documents = {path.stem: Document(path.stem, read_text(path)) for path in corpora}
+        located = [(str(path), Document(path.stem, read_text(path))) for path in corpora]
+        documents = {document.id: document for _, document in located}
         questions = require_file(folder / "questions_df.csv", "the columns " + ", ".join(COLUMNS))
-        return build_dataset("chroma_general", documents.values(), _read_questions(questions, documents), str(folder))
+        return build_dataset("chroma_general", located, _read_questions(questions, documents), str(folder))
 
 
-def _read_questions(path: Path, documents: dict[str, Document]) -> list[Query]:
+def _read_questions(path: Path, documents: dict[str, Document]) -> list[tuple[str, Query]]:
     rows = list(csv.DictReader(read_text(path).splitlines(keepends=True)))
     missing = [column for column in COLUMNS if rows and column not in rows[0]]
     if missing:
@@ -55,5 +56,5 @@ def _read_questions(path: Path, documents: dict[str, Document]) -> list[Query]:
         )
         if not spans:
             raise DatasetError(f"{where}: no references; every question needs at least one span")
-        queries.append(Query(str(number), row["question"], spans, corpus=row["corpus_id"]))
+        queries.append((where, Query(str(number), row["question"], spans, corpus=row["corpus_id"])))
     return queries

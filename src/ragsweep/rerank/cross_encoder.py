@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cache, cached_property
 
 from ragsweep.embedding.base import default_threads
 from ragsweep.stores.base import ranked
@@ -46,12 +46,19 @@ class CrossEncoderReranker:
     @cached_property
     def _model(self):
         import torch
-        from sentence_transformers import CrossEncoder
 
         torch.set_num_threads(self.threads or default_threads())
-        return CrossEncoder(self.model, device="cpu")
+        return _load(self.model)
 
     def rerank(self, questions: Sequence[str], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]]) -> list[list[Hit]]:
         pairs = [(question, chunks[hit.index].text) for question, query_hits in zip(questions, hits) for hit in query_hits]
         scores = iter(self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=len(pairs) > 256).tolist())
         return [ranked([hit.index for hit in query_hits], [next(scores) for _ in query_hits]) for query_hits in hits]
+
+
+@cache
+def _load(model: str):
+    """One loaded model per process: a sweep's check and its jobs build a reranker each."""
+    from sentence_transformers import CrossEncoder
+
+    return CrossEncoder(model, device="cpu")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from dataclasses import dataclass
 from typing import Any
 
 from hydra.errors import InstantiationException
-from hydra.utils import get_class, instantiate
+from hydra._internal.utils import _locate
+from hydra.utils import instantiate
 from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 
 from ragsweep.cache import StageCache, semantic_config
@@ -42,8 +44,13 @@ class Pipeline:
     depth: int  # first-stage results computed (and cached) at this depth, then sliced per job
 
 
-def build(cfg: DictConfig) -> Pipeline:
+def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
+    """Every stage of `cfg`, checked; with `preflight`, components that load a model also load it now
+    (models load once per process, so a sweep's check before its first job and the job share them)."""
+    check_settings(cfg)
     k = _positive_int(cfg, "k")
+    if "bootstrap_samples" in cfg:
+        _positive_int(cfg, "bootstrap_samples")
     cache_cfg = _container(cfg, "cache")
     cache = StageCache(cache_cfg["dir"], enabled=bool(cache_cfg["enabled"]))
     embedder = _instantiate(cfg, "embedder", {}, cache)
@@ -68,25 +75,70 @@ def build(cfg: DictConfig) -> Pipeline:
     metric = cfg.get("optimized_metric")
     if metric is not None and metric not in METRIC_KEYS:
         raise ConfigError(f"optimized_metric={metric} is not a metric; choose one of {', '.join(METRIC_KEYS)}")
-    for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder):
-        _preflight(stage.component)
+    if preflight:
+        for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder):
+            _preflight(stage.component)
     return pipeline
+
+
+# Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
+# setting of another tool, and would silently become part of the configuration's identity.
+SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
+            "tracking", "paths", "cache", "hydra")
+CACHE_KEYS = ("enabled", "dir")
+STAGES = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "metrics")
+
+
+def check_settings(cfg: DictConfig) -> None:
+    """Refuse top-level keys and cache keys that no stage reads, naming the closest one that exists."""
+    known = (*STAGES, *SETTINGS)
+    for key in cfg:
+        if key not in known:
+            raise ConfigError(f"{key}: no stage reads this key; {_closest(key, known)}"
+                              f"the keys ragsweep reads are {', '.join(known[:-1])}")
+    for key in cfg.get("cache") or {}:
+        if key not in CACHE_KEYS:
+            raise ConfigError(f"cache.{key}: the cache reads only {' and '.join(CACHE_KEYS)}; "
+                              f"{_closest(key, CACHE_KEYS, 'cache.')}remove cache.{key}")
+
+
+def _closest(key: str, options, prefix: str = "") -> str:
+    match = difflib.get_close_matches(str(key), [str(option) for option in options], n=1, cutoff=0.6)
+    return f"did you mean {prefix}{match[0]}? " if match else ""
+
+
+def _unknown_parameters(group: str, config: dict[str, Any], component: type, injected) -> None:
+    """A key the component's constructor does not take, named with the keys it does take."""
+    parameters = inspect.signature(component).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    takes = [name for name in parameters if name not in injected and name != "self"]
+    for key in config:
+        if not key.startswith("_") and key not in parameters:
+            raise ConfigError(f"{group}.{key}: {component.__name__} takes no '{key}'; "
+                              f"{_closest(key, takes, group + '.')}its keys are "
+                              f"{', '.join(f'{group}.{name}' for name in takes) or 'none'}")
 
 
 def _instantiate(cfg: DictConfig, group: str, stages: dict[str, Built], cache: StageCache) -> Built:
     """Build `cfg[group]`, handing it the built stages its constructor asks for by name."""
     config = _container(cfg, group)
     try:
-        wanted = inspect.signature(get_class(config["_target_"])).parameters
-        given = {name: stage for name, stage in stages.items() if name in wanted}
+        component_class = _locate(config["_target_"])  # hydra's get_class also logs the error, on 3 lines
+    except (ImportError, ValueError) as error:  # a bad _target_
+        lines = str(error).splitlines()
+        reason = str(error.__cause__) if error.__cause__ else lines[0]
+        raise ConfigError(f"{group}._target_={config['_target_']} cannot be imported ({reason}); "
+                          "check the module path and class name") from None
+    _unknown_parameters(group, config, component_class, stages)
+    given = {name: stage for name, stage in stages.items() if name in inspect.signature(component_class).parameters}
+    try:
         component = instantiate(cfg[group], **{name: stage.component for name, stage in given.items()})
     except InstantiationException as error:
         cause = error.__cause__ or error
         if isinstance(cause, (ValueError, TypeError)):
             raise ConfigError(f"{group}: {cause}") from None
         raise ConfigError(f"{group}: cannot build {config.get('_target_')}: {cause}") from None
-    except (ImportError, ValueError) as error:  # get_class on a bad _target_
-        raise ConfigError(f"{group}._target_: {error}") from None
     signature = {"config": semantic_config(config), **{name: stage.signature for name, stage in given.items()}}
     for key, nested in config.items():  # a component's own embedder (e.g. a reranker's) is cached too
         inner = getattr(component, key, None)

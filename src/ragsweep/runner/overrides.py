@@ -7,7 +7,6 @@ the group, the bad value and the options that exist.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,11 +29,3 @@ def unknown_choices(argv: Sequence[str], conf_dir: Path) -> list[str]:
                     f"(or add conf/{group}/{value}.yaml)"
                 )
     return problems
-
-
-def exit_on_unknown_choices(argv: Sequence[str], conf_dir: Path) -> None:
-    problems = unknown_choices(argv, conf_dir)
-    if problems:
-        for problem in problems:
-            print(f"ragsweep: error: {problem}", file=sys.stderr)
-        raise SystemExit(2)

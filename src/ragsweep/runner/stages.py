@@ -7,6 +7,7 @@ exactly when everything it depends on is the same.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable, Sequence
 
@@ -18,6 +19,8 @@ from ragsweep.memo import remember
 from ragsweep.retrieval.base import Retriever
 from ragsweep.runner.build import ConfigError, Pipeline
 from ragsweep.types import Chunk, Dataset, Hit
+
+log = logging.getLogger(__name__)
 
 
 def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], str]:
@@ -44,10 +47,17 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
         chunks = remember(_CHUNKS, key, load, limit=4)
     if not chunks:
         raise ConfigError("the chunker produced no chunks; check chunker settings and the dataset's documents")
+    if len(chunks) == len(doc_ids) and dataset.fingerprint not in _WHOLE_DOCUMENTS_WARNED:
+        _WHOLE_DOCUMENTS_WARNED.add(dataset.fingerprint)
+        longest = max(len(document.text) for document in dataset.documents.values())
+        log.warning("every document of %s is a single chunk (the longest has %d characters), so every chunker "
+                    "gives the same chunks and a comparison of chunkers shows nothing; lower chunker.size",
+                    dataset.name, longest)
     return chunks, key
 
 
 _CHUNKS: dict[str, list[Chunk]] = {}
+_WHOLE_DOCUMENTS_WARNED: set[str] = set()  # datasets warned about, once per process
 LATENCY_QUERIES = 20  # questions timed one at a time for the latency percentiles
 
 

@@ -1,0 +1,219 @@
+"""Check a whole command line before Hydra starts anything: every point of a sweep composed and built.
+
+Hydra composes a sweep's points one job at a time, so a bad point (`k=6,0,7`) used to fail after the
+points before it had run, and left a FAILED parent run behind. Here every point is composed with
+Hydra's compose API and built as its job would build it (without loading models), its dataset is
+loaded and its output folders are checked, before any folder, parent run or job exists. A sweep
+with bad points lists them all, one line each, and exits 2.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra._internal.utils import get_args_parser
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
+from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from ragsweep.data.base import DatasetError, load_once
+from ragsweep.runner.build import ConfigError, build
+from ragsweep.runner.overrides import unknown_choices
+
+log = logging.getLogger(__name__)
+
+MAX_POINTS = 256  # a larger search space is checked one axis at a time (each value once)
+
+
+def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
+    """One message per problem of `sweep.py argv`; empty when every point can run."""
+    problems = unknown_choices(argv, conf_dir)
+    if problems:
+        return problems
+    args = get_args_parser().parse_args(list(argv))  # a bad flag: argparse's usage and exit 2, as Hydra would
+    if args.help or args.hydra_help or args.cfg or args.info or args.shell_completion or args.experimental_rerun:
+        return []  # Hydra answers these itself without running a job
+    conf = (conf_dir.parent / args.config_path).resolve() if args.config_path else conf_dir
+    extra = [f"hydra.searchpath=[file://{Path(args.config_dir).resolve()}]"] if args.config_dir else []
+    try:
+        overrides = OverridesParser.create().parse_overrides(list(args.overrides))
+    except HydraException as error:
+        return [f"cannot read the overrides: {_first_line(error)}"]
+    sweeps = [override for override in overrides if override.is_sweep_override()]
+    if sweeps and not args.multirun:
+        key = sweeps[0].get_key_element()
+        return [f"{sweeps[0].input_line} gives several values: add -m to run one job per value, "
+                f"or write {key}=[...] for a list"]
+    name = args.config_name or "config"
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        try:
+            primary = _compose(name, [*extra, *(o.input_line for o in overrides if not o.is_sweep_override())],
+                               hydra=True)
+            problems = _launcher_problems(primary)
+            points = _points(primary, overrides) if args.multirun else [[o.input_line for o in overrides]]
+        except ConfigError as error:
+            return [str(error)]
+        return problems or _point_problems(name, extra, points, multirun=bool(args.multirun))
+
+
+def exit_on_bad_command_line(argv: Sequence[str], conf_dir: Path) -> None:
+    problems = check_command_line(argv, conf_dir)
+    if not problems:
+        return
+    for problem in problems:
+        print(f"ragsweep: error: {problem}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def check_config(cfg: DictConfig) -> None:
+    """What a job needs before it starts: its stages build and load their models (once per process, so
+    jobs in this process reuse them), its dataset loads, its folders are writable."""
+    pipeline = build(cfg)
+    load_once(pipeline.dataset)
+    if pipeline.cache.enabled:
+        writable(Path(str(cfg.cache.dir)), "cache.dir")
+    tracker = pipeline.tracker
+    if tracker.uri.startswith("sqlite:///"):
+        writable(Path(tracker.uri.removeprefix("sqlite:///")), "tracking.uri")
+    writable(Path(str(tracker.artifacts)), "tracking.artifacts")
+
+
+def writable(path: Path, key: str) -> None:
+    """`path` can be created or written: its nearest existing ancestor is a writable folder (os.access
+    also answers for root on a read-only filesystem)."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing == path and path.is_file():
+        if not os.access(path, os.W_OK):
+            raise ConfigError(f"{key}: {path} is read-only; make it writable or point {key} elsewhere")
+        return
+    if not existing.is_dir():
+        raise ConfigError(f"{key}: {existing} is a file, not a folder; point {key} at a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"{key}: {existing} is read-only; make it writable or point {key} at a folder you can write")
+
+
+def _point_problems(name: str, extra: list[str], points: list[list[str]], multirun: bool) -> list[str]:
+    """Every point composed and checked; a problem shared by several points is listed once."""
+    failed: dict[str, list[list[str]]] = {}
+    for point in points:
+        try:
+            check_config(_compose(name, [*extra, *point]))
+        except (ConfigError, DatasetError) as error:
+            failed.setdefault(str(error), []).append(point)
+    if not multirun or not failed:
+        return list(failed)
+    swept = _swept_keys(points)
+    bad = sum(len(failing) for failing in failed.values())
+    header = f"{bad} of {len(points)} points of the sweep cannot run; nothing was started:"
+    return [header, *(f"  {_label(failing, swept, len(points))}: {message}" for message, failing in failed.items())]
+
+
+def _label(failing: list[list[str]], swept: set[str], total: int) -> str:
+    """The swept values the failing points share (`k=0 (9 points)`), else the points themselves."""
+    if len(failing) == total and total > 1:
+        return f"all {total} points"
+    named = [[o for o in point if o.split("=", 1)[0].lstrip("+~") in swept] for point in failing]
+    common = [o for o in named[0] if all(o in point for point in named[1:])]
+    if common:
+        return ",".join(common) + (f" ({len(failing)} points)" if len(failing) > 1 else "")
+    labels = [",".join(point) for point in named]
+    return "; ".join(labels[:5]) + (f" and {len(labels) - 5} more" if len(labels) > 5 else "")
+
+
+def _swept_keys(points: list[list[str]]) -> set[str]:
+    """Keys whose value differs between points: the part of each point worth naming."""
+    values: dict[str, set[str]] = {}
+    for point in points:
+        for override in point:
+            key, _, value = override.partition("=")
+            values.setdefault(key.lstrip("+~"), set()).add(value)
+    return {key for key, seen in values.items() if len(seen) > 1 or len(points) == 1}
+
+
+def _compose(name: str, overrides: list[str], hydra: bool = False) -> DictConfig:
+    """Hydra's composition of `overrides`, its errors as one-line ConfigErrors."""
+    try:
+        return compose(name, overrides=overrides, return_hydra_config=hydra)
+    except (HydraException, OmegaConfBaseException) as error:
+        missing = _not_in_struct(error)
+        if missing is not None and f"+{missing}" not in overrides:
+            # `chunker.sise=100`: compose it as an addition so build() names the keys the component takes
+            appended = [f"+{o}" if o.split("=", 1)[0] == missing else o for o in overrides]
+            cfg = _compose(name, appended, hydra)
+            if not missing.startswith("hydra."):
+                build(cfg, preflight=False)
+        raise ConfigError(_first_line(error)) from None
+
+
+def _not_in_struct(error: Exception) -> str | None:
+    """The key of "Could not override 'key'", Hydra's error for a key the config does not have."""
+    text = str(error)
+    if text.startswith("Could not override '") and "not in" in str(error.__cause__ or ""):
+        return text.split("'", 2)[1]
+    return None
+
+
+def _launcher_problems(primary: DictConfig) -> list[str]:
+    launcher = primary.hydra.launcher
+    if str(launcher.get("_target_", "")).endswith("JoblibLauncher"):
+        n_jobs = launcher.get("n_jobs")
+        if not isinstance(n_jobs, int) or isinstance(n_jobs, bool) or n_jobs == 0:
+            return [f"hydra.launcher.n_jobs={n_jobs} is not a worker count; use 1, 2, ... "
+                    "(or -1 for one worker per core, -2 for all but one)"]
+    return []
+
+
+def _points(primary: DictConfig, overrides: list[Override]) -> list[list[str]]:
+    """The override list of each job the sweeper can launch: Hydra's own expansion for the basic
+    sweeper; for a search (Optuna), every choice and both bounds of each range or interval."""
+    params = primary.hydra.sweeper.get("params")
+    params = OmegaConf.to_container(params, resolve=False) if params else {}
+    lines = [*(f"{key}={value}" for key, value in params.items()), *(o.input_line for o in overrides)]
+    try:
+        parsed = OverridesParser.create().parse_overrides(lines)
+    except HydraException as error:
+        raise ConfigError(f"hydra.sweeper.params: {_first_line(error)}") from None
+    if str(primary.hydra.sweeper.get("_target_", "")).endswith("BasicSweeper"):
+        return [list(point) for point in BasicSweeper.split_arguments(parsed, None)[0]]
+    axes: dict[str, list[str]] = {}
+    for override in parsed:  # later lines override earlier ones, as in the sweeper
+        axes[override.input_line.split("=", 1)[0]] = _search_values(override)
+    keys = list(axes)
+    if math.prod(len(values) for values in axes.values()) <= MAX_POINTS:
+        combos = itertools.product(*axes.values())
+    else:
+        first = [values[0] for values in axes.values()]
+        combos = [[*first[:i], value, *first[i + 1:]] for i, values in enumerate(axes.values()) for value in values]
+    return [[f"{key}={value}" for key, value in zip(keys, combo)] for combo in combos]
+
+
+def _search_values(override: Override) -> list[str]:
+    value = override.value()
+    if isinstance(value, IntervalSweep):
+        return [_number(value.start), _number(value.end)]
+    if isinstance(value, RangeSweep):
+        values = list(override.sweep_string_iterator())
+        return values if len(values) <= 10 else [values[0], values[-1]]
+    if isinstance(value, ChoiceSweep) or override.is_sweep_override():
+        return list(override.sweep_string_iterator())
+    return [override.get_value_element_as_str()]
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

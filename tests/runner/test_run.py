@@ -1,0 +1,65 @@
+"""What a job records about itself: the depth that ran, and a warning when chunking cannot matter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+WHOLE_DOCUMENTS = "is a single chunk"
+
+
+def _job_params(store: Path) -> list[dict[str, str]]:
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{store}/mlruns/mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["ragsweep"], filter_string="tags.`ragsweep.role` = 'job'")
+    return [{key.removeprefix("params."): value for key, value in row.items() if key.startswith("params.")}
+            for _, row in runs.iterrows()]
+
+
+def test_a_depth_below_k_is_recorded_as_the_depth_that_ran(tmp_path, monkeypatch):
+    from hydra import compose, initialize_config_dir
+
+    from ragsweep.runner.run import run
+
+    monkeypatch.chdir(tmp_path)
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["retriever=bm25", "k=5", "depth=3"])
+    run(cfg, output_dir=tmp_path / "out")
+    assert [params["depth"] for params in _job_params(tmp_path)] == ["5"]
+    assert "depth: 5" in (tmp_path / "out" / "config.yaml").read_text()
+
+
+def _sweep(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
+    return subprocess.run([sys.executable, str(ROOT / "sweep.py"), *args], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture
+def small_documents(tmp_path) -> Path:
+    """Two short documents, each shorter than the default chunk size."""
+    data = tmp_path / "data"
+    (data / "documents").mkdir(parents=True)
+    (data / "documents" / "a.txt").write_text("The quick brown fox jumps over the lazy dog. " * 3)
+    (data / "documents" / "b.txt").write_text("A journey of a thousand miles begins with a single step. " * 3)
+    query = {"id": "q1", "question": "What jumps?", "references": [{"doc_id": "a", "start": 4, "end": 19}]}
+    (data / "queries.jsonl").write_text(json.dumps(query) + "\n")
+    return data
+
+
+@pytest.mark.slow
+def test_chunkings_of_whole_documents_are_warned_about_once_per_sweep(small_documents, tmp_path):
+    args = ["-m", "dataset=native", f"dataset.path={small_documents}", "retriever=bm25"]
+    whole = _sweep(tmp_path, *args, "chunker=recursive,fixed", "k=1,2")
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    assert (whole.stdout + whole.stderr).count(WHOLE_DOCUMENTS) == 1, whole.stdout[-3000:]  # Hydra logs to stdout
+    split = _sweep(tmp_path, *args, "chunker.size=20", "k=1", "experiment=split")
+    assert split.returncode == 0, split.stderr[-3000:]
+    assert WHOLE_DOCUMENTS not in split.stdout + split.stderr

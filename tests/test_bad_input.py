@@ -1,0 +1,169 @@
+"""Every kind of bad input a user can type, refused before any work: exit 2, one line, nothing left.
+
+Each row runs `python sweep.py ARGS` as a user does, in an empty folder that is the project root
+(paths.root=., so mlruns/, outputs/ and .cache/ would appear there), and asserts the exit code,
+that stderr is `ragsweep: error: <message>` with no traceback, and that the folder holds only what
+the row itself put there: no MLflow store, no run, no Hydra output folder, no cache entry.
+
+Read-only folders are real read-only mounts (a tmpfs mounted `ro` in a private mount namespace made
+with `unshare -m`): the tests run as root, for whom permission bits do not stop a write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = "The quick brown fox jumps over the lazy dog."
+
+
+def _native(folder: Path, queries: list | str | None = None, docs: dict[str, str] | None = None) -> Path:
+    """A native dataset under `folder/data`: documents/*.txt and queries.jsonl."""
+    root = folder / "data"
+    (root / "documents").mkdir(parents=True)
+    for name, text in (docs if docs is not None else {"fox": DOC}).items():
+        (root / "documents" / f"{name}.txt").write_text(text)
+    if queries is None:
+        queries = [_query()]
+    lines = queries if isinstance(queries, str) else "\n".join(json.dumps(q) for q in queries)
+    (root / "queries.jsonl").write_text(lines + "\n")
+    return root
+
+
+def _query(**changes) -> dict:
+    return {"id": "q1", "question": "What jumps?", "references": [{"doc_id": "fox", "start": 4, "end": 19}],
+            **changes}
+
+
+def _native_args(**kwargs) -> Callable[[Path], list[str]]:
+    return lambda folder: ["dataset=native", f"dataset.path={_native(folder, **kwargs)}"]
+
+
+def _a_file(folder: Path) -> Path:
+    path = folder / "a-file"
+    path.write_text("not a folder\n")
+    return path
+
+
+@dataclass
+class Case:
+    args: list[str] | Callable[[Path], list[str]]  # a callable makes its files in the folder first
+    message: str  # what the error line must contain
+    read_only: bool = False  # run with `folder/ro` mounted read-only
+
+
+CASES = {
+    # values of top-level settings
+    "k zero": Case(["k=0"], "k must be a positive integer, got 0; set e.g. k=5"),
+    "k negative": Case(["k=-3"], "k must be a positive integer, got -3"),
+    "k not a number": Case(["k=ten"], "k must be a positive integer, got 'ten'"),
+    "k deleted": Case(["~k"], "k must be a positive integer, got None"),
+    "depth zero": Case(["depth=0"], "depth must be a positive integer, got 0"),
+    "bootstrap samples negative": Case(["bootstrap_samples=-1"], "bootstrap_samples must be a positive integer"),
+    "optimized metric unknown": Case(["optimized_metric=accuracy"], "optimized_metric=accuracy is not a metric"),
+    # keys no stage reads
+    "unknown top-level key added": Case(["+foo=1"], "foo: no stage reads this key"),
+    "unknown top-level key set": Case(["foo=1"], "foo: no stage reads this key"),
+    "top-level typo": Case(["+dept=5"], "dept: no stage reads this key; did you mean depth?"),
+    "component key typo": Case(["chunker.sise=100"],
+                               "chunker.sise: RecursiveChunker takes no 'sise'; did you mean chunker.size?"),
+    "component key typo added": Case(["+chunker.sise=100"], "its keys are chunker.size, chunker.overlap"),
+    "store key of another store": Case(["+store.ef_search=10"], "store.ef_search: NumpyStore takes no 'ef_search'"),
+    "cache key unknown": Case(["+cache.size=10"], "cache.size: the cache reads only enabled and dir"),
+    # options
+    "chunker option unknown": Case(["chunker=nope"], "chunker=nope is not an option of 'chunker'"),
+    "option unknown in a sweep": Case(["-m", "chunker=recursive,nope"], "chunker=nope is not an option of 'chunker'"),
+    "named grid unknown": Case(["-m", "+sweep=nope"], "sweep=nope is not an option of 'sweep'"),
+    "exported config unknown": Case(["--config-name", "best/nope"], "Cannot find primary config 'best/nope'"),
+    "target not importable": Case(["chunker._target_=ragsweep.chunking.nope.Nope"], "chunker._target_:"),
+    # overrides Hydra cannot read or that need -m
+    "several values without -m": Case(["k=1,2"], "k=1,2 gives several values: add -m"),
+    "override syntax": Case(["k=[1"], "cannot read the overrides:"),
+    "append an existing key": Case(["+k=3"], "Could not append to config. An item is already at 'k'"),
+    # component values
+    "overlap not below size": Case(["chunker.overlap=200"], "chunker.overlap (200) must be smaller than chunker.size (200)"),
+    "chunk size zero": Case(["chunker=fixed", "chunker.size=0"], "chunker:"),
+    "embedder batch size zero": Case(["embedder.batch_size=0"], "embedder:"),
+    "numpy batch size zero": Case(["store.batch_size=0"], "store.batch_size must be > 0, got 0"),
+    "chroma ef_search zero": Case(["store=chroma", "store.ef_search=0"], "store.ef_search must be > 0, got 0"),
+    "qdrant query batch zero": Case(["store=qdrant", "store.query_batch=0"], "store.query_batch must be > 0, got 0"),
+    "rrf constant zero": Case(["retriever=hybrid", "retriever.rrf_k=0"], "retriever:"),
+    "rerank candidates below k": Case(["reranker=embedding", "reranker.candidates=3", "k=5"],
+                                      "reranker.candidates (3) must be >= k (5)"),
+    "cross-encoder model missing": Case(["reranker=cross_encoder", "reranker.model=/no/such/model"],
+                                        "reranker.model=/no/such/model cannot be loaded"),
+    "cross-encoder model required": Case(["reranker=cross_encoder"], "reranker.model is required"),
+    "sentence-transformers model missing": Case(["embedder=sentence_transformers", "embedder.model=/no/such/model"],
+                                                "embedder.model=/no/such/model cannot be loaded offline"),
+    # whole grids, checked before the first job
+    "one bad point in a grid": Case(["-m", "k=6,0,7"], "1 of 3 points of the sweep cannot run; nothing was started"),
+    "bad points of a named grid": Case(["-m", "+sweep=quick", "k=0,-1"], "4 of 4 points of the sweep cannot run"),
+    "bad bound of an optuna space": Case(["-m", "+sweep=optuna_retrieval", "k=choice(0,3)"],
+                                         "9 of 18 points of the sweep cannot run"),
+    "bad end of a range": Case(["-m", "k=range(0,3)"], "1 of 3 points of the sweep cannot run"),
+    "joblib without workers": Case(["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0"],
+                                   "hydra.launcher.n_jobs=0 is not a worker count"),
+    # data
+    "dataset folder missing": Case(["dataset=chroma_general", "dataset.path=/no/such/dir"],
+                                   "dataset.path=/no/such/dir does not exist"),
+    "dataset path is a file": Case(lambda f: ["dataset=native", f"dataset.path={_a_file(f)}"], "is a file; point dataset.path at the folder"),
+    "native without documents": Case(_native_args(docs={}), "no *.txt documents found"),
+    "native empty document": Case(_native_args(docs={"fox": DOC, "empty": " \n"}),
+                                  "documents/empty.txt: document 'empty' is empty"),
+    "native duplicate query id": Case(_native_args(queries=[_query(), _query()]),
+                                      "queries.jsonl:2: duplicate query id 'q1' (first at"),
+    "native invalid JSON": Case(_native_args(queries="{not json"), "queries.jsonl:1: invalid JSON"),
+    "native span outside document": Case(_native_args(queries=[_query(references=[{"doc_id": "fox", "start": 40, "end": 99}])]),
+                                         "queries.jsonl:1 references[0]: span [40, 99) is invalid"),
+    "native span content differs": Case(
+        _native_args(queries=[_query(references=[{"doc_id": "fox", "start": 4, "end": 9, "content": "slow"}])]),
+        "content 'slow' differs from the document text"),
+    "native unknown document": Case(_native_args(queries=[_query(references=[{"doc_id": "cat", "start": 0, "end": 3}])]),
+                                    "unknown doc_id 'cat'"),
+    "beir folder without corpus": Case(lambda f: ["dataset=beir", f"dataset.path={f}"], "corpus.jsonl: missing"),
+    # folders the job would write
+    "cache folder read-only": Case(lambda f: [f"cache.dir={f}/ro/cache"], "cache.dir: ", read_only=True),
+    "cache folder under a file": Case(lambda f: [f"cache.dir={_a_file(f)}/cache"], "is a file, not a folder; point cache.dir"),
+    "MLflow store read-only": Case(lambda f: [f"paths.mlruns={f}/ro/mlruns"], "tracking.uri: ", read_only=True),
+    "MLflow store under a file": Case(lambda f: [f"tracking.uri=sqlite:///{_a_file(f)}/mlflow.db"],
+                                      "is a file, not a folder; point tracking.uri"),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_bad_input_is_refused_before_any_work_with_one_line(name, tmp_path):
+    case = CASES[name]
+    folder = tmp_path / "project"
+    folder.mkdir()
+    args = case.args(folder) if callable(case.args) else case.args
+    before = sorted(folder.rglob("*"))
+    command = [sys.executable, str(ROOT / "sweep.py"), *args]
+    if case.read_only:
+        (folder / "ro").mkdir()
+        mount = f"mount -t tmpfs -o ro tmpfs {folder / 'ro'} && exec \"$@\""
+        command = ["unshare", "-m", "sh", "-c", mount, "sh", *command]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
+    result = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert errors and all(line.startswith("ragsweep: error: ") for line in errors), result.stderr[-3000:]
+    assert case.message in errors[0], errors
+    if not args or args[0] != "-m":
+        assert len(errors) == 1, errors
+    if case.read_only:
+        shutil.rmtree(folder / "ro")  # the empty mount point the row made
+    assert sorted(folder.rglob("*")) == before, "a refused command left files behind"
+
+
+def test_the_table_covers_at_least_forty_kinds():
+    assert len(CASES) >= 40
