@@ -86,3 +86,18 @@ def test_cache_off_computes_every_time_and_writes_nothing(tmp_path):
 @pytest.mark.parametrize("stage", ["chunks", "retrieval"])
 def test_keys_change_with_every_input(stage):
     assert fingerprint(stage, "a", {"k": 1}) != fingerprint(stage, "a", {"k": 2}) != fingerprint(stage, "b", {"k": 1})
+
+
+def test_latency_timing_embeds_questions_anew_but_reads_passages_from_the_cache(tmp_path):
+    cache = StageCache(tmp_path)
+    model = CountingEmbedder()
+    embedder = cache.embedder(model, {"model": "counting"})
+    embedder.encode(["a passage"], role="passage")
+    embedder.encode(["a question"], role="query")
+    model.seen.clear()
+    with cache.embeddings_bypassed():
+        embedder.encode(["a passage"], role="passage")
+        embedder.encode(["a question"], role="query")
+    assert model.seen == ["a question"]  # a new question is embedded; the index already holds passages
+    embedder.encode(["a question"], role="query")
+    assert model.seen == ["a question"]  # outside the block the cache answers again

@@ -71,7 +71,8 @@ class StageCache:
 
     @contextmanager
     def embeddings_bypassed(self) -> Iterator[None]:
-        """Inside this block cached embedders call their models: for timing what a new question costs."""
+        """Inside this block cached embedders embed questions with their models, for timing what a new
+        question costs; passages still come from the cache, as an index holds them before any question."""
         self.bypassing = True
         try:
             yield
@@ -141,7 +142,7 @@ class CachedEmbedder:
             check()
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
-        if self.cache.bypassing:
+        if self.cache.bypassing and role == "query":
             return np.asarray(self.embedder.encode(list(texts), role=role), dtype=np.float32)
         keys = [hashlib.sha256(f"{role}\0{text}".encode()).hexdigest() for text in texts]
         missing = self._missing(keys, texts)

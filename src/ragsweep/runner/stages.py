@@ -100,7 +100,7 @@ def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Se
         try:
             retriever.index(chunks)
             hits = retriever.search(questions, depth)
-            with pipeline.cache.embeddings_bypassed():  # a user's question is not in any cache
+            with pipeline.cache.embeddings_bypassed():  # a user's question is in no cache
                 milliseconds = per_query_ms(lambda i: retriever.search([questions[i]], depth),
                                             latency_sample(len(questions)))
             return {**_pack(hits, depth), "search_ms": milliseconds}
