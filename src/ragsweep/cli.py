@@ -32,11 +32,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def best_command(args: argparse.Namespace) -> int:
-    from ragsweep.results.best import best, compare, rerun
+    from ragsweep.results.best import ResultsError, best, compare, rerun
     from ragsweep.tracking.runs import markdown, summary_table
 
-    export = best(_tracker(args), args.metric, args.project, args.name, args.where)
-    print(f"Top {args.top} of {len(export.table)} configurations by {args.metric}:\n")
+    if args.top < 1:
+        raise ResultsError(f"--top {args.top}: give the number of rows to print, 1 or more")
+    export = best(_tracker(args), args.metric, args.project, args.name, args.where, args.dataset)
+    print(_dataset_line(export.dataset, export.datasets, args.dataset))
+    print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by {args.metric}:\n")
     print(markdown(summary_table(export.table.head(args.top), args.metric)))
     print(f"wrote {export.config} and {export.manifest.name}; rerun with: "
           f"python sweep.py --config-name best/{export.config.stem}")
@@ -45,7 +48,7 @@ def best_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import read_manifest
 
     manifest = read_manifest(export.config)
-    table = compare(manifest["metrics"], rerun(args.project, export.config), exact=True)
+    table = compare(manifest["metrics"], rerun(args.project, export.config).metrics, exact=True)
     print("\nVerification rerun (exact match required):\n" + markdown(table))
     if not table.ok.all():
         print(f"ragsweep: error: the rerun differs from run {manifest['run_id']} in "
@@ -60,10 +63,18 @@ def report_command(args: argparse.Namespace) -> int:
 
     tracker = _tracker(args)
     output = args.output or args.project / "reports" / f"{args.experiment}.html"
-    path = write_report(tracker, args.metric, output)
-    parent = tracker.attach_to_latest_sweep(path)
-    print(f"wrote {path}" + (f" and logged it to sweep run {parent}" if parent else ""))
+    report = write_report(tracker, args.metric, output, args.dataset)
+    print(_dataset_line(report.dataset, report.datasets, args.dataset))
+    parent = tracker.attach_to_latest_sweep(report.path)
+    print(f"wrote {report.path}" + (f" and logged it to sweep run {parent}" if parent else ""))
     return 0
+
+
+def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
+    """Which dataset's runs a command compared, and how to pick another."""
+    others = [name for name in datasets if name != dataset]
+    why = "as --dataset asks" if asked else "the dataset of the experiment's newest run"
+    return f"dataset {dataset} ({why})" + (f"; also runs on {', '.join(others)}: --dataset NAME" if others else "")
 
 
 def gate_command(args: argparse.Namespace) -> int:
@@ -129,8 +140,10 @@ def _parser() -> argparse.ArgumentParser:
     best.add_argument("--experiment", default="ragsweep")
     best.add_argument("--metric", default=DEFAULT_RANKING_METRIC)
     best.add_argument("--top", type=int, default=5, help="rows of the ranked table to print")
-    best.add_argument("--where", help='filter, e.g. "params.k <= 10 and metrics.recall > 0.5"')
+    best.add_argument("--where", help='filter, e.g. "params.k <= 10 and params.chunker = fixed" (numbers compare as '
+                                      'numbers; text takes = and !=)')
     best.add_argument("--name", help="file name under conf/best/ (default: the experiment's name)")
+    best.add_argument("--dataset", help="rank the runs on this dataset (default: the newest run's dataset)")
     best.add_argument("--verify", action="store_true", help="rerun the export; fail unless every metric matches")
     best.set_defaults(command=best_command)
 
@@ -138,6 +151,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--experiment", default="ragsweep")
     report.add_argument("--metric", default=DEFAULT_RANKING_METRIC)
     report.add_argument("--output", type=Path, help="HTML file (default: reports/<experiment>.html)")
+    report.add_argument("--dataset", help="report the runs on this dataset (default: the newest run's dataset)")
     report.set_defaults(command=report_command)
 
     gate = commands.add_parser("gate", help="fail when a rerun's metrics drop below an exported baseline")

@@ -12,9 +12,12 @@ import re
 
 import pandas as pd
 
+from ragsweep.runner.identity import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, ROLE_TAG, MlflowTracker
 
 CONFIG = "tags.mlflow.runName"
+LABEL = f"tags.{LABEL_TAG}"
+DATASET = "tags.dataset.name"
 FINGERPRINT = f"tags.{FINGERPRINT_TAG}"
 DEFAULT_RANKING_METRIC = "token_iou"  # when a sweep sets no optimized_metric, and for `ragsweep best/report`
 SUMMARY_METRICS = ("token_recall", "token_precision", "token_iou", "precision_omega", "recall", "mrr", "ndcg")
@@ -49,6 +52,29 @@ def finished_jobs(tracker: MlflowTracker) -> pd.DataFrame:
     if runs.empty:
         return runs
     return runs.drop_duplicates(FINGERPRINT, keep="first").reset_index(drop=True)
+
+
+def on_dataset(runs: pd.DataFrame, name: str | None = None) -> tuple[pd.DataFrame, str]:
+    """The runs on dataset `name`, by default on the dataset of the first (newest) run, and that name."""
+    names = _dataset_names(runs)
+    if name is None:
+        name = names.iloc[0]
+    elif name not in set(names):
+        raise ValueError(f"--dataset {name}: no FINISHED run on it; datasets: {', '.join(datasets(runs))}")
+    return runs[names == name].reset_index(drop=True), name
+
+
+def datasets(runs: pd.DataFrame) -> list[str]:
+    return sorted(set(_dataset_names(runs)))
+
+
+def _dataset_names(runs: pd.DataFrame) -> pd.Series:
+    return runs[DATASET].fillna("unknown") if DATASET in runs else pd.Series("unknown", index=runs.index)
+
+
+def labels(runs: pd.DataFrame) -> pd.Series:
+    """Each run's configuration label (`chunker=fixed,k=3`); the run name for runs logged before labels."""
+    return runs[LABEL].fillna(runs[CONFIG]) if LABEL in runs else runs[CONFIG]
 
 
 def ranked(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -139,7 +165,7 @@ def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     """The columns a user ranks a sweep by: rank, config, status, the optimized metric first, then the rest."""
     runs = ranked(runs, metric)
     metrics = [metric, *[m for m in SUMMARY_METRICS if m != metric and f"metrics.{m}" in runs]]
-    table = pd.DataFrame({"rank": range(1, len(runs) + 1), "config": runs[CONFIG], "status": runs["status"]})
+    table = pd.DataFrame({"rank": range(1, len(runs) + 1), "config": labels(runs), "status": runs["status"]})
     for name in metrics:
         table[name] = runs[f"metrics.{name}"].round(4)
     if "reused" in runs:
