@@ -17,6 +17,8 @@ from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
 
 log = logging.getLogger("ragsweep")
+DEFAULT_MAX_DROP = "5%"  # relative: an absolute 0.02 on a metric near 0.03 let a 63% drop through
+DEFAULT_SIGNIFICANCE = "0.05"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +50,7 @@ def best_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import read_manifest
 
     manifest = read_manifest(export.config)
-    table = compare(manifest["metrics"], rerun(args.project, export.config).metrics, exact=True)
+    table = compare(manifest["metrics"], rerun(args.project, export.config).metrics)
     print("\nVerification rerun (exact match required):\n" + markdown(table))
     if not table.ok.all():
         print(f"ragsweep: error: the rerun differs from run {manifest['run_id']} in "
@@ -78,29 +80,71 @@ def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
 
 
 def gate_command(args: argparse.Namespace) -> int:
-    from ragsweep.results.best import compare, read_manifest, rerun
+    from ragsweep.results.best import read_manifest, rerun
+    from ragsweep.results.gate import gate_table, guarded_metrics, parse_max_drop, parse_significance
     from ragsweep.tracking.runs import markdown
 
+    max_drop, significance = parse_max_drop(args.max_drop), parse_significance(args.significance)
     manifest = read_manifest(args.baseline)
-    metrics = args.metrics.split(",") if args.metrics else [manifest["metric"]]
-    unknown = [m for m in metrics if m not in manifest["metrics"]]
-    if unknown:
-        print(f"ragsweep: error: --metrics {', '.join(unknown)} not in the baseline; it has "
-              f"{', '.join(manifest['metrics'])}", file=sys.stderr)
-        return 2
+    metrics = guarded_metrics(args.metrics, manifest)
+    label = manifest.get("label") or manifest.get("config")
+    tracker = MlflowTracker(_uri(args), manifest["experiment"], str(args.project / "mlruns" / "artifacts"))
+    baseline = _job_result(tracker, manifest["run_id"], "the baseline's run")
     if args.run:
-        current = dict(MlflowTracker(_uri(args), "unused", "").client().get_run(args.run).data.metrics)
+        current = _job_result(tracker, args.run, "--run")
+        _same_config(current, manifest, args.allow_other_config)
+        what = f"run {args.run} ({current['label']})"
     else:
-        current = rerun(args.project, args.baseline)
-    table = compare({m: manifest["metrics"][m] for m in metrics}, current, max_drop=args.max_drop)
-    print(f"Gate against {args.baseline} (run {manifest['run_id']}), max drop {args.max_drop}:\n")
-    print(markdown(table))
+        result = rerun(args.project, args.baseline)
+        current, what = {"metrics": result.metrics, "per_query": result.per_query}, "a rerun of the baseline config"
+    table = gate_table(manifest["metrics"], current["metrics"], baseline["per_query"], current["per_query"],
+                       metrics, max_drop, significance)
+    shared, total = sum(question in current["per_query"] for question in baseline["per_query"]), len(baseline["per_query"])
+    print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
+    print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
+          f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
+          f" finds it worse at p < {significance:g}\n")
+    print(markdown(table.drop(columns="ok")))
     if not table.ok.all():
-        print(f"ragsweep: gate failed: {', '.join(table.metric[~table.ok])} dropped by more than {args.max_drop}",
-              file=sys.stderr)
+        print("ragsweep: gate failed: " + "; ".join(
+            f"{row['metric']} ({row['change %'] or row['change']}, p {row['p-value']}) "
+            f"{row['verdict'].removeprefix('FAIL: ')}" for row in table[~table.ok].to_dict("records")), file=sys.stderr)
         return 1
     print("gate passed")
     return 0
+
+
+def _job_result(tracker: MlflowTracker, run_id: str, what: str) -> dict:
+    """A FINISHED job run's label, fingerprint, metrics and per-question metrics, or the reason it cannot be gated."""
+    import tempfile
+
+    from ragsweep.results.best import ResultsError, read_per_query
+    from ragsweep.tracking.runs import download, one_run
+
+    try:
+        run = one_run(tracker, run_id)
+        if run["status"] != "FINISHED":
+            raise ValueError(f"run {run_id} is {run['status']}; gate a FINISHED job run")
+        with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
+            per_query = read_per_query(download(tracker, run_id, "per_query.jsonl", folder))
+    except ValueError as error:
+        raise ResultsError(f"{what}: {error}") from None
+    tags = run["tags"]
+    return {**run, "per_query": per_query, "fingerprint": tags.get("ragsweep.config_fingerprint"),
+            "label": tags.get("ragsweep.config_label") or tags.get("mlflow.runName")}
+
+
+def _same_config(current: dict, manifest: dict, allowed: bool) -> None:
+    """Refuse to gate another configuration than the baseline's unless the user says so."""
+    from ragsweep.results.best import ResultsError
+
+    if current["fingerprint"] == manifest["config_fingerprint"]:
+        return
+    if not allowed:
+        raise ResultsError(f"--run {current['run_id']} is another configuration ({current['label']}, fingerprint "
+                           f"{str(current['fingerprint'])[:12]}) than the baseline ({manifest.get('label')}, "
+                           f"{manifest['config_fingerprint'][:12]}); pass --allow-other-config to gate it anyway")
+    print(f"note: --allow-other-config: gating {current['label']} against the baseline's configuration")
 
 
 def ui_command(args: argparse.Namespace) -> int:
@@ -154,11 +198,18 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--dataset", help="report the runs on this dataset (default: the newest run's dataset)")
     report.set_defaults(command=report_command)
 
-    gate = commands.add_parser("gate", help="fail when a rerun's metrics drop below an exported baseline")
+    gate = commands.add_parser("gate", help="fail when a rerun is worse than an exported baseline")
     gate.add_argument("--baseline", type=Path, required=True, help="conf/best/<name>.yaml written by `best`")
-    gate.add_argument("--max-drop", type=float, default=0.02, help="largest allowed absolute drop (default 0.02)")
+    gate.add_argument("--max-drop", default=DEFAULT_MAX_DROP,
+                      help=f"largest allowed drop of a mean: a share of the recorded value like 5%% or an absolute "
+                           f"value like 0.02 (default {DEFAULT_MAX_DROP})")
+    gate.add_argument("--significance", default=DEFAULT_SIGNIFICANCE,
+                      help="fail when a paired bootstrap on the baseline's questions finds the current run worse "
+                           f"at p below this (default {DEFAULT_SIGNIFICANCE})")
     gate.add_argument("--metrics", help="comma-separated metrics to guard (default: the baseline's ranking metric)")
     gate.add_argument("--run", help="compare this MLflow run instead of rerunning the baseline")
+    gate.add_argument("--allow-other-config", action="store_true",
+                      help="let --run be another configuration than the baseline's (other config fingerprint)")
     gate.set_defaults(command=gate_command)
 
     ui = commands.add_parser("ui", help="start the MLflow UI on the project's store (127.0.0.1, one worker)")

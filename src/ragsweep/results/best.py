@@ -117,15 +117,13 @@ def read_per_query(path: Path) -> dict[str, dict[str, float]]:
     return {record["id"]: {name: float(value) for name, value in record["metrics"].items()} for record in records}
 
 
-def compare(recorded: dict[str, float], current: dict[str, float], max_drop: float = 0.0,
-            exact: bool = False) -> pd.DataFrame:
-    """One row per recorded metric: its recorded and current value, the drop, and whether it passes."""
+def compare(recorded: dict[str, float], current: dict[str, float]) -> pd.DataFrame:
+    """One row per recorded metric: its recorded and current value, the drop, and whether they are equal
+    (`--verify`'s bar: the pipeline is deterministic). `ragsweep gate` judges drops in results.gate."""
     rows = []
     for metric, before in recorded.items():
         now = current.get(metric, float("nan"))
-        drop = before - now
-        ok = now == before if exact else drop <= max_drop + 1e-12
-        rows.append({"metric": metric, "recorded": before, "current": now, "drop": drop, "ok": bool(ok)})
+        rows.append({"metric": metric, "recorded": before, "current": now, "drop": before - now, "ok": bool(now == before)})
     return pd.DataFrame(rows)
 
 

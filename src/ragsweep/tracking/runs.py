@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+from pathlib import Path
 
 import pandas as pd
 
@@ -75,6 +76,28 @@ def _dataset_names(runs: pd.DataFrame) -> pd.Series:
 def labels(runs: pd.DataFrame) -> pd.Series:
     """Each run's configuration label (`chunker=fixed,k=3`); the run name for runs logged before labels."""
     return runs[LABEL].fillna(runs[CONFIG]) if LABEL in runs else runs[CONFIG]
+
+
+def one_run(tracker: MlflowTracker, run_id: str) -> dict:
+    """A run's status, tags and metrics; ValueError when the store has no such run."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        run = tracker.client().get_run(run_id)
+    except MlflowException:
+        raise ValueError(f"no run {run_id!r} in {tracker.uri}") from None
+    return {"run_id": run_id, "status": run.info.status, "tags": dict(run.data.tags),
+            "metrics": dict(run.data.metrics)}
+
+
+def download(tracker: MlflowTracker, run_id: str, name: str, folder: str) -> Path:
+    """One artifact of a run, copied under `folder`; ValueError when the run or the artifact is missing."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return Path(tracker.client().download_artifacts(run_id, name, folder))
+    except (MlflowException, OSError):
+        raise ValueError(f"run {run_id} has no artifact {name} in {tracker.uri}") from None
 
 
 def ranked(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
