@@ -81,7 +81,8 @@ def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
 
 def gate_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import read_manifest, rerun
-    from ragsweep.results.gate import gate_table, guarded_metrics, parse_max_drop, parse_significance
+    from ragsweep.results.gate import (gate_table, guarded_metrics, job_result, other_config, parse_max_drop,
+                                       parse_significance)
     from ragsweep.tracking.runs import markdown
 
     max_drop, significance = parse_max_drop(args.max_drop), parse_significance(args.significance)
@@ -89,10 +90,12 @@ def gate_command(args: argparse.Namespace) -> int:
     metrics = guarded_metrics(args.metrics, manifest)
     label = manifest.get("label") or manifest.get("config")
     tracker = MlflowTracker(_uri(args), manifest["experiment"], str(args.project / "mlruns" / "artifacts"))
-    baseline = _job_result(tracker, manifest["run_id"], "the baseline's run")
+    baseline = job_result(tracker, manifest["run_id"], "the baseline's run",
+                          "gate reads its per_query.jsonl from the store `ragsweep best` read: point --tracking-uri at it")
     if args.run:
-        current = _job_result(tracker, args.run, "--run")
-        _same_config(current, manifest, args.allow_other_config)
+        current = job_result(tracker, args.run, "--run")
+        if other_config(current, manifest, args.allow_other_config):
+            print(f"note: --allow-other-config: gating {current['label']} against another configuration")
         what = f"run {args.run} ({current['label']})"
     else:
         result = rerun(args.project, args.baseline)
@@ -112,39 +115,6 @@ def gate_command(args: argparse.Namespace) -> int:
         return 1
     print("gate passed")
     return 0
-
-
-def _job_result(tracker: MlflowTracker, run_id: str, what: str) -> dict:
-    """A FINISHED job run's label, fingerprint, metrics and per-question metrics, or the reason it cannot be gated."""
-    import tempfile
-
-    from ragsweep.results.best import ResultsError, read_per_query
-    from ragsweep.tracking.runs import download, one_run
-
-    try:
-        run = one_run(tracker, run_id)
-        if run["status"] != "FINISHED":
-            raise ValueError(f"run {run_id} is {run['status']}; gate a FINISHED job run")
-        with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
-            per_query = read_per_query(download(tracker, run_id, "per_query.jsonl", folder))
-    except ValueError as error:
-        raise ResultsError(f"{what}: {error}") from None
-    tags = run["tags"]
-    return {**run, "per_query": per_query, "fingerprint": tags.get("ragsweep.config_fingerprint"),
-            "label": tags.get("ragsweep.config_label") or tags.get("mlflow.runName")}
-
-
-def _same_config(current: dict, manifest: dict, allowed: bool) -> None:
-    """Refuse to gate another configuration than the baseline's unless the user says so."""
-    from ragsweep.results.best import ResultsError
-
-    if current["fingerprint"] == manifest["config_fingerprint"]:
-        return
-    if not allowed:
-        raise ResultsError(f"--run {current['run_id']} is another configuration ({current['label']}, fingerprint "
-                           f"{str(current['fingerprint'])[:12]}) than the baseline ({manifest.get('label')}, "
-                           f"{manifest['config_fingerprint'][:12]}); pass --allow-other-config to gate it anyway")
-    print(f"note: --allow-other-config: gating {current['label']} against the baseline's configuration")
 
 
 def ui_command(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,10 @@ import pandas as pd
 
 from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.metrics.evaluate import METRIC_KEYS
-from ragsweep.results.best import ResultsError
+from ragsweep.results.best import ResultsError, read_per_query
+from ragsweep.runner.identity import LABEL_TAG
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
+from ragsweep.tracking.runs import download, one_run
 
 _PERCENT = re.compile(r"^\s*([-+]?[\d.]+)\s*%\s*$")
 
@@ -70,6 +74,33 @@ def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
         raise ResultsError(f"--metrics {','.join(unknown)}: not a metric the baseline recorded per question; "
                            f"choose from {', '.join(available)}")
     return names
+
+
+def job_result(tracker: MlflowTracker, run_id: str, what: str, hint: str = "") -> dict:
+    """A FINISHED job run's label, fingerprint, metrics and per-question metrics; ResultsError naming `what`
+    when the store has no such run, it did not finish, or it has no per_query.jsonl (a sweep's parent run)."""
+    try:
+        run = one_run(tracker, run_id)
+        if run["status"] != "FINISHED":
+            raise ValueError(f"run {run_id} is {run['status']}; gate a FINISHED job run")
+        with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
+            per_query = read_per_query(download(tracker, run_id, "per_query.jsonl", folder))
+    except ValueError as error:
+        raise ResultsError(f"{what}: {error}" + (f"; {hint}" if hint else "")) from None
+    tags = run["tags"]
+    return {**run, "per_query": per_query, "fingerprint": tags.get(FINGERPRINT_TAG),
+            "label": tags.get(LABEL_TAG) or tags.get("mlflow.runName")}
+
+
+def other_config(current: dict, manifest: dict, allowed: bool) -> bool:
+    """Whether `current` is another configuration than the baseline's; ResultsError unless `allowed`."""
+    if current["fingerprint"] == manifest["config_fingerprint"]:
+        return False
+    if not allowed:
+        raise ResultsError(f"--run {current['run_id']} is another configuration ({current['label']}, fingerprint "
+                           f"{str(current['fingerprint'])[:12]}) than the baseline ({manifest.get('label')}, "
+                           f"{manifest['config_fingerprint'][:12]}); pass --allow-other-config to gate it anyway")
+    return True
 
 
 def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: dict[str, dict[str, float]],
