@@ -1,7 +1,8 @@
 """The best configuration of an experiment, exported as a config that reruns it, and checked by rerunning.
 
 `conf/best/<name>.yaml` is the winning run's resolved config plus the project's `hydra:` block,
-so `python sweep.py --config-name best/<name>` needs nothing else. Beside it,
+so `python sweep.py --config-name best/<name>` needs nothing else; it also carries the winner's label
+and group choices, so that rerun is named and filterable like the winner. Beside it,
 `<name>.manifest.json` records what the numbers depend on (dataset and config fingerprints,
 package versions, git sha) and the numbers themselves, which `--verify` and `ragsweep gate`
 compare a rerun against.
@@ -56,18 +57,18 @@ def candidates(tracker: MlflowTracker, metric: str, dataset: str | None = None,
     """
     if metric not in METRIC_KEYS:
         raise ResultsError(f"--metric {metric} is not a metric; choose one of {', '.join(METRIC_KEYS)}")
-    runs = finished_jobs(tracker)
-    if runs.empty:
+    every = finished_jobs(tracker)
+    if every.empty:
         raise ResultsError(f"experiment {tracker.experiment!r} in {tracker.uri} has no FINISHED runs; "
                            "run a sweep first (python sweep.py -m +sweep=quick)")
     try:
-        runs, name = on_dataset(runs, dataset)
+        runs, name = on_dataset(every, dataset)
         runs = ranked(where(runs, condition), metric)
     except ValueError as error:
         raise ResultsError(str(error)) from None
     if runs.empty:
         raise ResultsError(f"no FINISHED run on dataset {name} meets --where {condition!r}")
-    return Candidates(runs.assign(label=labels(runs)), name, datasets(finished_jobs(tracker)))
+    return Candidates(runs.assign(label=labels(runs)), name, datasets(every))
 
 
 def best(tracker: MlflowTracker, metric: str, project: Path, name: str | None = None,
@@ -143,7 +144,7 @@ def _standalone_config(tracker: MlflowTracker, winner: pd.Series, project: Path)
         config = OmegaConf.load(path)
     config[LABEL_KEY] = winner.label
     config.hydra = OmegaConf.load(project / "conf" / "config.yaml").hydra  # run dirs, callbacks
-    groups = [folder.name for folder in (project / "conf").iterdir() if folder.is_dir()]
+    groups = [entry.name for entry in (project / "conf").iterdir() if entry.is_dir()]  # chunker, embedder, ...
     choices = group_choices({group: winner.get(f"params.{group}") for group in groups
                              if isinstance(winner.get(f"params.{group}"), str)})
     if choices:
