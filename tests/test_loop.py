@@ -265,14 +265,14 @@ def test_best_exports_a_config_that_reruns_to_the_same_numbers_and_gate_guards_i
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     newest = _runs(project).sort_values("start_time").iloc[-1]
     assert newest["tags.ragsweep.config_fingerprint"] == manifest["config_fingerprint"]
-    assert newest["tags.mlflow.runName"] == "best/quick"
+    assert newest["tags.mlflow.runName"] == manifest["label"] == winner["tags.mlflow.runName"]  # named like the winner
 
     passed = _ragsweep(project, "gate", "--baseline", str(config), "--max-drop", "0.02")
     assert passed.returncode == 0, passed.stderr[-3000:]
     assert "gate passed" in passed.stdout
     worse = _jobs(_runs(project)).sort_values("metrics.token_iou").run_id.iloc[0]  # fixed, k=5: far lower IoU
     failed = _ragsweep(project, "gate", "--baseline", str(config), "--max-drop", "0.02", "--run", worse,
-                       "--metrics", "token_iou,recall")
+                       "--metrics", "token_iou,recall", "--allow-other-config")  # another config than the baseline's
     assert failed.returncode == 1
     assert "| token_iou" in failed.stdout and "gate failed: token_iou" in failed.stderr
 

@@ -17,6 +17,8 @@ from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
 
 log = logging.getLogger("ragsweep")
+DEFAULT_MAX_DROP = "5%"  # relative: an absolute 0.02 on a metric near 0.03 let a 63% drop through
+DEFAULT_SIGNIFICANCE = "0.05"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,11 +34,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def best_command(args: argparse.Namespace) -> int:
-    from ragsweep.results.best import best, compare, rerun
+    from ragsweep.results.best import ResultsError, best, compare, rerun
     from ragsweep.tracking.runs import markdown, summary_table
 
-    export = best(_tracker(args), args.metric, args.project, args.name, args.where)
-    print(f"Top {args.top} of {len(export.table)} configurations by {args.metric}:\n")
+    if args.top < 1:
+        raise ResultsError(f"--top {args.top}: give the number of rows to print, 1 or more")
+    export = best(_tracker(args), args.metric, args.project, args.name, args.where, args.dataset)
+    print(_dataset_line(export.dataset, export.datasets, args.dataset))
+    print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by {args.metric}:\n")
     print(markdown(summary_table(export.table.head(args.top), args.metric)))
     print(f"wrote {export.config} and {export.manifest.name}; rerun with: "
           f"python sweep.py --config-name best/{export.config.stem}")
@@ -45,7 +50,7 @@ def best_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import read_manifest
 
     manifest = read_manifest(export.config)
-    table = compare(manifest["metrics"], rerun(args.project, export.config), exact=True)
+    table = compare(manifest["metrics"], rerun(args.project, export.config).metrics)
     print("\nVerification rerun (exact match required):\n" + markdown(table))
     if not table.ok.all():
         print(f"ragsweep: error: the rerun differs from run {manifest['run_id']} in "
@@ -60,33 +65,53 @@ def report_command(args: argparse.Namespace) -> int:
 
     tracker = _tracker(args)
     output = args.output or args.project / "reports" / f"{args.experiment}.html"
-    path = write_report(tracker, args.metric, output)
-    parent = tracker.attach_to_latest_sweep(path)
-    print(f"wrote {path}" + (f" and logged it to sweep run {parent}" if parent else ""))
+    report = write_report(tracker, args.metric, output, args.dataset)
+    print(_dataset_line(report.dataset, report.datasets, args.dataset))
+    parent = tracker.attach_to_latest_sweep(report.path)
+    print(f"wrote {report.path}" + (f" and logged it to sweep run {parent}" if parent else ""))
     return 0
 
 
+def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
+    """Which dataset's runs a command compared, and how to pick another."""
+    others = [name for name in datasets if name != dataset]
+    why = "as --dataset asks" if asked else "the dataset of the experiment's newest run"
+    return f"dataset {dataset} ({why})" + (f"; also runs on {', '.join(others)}: --dataset NAME" if others else "")
+
+
 def gate_command(args: argparse.Namespace) -> int:
-    from ragsweep.results.best import compare, read_manifest, rerun
+    from ragsweep.results.best import read_manifest, rerun
+    from ragsweep.results.gate import (gate_table, guarded_metrics, job_result, other_config, parse_max_drop,
+                                       parse_significance)
     from ragsweep.tracking.runs import markdown
 
+    max_drop, significance = parse_max_drop(args.max_drop), parse_significance(args.significance)
     manifest = read_manifest(args.baseline)
-    metrics = args.metrics.split(",") if args.metrics else [manifest["metric"]]
-    unknown = [m for m in metrics if m not in manifest["metrics"]]
-    if unknown:
-        print(f"ragsweep: error: --metrics {', '.join(unknown)} not in the baseline; it has "
-              f"{', '.join(manifest['metrics'])}", file=sys.stderr)
-        return 2
+    metrics = guarded_metrics(args.metrics, manifest)
+    label = manifest.get("label") or manifest.get("config")
+    tracker = MlflowTracker(_uri(args), manifest["experiment"], str(args.project / "mlruns" / "artifacts"))
+    baseline = job_result(tracker, manifest["run_id"], "the baseline's run",
+                          "gate reads its per_query.jsonl from the store `ragsweep best` read: point --tracking-uri at it")
     if args.run:
-        current = dict(MlflowTracker(_uri(args), "unused", "").client().get_run(args.run).data.metrics)
+        current = job_result(tracker, args.run, "--run")
+        if other_config(current, manifest, args.allow_other_config):
+            print(f"note: --allow-other-config: gating {current['label']} against another configuration")
+        what = f"run {args.run} ({current['label']})"
     else:
-        current = rerun(args.project, args.baseline)
-    table = compare({m: manifest["metrics"][m] for m in metrics}, current, max_drop=args.max_drop)
-    print(f"Gate against {args.baseline} (run {manifest['run_id']}), max drop {args.max_drop}:\n")
-    print(markdown(table))
+        result = rerun(args.project, args.baseline)
+        current, what = {"metrics": result.metrics, "per_query": result.per_query}, "a rerun of the baseline config"
+    table = gate_table(manifest["metrics"], current["metrics"], baseline["per_query"], current["per_query"],
+                       metrics, max_drop, significance)
+    shared, total = sum(question in current["per_query"] for question in baseline["per_query"]), len(baseline["per_query"])
+    print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
+    print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
+          f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
+          f" finds it worse at p < {significance:g}\n")
+    print(markdown(table.drop(columns="ok")))
     if not table.ok.all():
-        print(f"ragsweep: gate failed: {', '.join(table.metric[~table.ok])} dropped by more than {args.max_drop}",
-              file=sys.stderr)
+        print("ragsweep: gate failed: " + "; ".join(
+            f"{row['metric']} ({row['change %'] or row['change']}, p {row['p-value']}) "
+            f"{row['verdict'].removeprefix('FAIL: ')}" for row in table[~table.ok].to_dict("records")), file=sys.stderr)
         return 1
     print("gate passed")
     return 0
@@ -129,8 +154,10 @@ def _parser() -> argparse.ArgumentParser:
     best.add_argument("--experiment", default="ragsweep")
     best.add_argument("--metric", default=DEFAULT_RANKING_METRIC)
     best.add_argument("--top", type=int, default=5, help="rows of the ranked table to print")
-    best.add_argument("--where", help='filter, e.g. "params.k <= 10 and metrics.recall > 0.5"')
+    best.add_argument("--where", help='filter, e.g. "params.k <= 10 and params.chunker = fixed" (numbers compare as '
+                                      'numbers; text takes = and !=)')
     best.add_argument("--name", help="file name under conf/best/ (default: the experiment's name)")
+    best.add_argument("--dataset", help="rank the runs on this dataset (default: the newest run's dataset)")
     best.add_argument("--verify", action="store_true", help="rerun the export; fail unless every metric matches")
     best.set_defaults(command=best_command)
 
@@ -138,13 +165,21 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--experiment", default="ragsweep")
     report.add_argument("--metric", default=DEFAULT_RANKING_METRIC)
     report.add_argument("--output", type=Path, help="HTML file (default: reports/<experiment>.html)")
+    report.add_argument("--dataset", help="report the runs on this dataset (default: the newest run's dataset)")
     report.set_defaults(command=report_command)
 
-    gate = commands.add_parser("gate", help="fail when a rerun's metrics drop below an exported baseline")
+    gate = commands.add_parser("gate", help="fail when a rerun is worse than an exported baseline")
     gate.add_argument("--baseline", type=Path, required=True, help="conf/best/<name>.yaml written by `best`")
-    gate.add_argument("--max-drop", type=float, default=0.02, help="largest allowed absolute drop (default 0.02)")
+    gate.add_argument("--max-drop", default=DEFAULT_MAX_DROP,
+                      help=f"largest allowed drop of a mean: a share of the recorded value like 5%% or an absolute "
+                           f"value like 0.02 (default {DEFAULT_MAX_DROP})")
+    gate.add_argument("--significance", default=DEFAULT_SIGNIFICANCE,
+                      help="fail when a paired bootstrap on the baseline's questions finds the current run worse "
+                           f"at p below this (default {DEFAULT_SIGNIFICANCE})")
     gate.add_argument("--metrics", help="comma-separated metrics to guard (default: the baseline's ranking metric)")
     gate.add_argument("--run", help="compare this MLflow run instead of rerunning the baseline")
+    gate.add_argument("--allow-other-config", action="store_true",
+                      help="let --run be another configuration than the baseline's (other config fingerprint)")
     gate.set_defaults(command=gate_command)
 
     ui = commands.add_parser("ui", help="start the MLflow UI on the project's store (127.0.0.1, one worker)")

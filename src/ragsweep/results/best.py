@@ -1,7 +1,8 @@
 """The best configuration of an experiment, exported as a config that reruns it, and checked by rerunning.
 
 `conf/best/<name>.yaml` is the winning run's resolved config plus the project's `hydra:` block,
-so `python sweep.py --config-name best/<name>` needs nothing else. Beside it,
+so `python sweep.py --config-name best/<name>` needs nothing else; it also carries the winner's label
+and group choices, so that rerun is named and filterable like the winner. Beside it,
 `<name>.manifest.json` records what the numbers depend on (dataset and config fingerprints,
 package versions, git sha) and the numbers themselves, which `--verify` and `ragsweep gate`
 compare a rerun against.
@@ -18,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.metrics.evaluate import METRIC_KEYS
+from ragsweep.runner.identity import LABEL_KEY, group_choices
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.runs import finished_jobs, ranked, where
+from ragsweep.tracking.runs import datasets, finished_jobs, labels, on_dataset, ranked, where
 
 log = logging.getLogger(__name__)
 
@@ -35,40 +37,67 @@ class ResultsError(ValueError):
 class Export:
     config: Path
     manifest: Path
-    table: pd.DataFrame  # the ranked candidates, best first
+    table: pd.DataFrame  # the ranked candidates, best first, with their `label`
+    dataset: str  # the dataset they ran on
+    datasets: list[str]  # every dataset the experiment has FINISHED runs on
 
 
-def best(tracker: MlflowTracker, metric: str, project: Path, name: str | None = None,
-         condition: str | None = None) -> Export:
-    """Rank the experiment's finished configurations by `metric` and export the winner."""
-    runs = finished_jobs(tracker)
-    if runs.empty:
-        raise ResultsError(f"experiment {tracker.experiment!r} in {tracker.uri} has no FINISHED runs; "
-                           "run a sweep first (python sweep.py -m +sweep=quick)")
+@dataclass
+class Candidates:
+    runs: pd.DataFrame  # best first, one row per configuration, with a `label` column
+    dataset: str
+    datasets: list[str]
+
+
+def candidates(tracker: MlflowTracker, metric: str, dataset: str | None = None,
+               condition: str | None = None) -> Candidates:
+    """The experiment's finished configurations on one dataset (by default the newest run's), filtered and ranked.
+
+    Runs on different datasets answer different questions, so they are never ranked against each other.
+    """
     if metric not in METRIC_KEYS:
         raise ResultsError(f"--metric {metric} is not a metric; choose one of {', '.join(METRIC_KEYS)}")
+    every = finished_jobs(tracker)
+    if every.empty:
+        raise ResultsError(f"experiment {tracker.experiment!r} in {tracker.uri} has no FINISHED runs; "
+                           "run a sweep first (python sweep.py -m +sweep=quick)")
     try:
+        runs, name = on_dataset(every, dataset)
         runs = ranked(where(runs, condition), metric)
     except ValueError as error:
         raise ResultsError(str(error)) from None
     if runs.empty:
-        raise ResultsError(f"no FINISHED run meets --where {condition!r}")
-    winner = runs.iloc[0]
+        raise ResultsError(f"no FINISHED run on dataset {name} meets --where {condition!r}")
+    return Candidates(runs.assign(label=labels(runs)), name, datasets(every))
+
+
+def best(tracker: MlflowTracker, metric: str, project: Path, name: str | None = None,
+         condition: str | None = None, dataset: str | None = None) -> Export:
+    """Rank the experiment's finished configurations on one dataset by `metric` and export the winner."""
+    found = candidates(tracker, metric, dataset, condition)
+    winner = found.runs.iloc[0]
     name = name or tracker.experiment
     folder = project / "conf" / "best"
+    config, choices = _standalone_config(tracker, winner, project)
     folder.mkdir(parents=True, exist_ok=True)
-    config = _standalone_config(tracker, winner.run_id, project)
     config_path = folder / f"{name}.yaml"
     config_path.write_text("# @package _global_\n"  # a config under conf/best/ would otherwise nest under `best:`
-                           f"# Best {metric} of experiment {tracker.experiment!r}: run {winner.run_id}.\n"
+                           f"# Best {metric} of experiment {tracker.experiment!r} on dataset {found.dataset}: "
+                           f"{winner.label} (run {winner.run_id}).\n"
                            f"# Rerun: python sweep.py --config-name best/{name}\n" + OmegaConf.to_yaml(config))
     manifest_path = folder / f"{name}.manifest.json"
-    manifest_path.write_text(json.dumps(_manifest(winner, metric, tracker), indent=2) + "\n")
-    return Export(config_path, manifest_path, runs)
+    manifest_path.write_text(json.dumps(_manifest(winner, metric, tracker, choices), indent=2) + "\n")
+    return Export(config_path, manifest_path, found.runs, found.dataset, found.datasets)
 
 
-def rerun(project: Path, config_path: Path) -> dict[str, float]:
-    """Run an exported config again, as a user would (`python sweep.py --config-name best/<name>`); its metrics."""
+@dataclass
+class Rerun:
+    metrics: dict[str, float]  # every metric's mean and `<metric>_std`, as the run logged them
+    per_query: dict[str, dict[str, float]]  # question id -> its metrics
+
+
+def rerun(project: Path, config_path: Path) -> Rerun:
+    """Run an exported config again, as a user would (`python sweep.py --config-name best/<name>`)."""
     config_name = config_path.resolve().relative_to((project / "conf").resolve()).with_suffix("").as_posix()
     with tempfile.TemporaryDirectory(prefix="ragsweep-rerun-") as output:
         command = [sys.executable, str(project / "sweep.py"), "--config-name", config_name, f"hydra.run.dir={output}"]
@@ -77,19 +106,25 @@ def rerun(project: Path, config_path: Path) -> dict[str, float]:
         if done.returncode != 0:
             raise ResultsError(f"the rerun of {config_path} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         summary = json.loads((Path(output) / "metrics.json").read_text())
-    return {**{name: values["mean"] for name, values in summary.items()},
-            **{f"{name}_std": values["std"] for name, values in summary.items()}}
+        per_query = read_per_query(Path(output) / "per_query.jsonl")
+    metrics = {**{name: values["mean"] for name, values in summary.items()},
+               **{f"{name}_std": values["std"] for name, values in summary.items()}}
+    return Rerun(metrics, per_query)
 
 
-def compare(recorded: dict[str, float], current: dict[str, float], max_drop: float = 0.0,
-            exact: bool = False) -> pd.DataFrame:
-    """One row per recorded metric: its recorded and current value, the drop, and whether it passes."""
+def read_per_query(path: Path) -> dict[str, dict[str, float]]:
+    """A job's per_query.jsonl as question id -> that question's metrics."""
+    records = (json.loads(line) for line in path.read_text().splitlines() if line)
+    return {record["id"]: {name: float(value) for name, value in record["metrics"].items()} for record in records}
+
+
+def compare(recorded: dict[str, float], current: dict[str, float]) -> pd.DataFrame:
+    """One row per recorded metric: its recorded and current value, the drop, and whether they are equal
+    (`--verify`'s bar: the pipeline is deterministic). `ragsweep gate` judges drops in results.gate."""
     rows = []
     for metric, before in recorded.items():
         now = current.get(metric, float("nan"))
-        drop = before - now
-        ok = now == before if exact else drop <= max_drop + 1e-12
-        rows.append({"metric": metric, "recorded": before, "current": now, "drop": drop, "ok": bool(ok)})
+        rows.append({"metric": metric, "recorded": before, "current": now, "drop": before - now, "ok": bool(now == before)})
     return pd.DataFrame(rows)
 
 
@@ -101,20 +136,29 @@ def read_manifest(config_path: Path) -> dict:
     return json.loads(manifest_path.read_text())
 
 
-def _standalone_config(tracker: MlflowTracker, run_id: str, project: Path):
+def _standalone_config(tracker: MlflowTracker, winner: pd.Series, project: Path) -> tuple[DictConfig, dict[str, str]]:
+    """The winner's resolved config, its label (so the rerun is named like it) and the project's `hydra:` block,
+    whose `runtime.choices` carry the winner's group options, which a flat config has no defaults list to give."""
     with tempfile.TemporaryDirectory() as folder:
-        path = tracker.client().download_artifacts(run_id, "config.yaml", folder)
+        path = tracker.client().download_artifacts(winner.run_id, "config.yaml", folder)
         config = OmegaConf.load(path)
+    config[LABEL_KEY] = winner.label
     config.hydra = OmegaConf.load(project / "conf" / "config.yaml").hydra  # run dirs, callbacks
-    return config
+    groups = [entry.name for entry in (project / "conf").iterdir() if entry.is_dir()]  # chunker, embedder, ...
+    choices = group_choices({group: winner.get(f"params.{group}") for group in groups
+                             if isinstance(winner.get(f"params.{group}"), str)})
+    if choices:
+        config.hydra.runtime = {"choices": choices}
+    return config, choices
 
 
-def _manifest(winner: pd.Series, metric: str, tracker: MlflowTracker) -> dict:
+def _manifest(winner: pd.Series, metric: str, tracker: MlflowTracker, choices: dict[str, str]) -> dict:
     quality = [*METRIC_KEYS, *(f"{m}_std" for m in METRIC_KEYS)]
     return {
         "experiment": tracker.experiment,
         "run_id": winner.run_id,
-        "config": winner["tags.mlflow.runName"],
+        "label": winner.label,
+        "choices": choices,
         "metric": metric,
         "config_fingerprint": winner.get("tags.ragsweep.config_fingerprint"),
         "dataset": winner.get("tags.dataset.name"),

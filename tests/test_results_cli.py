@@ -1,0 +1,221 @@
+"""`ragsweep best | report | gate` as a user runs them, in subprocesses, on a real sweep over two datasets.
+
+The project (a scratch copy of sweep.py, conf/ and sweeps/, as in tests/test_loop.py) ran one job on
+a tiny dataset of its own, then the `quick` grid on sotu_qa, so sotu_qa holds the newest run.
+`BAD_INPUT` is the table of refused commands: each exits 2 with one line and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RAGSWEEP = Path(sys.executable).with_name("ragsweep")  # the installed console script
+TINY_DOCS = {"apples": "Apples grow on trees. Most apples are red or green.",
+             "rivers": "Rivers carry water to the sea. The Nile is a long river."}
+TINY_QUESTIONS = [("t1", "What colour are apples?", "apples", "Most apples are red or green."),
+                  ("t2", "Where do rivers go?", "rivers", "Rivers carry water to the sea."),
+                  ("t3", "Which river is long?", "rivers", "The Nile is a long river.")]
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}  # entry points set them
+
+
+def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), cwd=project, env=_env(), capture_output=True, text=True, timeout=900)
+
+
+def _ragsweep(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return _run(project, str(RAGSWEEP), *args)
+
+
+def _jobs(project: Path):
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{project}/mlruns/mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["ragsweep"], order_by=["attributes.start_time DESC"])
+    return runs[runs["tags.ragsweep.role"] == "job"].reset_index(drop=True)
+
+
+def _tiny_dataset(folder: Path) -> Path:
+    (folder / "documents").mkdir(parents=True)
+    for name, text in TINY_DOCS.items():
+        (folder / "documents" / f"{name}.txt").write_text(text)
+    lines = []
+    for qid, question, doc, content in TINY_QUESTIONS:
+        start = TINY_DOCS[doc].index(content)
+        references = [{"doc_id": doc, "start": start, "end": start + len(content), "content": content}]
+        lines.append(json.dumps({"id": qid, "question": question, "references": references}))
+    (folder / "queries.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """A scratch project with one job on the dataset `tiny`, then the quick grid on sotu_qa, and an export `base`."""
+    folder = tmp_path_factory.mktemp("project")
+    shutil.copy(ROOT / "sweep.py", folder)
+    shutil.copytree(ROOT / "sweeps", folder / "sweeps")
+    shutil.copytree(ROOT / "conf", folder / "conf", symlinks=True, ignore=shutil.ignore_patterns("best"))
+    tiny = _tiny_dataset(folder / "data" / "tiny")
+    for args in (["-m", "dataset=native", f"dataset.path={tiny}", "chunker.size=8", "k=1"],
+                 ["-m", "+sweep=quick"]):
+        result = _run(folder, sys.executable, "sweep.py", *args)
+        assert result.returncode == 0, result.stderr[-3000:]
+    exported = _ragsweep(folder, "best", "--name", "base")
+    assert exported.returncode == 0, exported.stderr[-3000:]
+    return folder
+
+
+def test_jobs_log_their_group_choices_and_label_and_the_fingerprint_ignores_them(project):
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from ragsweep.runner.identity import config_fingerprint
+
+    jobs = _jobs(project)
+    quick = jobs[jobs["tags.dataset.name"] == "sotu_qa"].set_index("tags.mlflow.runName")
+    assert sorted(quick.index) == ["chunker=fixed,k=3", "chunker=fixed,k=5", "chunker=recursive,k=3",
+                                   "chunker=recursive,k=5"]
+    assert (quick["tags.ragsweep.config_label"] == quick.index).all()
+    assert quick["params.chunker"].to_dict()["chunker=fixed,k=3"] == "fixed"
+    assert set(quick["params.embedder"]) == {"minilm"} and set(quick["params.dataset"]) == {"sotu_qa"}
+    assert "params.sweep" not in jobs and "params.paths" not in jobs and "params.hydra/launcher" not in jobs
+    # the fingerprint of the plainly composed config: the choices went to params, not into the config
+    with initialize_config_dir(str(project / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["chunker=fixed", "k=3"])
+    fingerprint = config_fingerprint(OmegaConf.to_container(cfg, resolve=True),
+                                     quick.loc["chunker=fixed,k=3", "tags.dataset.fingerprint"])
+    assert quick.loc["chunker=fixed,k=3", "tags.ragsweep.config_fingerprint"] == fingerprint
+
+
+def test_the_verify_rerun_is_named_and_filtered_like_the_winner(project):
+    result = _ragsweep(project, "best", "--name", "quick", "--where", "params.chunker = recursive", "--verify")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.startswith("dataset sotu_qa (the dataset of the experiment's newest run); "
+                                    "also runs on tiny: --dataset NAME\n")
+    assert "verified: every metric of the rerun equals the recorded run" in result.stdout
+    manifest = json.loads((project / "conf" / "best" / "quick.manifest.json").read_text())
+    assert manifest["label"] == "chunker=recursive,k=3" and manifest["choices"]["chunker"] == "recursive"
+    rerun = _jobs(project).iloc[0]
+    assert rerun["tags.mlflow.runName"] == rerun["tags.ragsweep.config_label"] == "chunker=recursive,k=3"
+    assert rerun["params.chunker"] == "recursive"  # the export carried the winner's choices
+    assert rerun["tags.ragsweep.config_fingerprint"] == manifest["config_fingerprint"]
+    # the rerun now stands for the winner's configuration; it is still called by its choices
+    again = _ragsweep(project, "best", "--name", "quick", "--where", "params.chunker = 'recursive' and params.k < 4")
+    rows = [line for line in again.stdout.splitlines() if line.startswith("| 1 ")]
+    assert rows and "| chunker=recursive,k=3 |" in rows[0] and rerun.run_id in rows[0]
+    assert not [line for line in again.stdout.splitlines() if line.startswith("| ") and "best/" in line]
+
+
+def test_gate_shows_absolute_and_relative_change_and_the_p_value(project):
+    baseline = str(project / "conf" / "best" / "quick.yaml")
+    passed = _ragsweep(project, "gate", "--baseline", baseline)  # a rerun of the baseline: equal numbers
+    assert passed.returncode == 0, passed.stderr[-3000:]
+    assert "more than 5% of its recorded value or a paired bootstrap on the baseline's 68 questions" in passed.stdout
+    assert "| token_iou | 0.0298   | 0.0298  | 0.0    | +0.0%    | 1.0     | ok      |" in passed.stdout
+    assert passed.stdout.rstrip().endswith("gate passed")
+    other = _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id
+    failed = _ragsweep(project, "gate", "--baseline", baseline, "--run", other, "--allow-other-config",
+                       "--metrics", "token_iou,recall")
+    assert failed.returncode == 1
+    assert "| metric    | recorded | current | change  | change % | p-value | verdict" in failed.stdout
+    token_iou = next(line for line in failed.stdout.splitlines() if line.startswith("| token_iou"))
+    assert "-79.3%" in token_iou and "FAIL: dropped more than 5%, worse at p < 0.05" in token_iou  # 0.0298 -> 0.0062
+    assert failed.stderr.startswith("ragsweep: gate failed: token_iou (-79.3%, p 0.0) dropped more than 5%")
+
+
+def test_report_compares_one_dataset_and_says_which(project):
+    newest = _ragsweep(project, "report")
+    assert newest.returncode == 0, newest.stderr[-3000:]
+    assert newest.stdout.startswith("dataset sotu_qa (the dataset of the experiment's newest run); also runs on tiny")
+    page = (project / "reports" / "ragsweep.html").read_text()
+    assert "configurations on dataset sotu_qa" in page and "<b>chunker=recursive,k=3</b>" in page
+    assert "best/" not in page and "dataset.path=" not in page  # no rerun name, no run on tiny
+    assert page.count('src="data:image/png;base64,') == 4  # the Pareto chart reads latency_ms_p50
+    tiny = _ragsweep(project, "report", "--dataset", "tiny", "--output", "reports/tiny.html")
+    assert tiny.returncode == 0, tiny.stderr[-3000:]
+    assert tiny.stdout.startswith("dataset tiny (as --dataset asks); also runs on sotu_qa")
+    assert "Only one configuration" in (project / "reports" / "tiny.html").read_text()
+
+
+def test_the_notebook_ranks_one_dataset_with_the_renamed_latency(project):
+    import nbclient
+    import nbformat
+
+    notebook = nbformat.read(ROOT / "notebooks" / "analysis.ipynb", as_version=4)
+    os.environ["RAGSWEEP_PROJECT"] = str(project)
+    try:
+        nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3").execute()
+    finally:
+        del os.environ["RAGSWEEP_PROJECT"]
+    cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    printed = "".join(o.get("text", "") for cell in cells for o in cell.outputs)
+    assert "dataset sotu_qa; the experiment has runs on sotu_qa, tiny" in printed
+    assert "best: chunker=recursive,k=3  (token_iou = 0.0298, run " in printed
+    table = "".join(o.get("data", {}).get("text/html", "") for o in cells[1].outputs)
+    assert "metrics.latency_ms_p50" in table and "dataset.path=" not in table  # no run on tiny
+
+
+# (arguments, exit code, what the one line on stderr says). {baseline}: conf/best/base.yaml, written by `best`;
+# {other_run}: a FINISHED job of another configuration; {parent_run}: the quick sweep's parent run.
+BAD_INPUT = [
+    (["best", "--name", "base", "--where", "params.k <= ten"], 2, "--where: params.k holds numbers (3, 5): 'ten' is not a number"),
+    (["best", "--name", "base", "--where", "params.k ~ 3"], 2, "--where: cannot read 'params.k ~ 3'; write <column> <op> <value>"),
+    (["best", "--name", "base", "--where", "params.k = 3 or params.k = 5"], 2, "--where: cannot read 'params.k = 3 or params.k = 5'"),
+    (["best", "--name", "base", "--where", "params.k <="], 2, "--where: cannot read 'params.k <='"),
+    (["best", "--name", "base", "--where", "chunker = fixed"], 2, "--where: no column 'chunker'; did you mean params.chunker?"),
+    (["best", "--name", "base", "--where", "params.size = 3"], 2, "--where: no column 'params.size'; params: "),
+    (["best", "--name", "base", "--where", "params.chunker > fixed"], 2, "--where: params.chunker holds text (fixed, recursive): compare it with = or !="),
+    (["best", "--name", "base", "--where", "params.k = 4"], 2, "no FINISHED run on dataset sotu_qa meets --where 'params.k = 4'"),
+    (["best", "--name", "base", "--metric", "latency_ms_p50"], 2, "--metric latency_ms_p50 is not a metric; choose one of"),
+    (["best", "--name", "base", "--dataset", "beir"], 2, "--dataset beir: no FINISHED run on it; datasets: sotu_qa, tiny"),
+    (["best", "--name", "base", "--experiment", "nope"], 2, "no experiment 'nope' in"),
+    (["best", "--name", "base", "--top", "0"], 2, "--top 0: give the number of rows to print, 1 or more"),
+    (["report", "--dataset", "beir"], 2, "--dataset beir: no FINISHED run on it; datasets: sotu_qa, tiny"),
+    (["report", "--metric", "recal"], 2, "--metric recal is not a metric"),
+    (["gate", "--baseline", "{baseline}", "--max-drop", "abc"], 2, "--max-drop abc: not a number; give a share"),
+    (["gate", "--baseline", "{baseline}", "--max-drop", "-1"], 2, "--max-drop -1: a drop limit cannot be negative"),
+    (["gate", "--baseline", "{baseline}", "--max-drop", "150%"], 2, "--max-drop 150%: a metric cannot drop by more than 100%"),
+    (["gate", "--baseline", "{baseline}", "--max-drop", "2"], 2, "--max-drop 2: metrics lie in [0, 1], so this allows any drop"),
+    (["gate", "--baseline", "{baseline}", "--significance", "0"], 2, "--significance 0: give a p-value threshold strictly between 0 and 1"),
+    (["gate", "--baseline", "{baseline}", "--significance", "1.5"], 2, "--significance 1.5: give a p-value threshold strictly between 0 and 1"),
+    (["gate", "--baseline", "{baseline}", "--metrics", "token_iou_std"], 2, "--metrics token_iou_std: not a metric the baseline recorded per question"),
+    (["gate", "--baseline", "{baseline}", "--run", "nope"], 2, "--run: no run 'nope' in sqlite:///"),
+    (["gate", "--baseline", "{baseline}", "--run", "{other_run}"], 2, "is another configuration (chunker=fixed,k=3, fingerprint"),
+    (["gate", "--baseline", "{baseline}", "--run", "{parent_run}"], 2, "has no artifact per_query.jsonl"),
+    (["gate", "--baseline", "conf/best/missing.yaml"], 2, "conf/best/missing.yaml or its manifest missing.manifest.json is missing"),
+]
+
+
+@pytest.mark.parametrize(("args", "code", "message"), BAD_INPUT, ids=[" ".join(row[0]) for row in BAD_INPUT])
+def test_bad_input_is_refused_in_one_line_and_writes_nothing(project, args, code, message):
+    import mlflow
+
+    before = _written(project)
+    runs = mlflow.search_runs(experiment_names=["ragsweep"])
+    places = {"baseline": "conf/best/base.yaml", "parent_run": runs[runs["tags.ragsweep.role"] == "parent"].run_id.iloc[0],
+              "other_run": _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id}
+    result = _ragsweep(project, *[arg.format(**places) for arg in args])
+    assert result.returncode == code, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [result.stderr.strip()], result.stderr  # one line
+    assert result.stderr.startswith("ragsweep: error: ") and message in result.stderr, result.stderr
+    assert _written(project) == before  # no export overwritten, no report, no run started
+
+
+def _written(project: Path) -> tuple:
+    """What a refused command must leave as it was: exports, reports and the store's runs."""
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{project}/mlruns/mlflow.db")
+    files = {path: (path.read_bytes(), path.stat().st_mtime_ns)
+             for folder in ("conf/best", "reports") for path in (project / folder).glob("*")}
+    return files, len(mlflow.search_runs(search_all_experiments=True))
