@@ -15,6 +15,7 @@ from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 from ragsweep.cache import StageCache, semantic_config
 from ragsweep.data.base import DatasetLoader
 from ragsweep.metrics.evaluate import METRIC_KEYS, SpanEvaluator
+from ragsweep.runner.identity import LABEL_KEY
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
 
@@ -84,7 +85,7 @@ def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
-            "tracking", "paths", "cache", "hydra")
+            "tracking", "paths", "cache", LABEL_KEY, "hydra")
 CACHE_KEYS = ("enabled", "dir")
 STAGES = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "metrics")
 
