@@ -1,0 +1,123 @@
+"""Ctrl-C as a user sends it to a running sweep, in real processes.
+
+A terminal's Ctrl-C sends SIGINT to its whole foreground process group, so each sweep here runs in a
+session of its own and gets `os.killpg(SIGINT)`; what it records is read back from its sqlite store.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+RAGSWEEP = Path(sys.executable).with_name("ragsweep")  # the installed console script
+GRID = ["-m", "chunker=recursive,fixed,sentence", "k=3,5,7"]  # 9 jobs, 3 of them embed: time to interrupt one
+LAUNCHERS = {"basic": [], "joblib": ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]}
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}  # entry points set them
+    return {**env, "PYTHONPATH": str(ROOT)}
+
+
+def _project(tmp_path: Path) -> Path:
+    """A scratch copy of the project: its own MLflow store, stage cache and outputs."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    shutil.copy(ROOT / "sweep.py", folder)
+    shutil.copytree(ROOT / "sweeps", folder / "sweeps")
+    shutil.copytree(ROOT / "conf", folder / "conf", symlinks=True, ignore=shutil.ignore_patterns("best"))
+    return folder
+
+
+def _runs(project: Path) -> pd.DataFrame:
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{project}/mlruns/mlflow.db")
+    return mlflow.search_runs(experiment_names=["ragsweep"])
+
+
+def _jobs(runs: pd.DataFrame) -> pd.DataFrame:
+    return runs[runs["tags.ragsweep.role"] == "job"]
+
+
+def _busy_jobs(project: Path, sweep: subprocess.Popen, quiet_s: float = 3.0) -> set[str]:
+    """The RUNNING jobs, once a job has finished and none has for `quiet_s`: jobs that are embedding.
+
+    A job served from the stage cache lasts about a second; waiting out `quiet_s` after the last
+    finish leaves only jobs that will run for many seconds more, so the signal lands inside one.
+    """
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and sweep.poll() is None:
+        time.sleep(0.3)
+        if not list((project / "outputs" / "multirun").glob("*/.mlflow_parent_run_id")):
+            continue  # reading the store while the sweep creates its tables would race with that
+        try:
+            jobs = _jobs(_runs(project))
+        except Exception:  # no job run, no role tag yet
+            continue
+        finished, running = jobs[jobs.status == "FINISHED"], jobs[jobs.status == "RUNNING"]
+        if finished.empty or running.empty:
+            continue
+        if pd.Timestamp.now(tz="UTC") - finished.end_time.max() >= pd.Timedelta(seconds=quiet_s):
+            return set(running.run_id)
+    raise AssertionError("the sweep ended, or never had a job running after one finished")
+
+
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+def test_ctrl_c_ends_the_sweep_in_one_line_with_runs_killed_and_a_rerun_finishes_the_rest(tmp_path, launcher):
+    project = _project(tmp_path)
+    command = [sys.executable, "sweep.py", *GRID, *LAUNCHERS[launcher]]
+    stderr_path = tmp_path / "stderr.txt"
+    with stderr_path.open("wb") as stderr:
+        sweep = subprocess.Popen(command, cwd=project, env=_env(), stdout=subprocess.DEVNULL, stderr=stderr,
+                                 start_new_session=True)  # its own group, as a terminal's foreground job
+        try:
+            busy = _busy_jobs(project, sweep)
+            done = set(_jobs(_runs(project)).query("status == 'FINISHED'").run_id)
+            progress = stderr_path.stat().st_size  # the jobs' progress bars so far; what follows is the ending
+            os.killpg(sweep.pid, signal.SIGINT)  # Ctrl-C
+            code = sweep.wait(timeout=120)
+        finally:
+            if sweep.poll() is None:
+                os.killpg(sweep.pid, signal.SIGKILL)
+    ending = stderr_path.read_bytes()[progress:].decode(errors="replace")
+    assert code == 130, ending
+    assert "Traceback" not in ending and "KeyboardInterrupt" not in ending, ending
+    lines = [line for line in ending.splitlines() if line.strip()]  # a bar cut short may add one
+    assert 1 <= len(lines) <= 3 and lines[-1].startswith("ragsweep: interrupted: "), ending
+
+    runs = _runs(project)
+    jobs, parent = _jobs(runs), runs[runs["tags.ragsweep.role"] == "parent"]
+    assert not (runs.status == "RUNNING").any()
+    killed, finished = jobs[jobs.status == "KILLED"], jobs[jobs.status == "FINISHED"]
+    assert busy <= set(killed.run_id)  # the jobs Ctrl-C stopped: KILLED, not FAILED...
+    assert set(jobs.status) == {"FINISHED", "KILLED"}
+    assert killed["params.k"].notna().all()  # ...with what they had logged kept
+    assert done <= set(finished.run_id)  # jobs that had finished stay FINISHED
+    assert len(parent) == 1 and parent.status.iloc[0] == "KILLED"
+    tags = parent.iloc[0]
+    assert (tags["tags.ragsweep.jobs"], tags["tags.ragsweep.failed_jobs"], tags["tags.ragsweep.interrupted_jobs"]) \
+        == (str(len(jobs)), "0", str(len(killed)))
+    summary = (Path(tags.artifact_uri.removeprefix("file://")) / "summary.md").read_text()
+    assert all(run_id in summary for run_id in finished.run_id)  # the ranked table of what finished...
+    assert not any(run_id in summary for run_id in killed.run_id)  # ...and of nothing else
+    assert str(len(finished)) in lines[-1] and "summary.md" in lines[-1]
+    assert not list((project / "outputs" / "multirun").glob("*/.mlflow_parent_run_id"))
+
+    rerun = subprocess.run(command, cwd=project, env=_env(), capture_output=True, text=True, timeout=900)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    after = _jobs(_runs(project))
+    finished_after = after[after.status == "FINISHED"]
+    assert len(finished_after) == 9 and finished_after["tags.ragsweep.config_fingerprint"].is_unique
+    assert set(finished.run_id) <= set(finished_after.run_id)  # kept, not run again
