@@ -1,4 +1,4 @@
-"""Ctrl-C as a user sends it to a running sweep, in real processes.
+"""Ctrl-C and SIGTERM as a user sends them: to a running sweep and to `ragsweep ui`, in real processes.
 
 A terminal's Ctrl-C sends SIGINT to its whole foreground process group, so each sweep here runs in a
 session of its own and gets `os.killpg(SIGINT)`; what it records is read back from its sqlite store.
@@ -9,12 +9,17 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
+import psutil
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -121,3 +126,97 @@ def test_ctrl_c_ends_the_sweep_in_one_line_with_runs_killed_and_a_rerun_finishes
     finished_after = after[after.status == "FINISHED"]
     assert len(finished_after) == 9 and finished_after["tags.ragsweep.config_fingerprint"].is_unique
     assert set(finished.run_id) <= set(finished_after.run_id)  # kept, not run again
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_for_health(port: int, ui: subprocess.Popen) -> None:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    deadline = time.monotonic() + 120
+    while ui.poll() is None and time.monotonic() < deadline:
+        try:
+            with opener.open(f"http://127.0.0.1:{port}/health", timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"`ragsweep ui` did not answer on port {port}")
+
+
+def _settled_tree(process: psutil.Process, still_s: float = 3.0) -> list[psutil.Process]:
+    """The process's descendants once their number has not changed for `still_s` (MLflow starts helpers)."""
+    tree, since = process.children(recursive=True), time.monotonic()
+    deadline = since + 60
+    while time.monotonic() - since < still_s and time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = process.children(recursive=True)
+        if {p.pid for p in now} != {p.pid for p in tree}:
+            tree, since = now, time.monotonic()
+    return tree
+
+
+def _alive_in_groups(groups: set[int]) -> list[psutil.Process]:
+    alive = []
+    for process in psutil.process_iter(["status"]):
+        try:
+            if os.getpgid(process.pid) in groups and process.info["status"] != psutil.STATUS_ZOMBIE:
+                alive.append(process)
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return alive
+
+
+@contextmanager
+def _ui(project: Path, env: dict[str, str]) -> Iterator[tuple[subprocess.Popen, int, Path]]:
+    """`ragsweep ui` on a free port, answering, and the file its stderr goes to; afterwards nothing it
+    started is left running. (A file, not a pipe: a server that outlives it would hold a pipe open.)"""
+    (project / "mlruns").mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    stderr = project / "ui.stderr"
+    with stderr.open("w") as out:
+        ui = subprocess.Popen([str(RAGSWEEP), "ui", "--port", str(port)], cwd=project, env=env,
+                              stdout=subprocess.DEVNULL, stderr=out, start_new_session=True)
+    groups = {ui.pid}
+    try:
+        _wait_for_health(port, ui)
+        yield ui, port, stderr
+    finally:
+        groups |= {os.getpgid(p.pid) for p in _safe_children(ui.pid)}
+        for group in groups:  # what a test left running, e.g. the old code's orphaned server
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        ui.wait(timeout=30)
+
+
+def _safe_children(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ragsweep_ui_stops_its_server_quietly_on_ctrl_c_and_sigterm(tmp_path, signum):
+    with _ui(tmp_path, _env()) as (ui, port, stderr):
+        tree = _settled_tree(psutil.Process(ui.pid))
+        assert tree, "the MLflow server runs as a child of `ragsweep ui`"
+        groups = {ui.pid} | {os.getpgid(p.pid) for p in tree}
+        if signum == signal.SIGINT:
+            os.killpg(ui.pid, signum)  # Ctrl-C: to the terminal's foreground group, which `ragsweep ui` leads
+        else:
+            os.kill(ui.pid, signum)  # `kill <pid>`, as a service manager or a script stops it
+        started = time.monotonic()
+        ui.wait(timeout=60)
+        took = time.monotonic() - started
+        survivors = _alive_in_groups(groups)
+        assert took < 10, f"`ragsweep ui` took {took:.1f} s to stop"
+        assert not survivors, [" ".join(p.cmdline())[:120] for p in survivors]
+        assert "Traceback" not in stderr.read_text(), stderr.read_text()[-3000:]
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
