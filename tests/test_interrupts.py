@@ -6,12 +6,14 @@ session of its own and gets `os.killpg(SIGINT)`; what it records is read back fr
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -220,3 +222,72 @@ def test_ragsweep_ui_stops_its_server_quietly_on_ctrl_c_and_sigterm(tmp_path, si
         assert "Traceback" not in stderr.read_text(), stderr.read_text()[-3000:]
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+# Variables under which MLflow turns telemetry off by itself (mlflow.telemetry.utils): a server under
+# test must not see them, or it would say "disabled" whatever ragsweep does.
+CI_MARKERS = ("PYTEST_CURRENT_TEST", "GITHUB_ACTIONS", "CI", "CIRCLECI", "GITLAB_CI", "JENKINS_URL", "TRAVIS",
+              "TF_BUILD", "BITBUCKET_BUILD_NUMBER", "CODEBUILD_BUILD_ARN", "BUILDKITE", "TEAMCITY_VERSION",
+              "CLOUD_RUN_EXECUTION", "RUNBOT_HOST_URL", "RUNBOT_BUILD_NAME", "RUNBOT_WORKER_ID", "DO_NOT_TRACK")
+
+
+def _request(url: str, data: bytes | None = None) -> dict:
+    """An HTTP request that no proxy variable of this process can divert."""
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=10) as answer:
+        return json.load(answer)
+
+
+@contextmanager
+def _proxy() -> Iterator[tuple[list[bytes], int]]:
+    """A local proxy that refuses everything and keeps the first bytes of each request (`CONNECT host:443`)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    requests: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with connection:
+                connection.settimeout(5)
+                try:
+                    requests.append(connection.recv(200))
+                except OSError:
+                    requests.append(b"")
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield requests, listener.getsockname()[1]
+    finally:
+        listener.close()
+
+
+def _offline_env(proxy_port: int, **extra: str) -> dict[str, str]:
+    """No CI markers (MLflow would disable telemetry for them), every outbound request through the proxy."""
+    proxy = f"http://127.0.0.1:{proxy_port}"
+    env = {k: v for k, v in _env().items() if k not in CI_MARKERS and k.lower() not in (
+        "http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+    return {**env, "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "NO_PROXY": "127.0.0.1,localhost", **extra}
+
+
+@pytest.mark.parametrize("user_setting", [None, "false"], ids=["ragsweep-default", "control-telemetry-on"])
+def test_the_ui_server_keeps_telemetry_off_and_never_fetches_its_config(tmp_path, user_setting):
+    """The UI asks its server whether to collect telemetry (/ajax-api/3.0/mlflow/ui-telemetry); with
+    telemetry on, the server fetches MLflow's remote config to answer. The control run, a user who
+    sets MLFLOW_DISABLE_TELEMETRY=false (ragsweep keeps a user's value), shows this test sees that fetch."""
+    extra = {"MLFLOW_DISABLE_TELEMETRY": user_setting} if user_setting else {}
+    with _proxy() as (requests, proxy_port), _ui(tmp_path, _offline_env(proxy_port, **extra)) as (_, port, _):
+        api = f"http://127.0.0.1:{port}/ajax-api/3.0/mlflow/ui-telemetry"
+        config = _request(api)
+        record = {"event_name": "test", "timestamp_ns": 1, "params": {}, "installation_id": "i", "session_id": "s"}
+        posted = _request(api, json.dumps({"records": [record]}).encode())
+        time.sleep(2)
+        if user_setting == "false":
+            assert any(r.startswith(b"CONNECT ") for r in requests), requests
+            return
+        assert config["disable_ui_telemetry"] is True and posted == {"status": "disabled"}
+        assert requests == []  # nothing left the machine, not even the config request
