@@ -21,4 +21,7 @@ def main(cfg: DictConfig) -> float | None:
 
 if __name__ == "__main__":
     exit_on_bad_command_line(sys.argv[1:], CONF)  # every point checked before Hydra starts anything
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C: runs are closed KILLED and a sweep says so in one line as it exits
+        raise SystemExit(130) from None

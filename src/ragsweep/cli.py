@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -118,14 +120,62 @@ def gate_command(args: argparse.Namespace) -> int:
 
 
 def ui_command(args: argparse.Namespace) -> int:
+    """Serve MLflow's UI until it exits or this process gets Ctrl-C or SIGTERM, then stop all of it.
+
+    `mlflow ui` is a tree of processes (uvicorn, a job runner, huey consumers). Started in its own
+    session, a terminal's Ctrl-C reaches only this process, not each of them (each printed a
+    traceback, and the job runner restarted its consumers); this process then stops the whole group.
+    """
     uri = _uri(args)
     print(f"MLflow UI for {uri}: http://127.0.0.1:{args.port}  (Ctrl-C stops it)", flush=True)
     command = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
                "--host", "127.0.0.1", "--port", str(args.port), "--workers", "1"]
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill <pid>` stops the server too, not only this process
+    server = None
     try:
-        return subprocess.run(command).returncode
+        server = subprocess.Popen(command, start_new_session=True)
+        return server.wait()
     except KeyboardInterrupt:
         return 0
+    finally:
+        if server is not None:
+            _stop_group(server)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_group(server: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """SIGTERM the server's process group (uvicorn shuts down quietly on it), SIGKILL what outlives `grace_s`."""
+    import psutil
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the shutdown short
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        members = _group(server.pid)  # scanned each time: the job runner may have started new consumers
+        if not members:
+            break
+        try:
+            os.killpg(server.pid, sig)
+        except ProcessLookupError:
+            break
+        psutil.wait_procs(members, timeout=grace_s)
+    server.wait()
+
+
+def _group(pgid: int) -> list:
+    """The live (not zombie) processes of a process group."""
+    import psutil
+
+    members = []
+    for process in psutil.process_iter(["status"]):
+        try:
+            if os.getpgid(process.pid) == pgid and process.info["status"] != psutil.STATUS_ZOMBIE:
+                members.append(process)
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return members
 
 
 def _tracker(args: argparse.Namespace) -> MlflowTracker:

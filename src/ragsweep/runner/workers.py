@@ -97,8 +97,22 @@ def _exit_with_the_launcher() -> None:
     threading.Thread(target=watch, name="ragsweep-launcher-watch", daemon=True).start()
 
 
+def _share_progress_bar_lock() -> None:
+    """Give tqdm, before any worker is forked, the lock its bars write under, shared by every worker.
+
+    Left to tqdm, each worker creates its own, a named semaphore (workers run under the forkserver
+    start method), and a worker that the pool kills when a sweep is interrupted leaves it behind: the
+    resource tracker then prints a warning about a leaked semaphore after the sweep's last line. A
+    fork-context lock has no name to leave behind, and shared, it keeps two workers' bars apart.
+    """
+    from tqdm import tqdm
+
+    tqdm.set_lock(multiprocessing.get_context("fork").RLock())
+
+
 if os.environ.get(LAUNCHER_ENV):  # imported by the fork server, which then forks every worker
     os.register_at_fork(after_in_child=_exit_with_the_launcher)
+    _share_progress_bar_lock()
 
 
 def _joblib_workers(config: DictConfig) -> int | None:

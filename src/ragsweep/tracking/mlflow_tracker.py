@@ -8,6 +8,7 @@ to the jobs (`parent_run_id`).
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
 import traceback
@@ -46,7 +47,8 @@ class MlflowTracker:
     """Logs params, tags, metrics and artifacts of one run to an MLflow store.
 
     A run that raises is closed as FAILED, with its traceback as the artifact `traceback.txt`,
-    before the error propagates, so no run is left RUNNING by a live process. Runs carry their
+    before the error propagates, so no run is left RUNNING by a live process; one stopped by Ctrl-C
+    (KeyboardInterrupt) is closed as KILLED, keeping what it logged. Runs carry their
     host, pid and process start time, so a later sweep can tell which RUNNING runs lost their
     process (`kill -9`) and mark them KILLED.
 
@@ -94,13 +96,17 @@ class MlflowTracker:
         tags = {**tags, **_process_tags(), ROLE_TAG: "job"}
         if parent_run_id:
             tags["mlflow.parentRunId"] = parent_run_id
-        # MLflow's context manager closes the run as FAILED when the body raises, FINISHED otherwise.
+        # MLflow's context manager closes the run as FAILED when the body raises, FINISHED otherwise,
+        # unless the body has ended the run already (KILLED on Ctrl-C).
         with mlflow.start_run(experiment_id=experiment_id, run_name=name, tags=tags) as run:
-            # params first, in one batch, so even a run that fails shows which config it was
-            params = [Param(key, _param_value(value)) for key, value in params.items()]
-            self.client().log_batch(run.info.run_id, params=params)
             try:
+                # params first, in one batch, so even a run that fails shows which config it was
+                params = [Param(key, _param_value(value)) for key, value in params.items()]
+                self.client().log_batch(run.info.run_id, params=params)
                 yield run.info.run_id
+            except KeyboardInterrupt:
+                mlflow.end_run("KILLED")  # stopped, not broken: no traceback, and a rerun runs it again
+                raise
             except BaseException:
                 mlflow.log_text(traceback.format_exc(), "traceback.txt")
                 raise
@@ -159,6 +165,29 @@ class MlflowTracker:
     def note_reused(self, parent_run_id: str, config_fingerprint: str, run_id: str) -> None:
         """Record on the parent that a skipped job's result is the finished run `run_id` (one tag per job)."""
         self.client().set_tag(parent_run_id, f"ragsweep.reused.{config_fingerprint[:16]}", run_id)
+
+    def kill_running_children(self, parent_run_id: str, wait_s: float = 10.0) -> list[str]:
+        """Mark KILLED the parent's RUNNING child runs once their processes have exited (at most `wait_s`).
+
+        For an interrupted sweep: a job closes its own run KILLED on Ctrl-C, but a parallel worker
+        can be stopped by its pool before it does. Waiting first keeps a job that is still closing
+        its run from overwriting the status afterwards.
+        """
+        client = self.client()
+        running = client.search_runs(
+            [self.experiment_id()],
+            f"tags.mlflow.parentRunId = '{parent_run_id}' and attributes.status = 'RUNNING'", max_results=10_000)
+        deadline = time.monotonic() + wait_s
+        killed = []
+        for run in running:
+            tags = run.data.tags
+            while tags.get("ragsweep.pid") != str(os.getpid()) and time.monotonic() < deadline \
+                    and _alive(tags.get("ragsweep.pid"), tags.get("ragsweep.started")):
+                time.sleep(0.1)
+            if client.get_run(run.info.run_id).info.status == "RUNNING":
+                client.set_terminated(run.info.run_id, "KILLED")
+                killed.append(run.info.run_id)
+        return killed
 
     def kill_orphans(self) -> list[str]:
         """Mark KILLED the RUNNING runs started on this host by processes that no longer exist."""
