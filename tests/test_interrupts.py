@@ -291,3 +291,21 @@ def test_the_ui_server_keeps_telemetry_off_and_never_fetches_its_config(tmp_path
             return
         assert config["disable_ui_telemetry"] is True and posted == {"status": "disabled"}
         assert requests == []  # nothing left the machine, not even the config request
+
+
+def test_ctrl_c_ends_a_single_run_in_one_line_with_its_run_killed(tmp_path):
+    project = _project(tmp_path)
+    run = subprocess.Popen([sys.executable, "sweep.py", "chunker=sentence"], cwd=project, env=_env(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 300  # the store is not read before the end: opening it while the job
+    while time.monotonic() < deadline and run.poll() is None:  # creates its tables races with that
+        time.sleep(0.3)
+        if list((project / ".cache" / "ragsweep").glob("chunks/*/*.npz")):
+            break  # chunked: the job is embedding now, for several seconds
+    time.sleep(2)
+    os.killpg(run.pid, signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130, stderr[-3000:]
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-3000:]
+    assert stderr.strip().splitlines()[-1].startswith("ragsweep: interrupted: the run is closed as KILLED")
+    assert list(_jobs(_runs(project)).status) == ["KILLED"]

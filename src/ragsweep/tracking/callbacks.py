@@ -14,6 +14,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pandas as pd
@@ -22,6 +23,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from ragsweep.runner.identity import git_sha, package_versions, sweep_name
+from ragsweep.runner.interrupts import interrupt
 from ragsweep.tracking.mlflow_tracker import PARENT_RUN_FILE, MlflowTracker
 from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, markdown, summary_table, sweep_jobs
 
@@ -52,7 +54,7 @@ class SweepRun(Callback):
         self.sweep_dir = self.parent_file.parent
         self.heading = f"# Sweep {name}"
         self.metric = config.get("optimized_metric") or DEFAULT_RANKING_METRIC
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when started with SIGINT ignored
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, interrupt):  # not if SIGINT is ignored
             signal.signal(signal.SIGINT, self._on_interrupt)
         atexit.register(self._end_early)  # a sweep that stops before on_multirun_end: Ctrl-C, fail_fast, an error
         log.info("MLflow parent run %s in experiment %r", self.parent_run_id, self.tracker.experiment)
@@ -61,7 +63,7 @@ class SweepRun(Callback):
         if self.tracker is None or self.parent_run_id is None:
             return
         if signal.getsignal(signal.SIGINT) == self._on_interrupt:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, interrupt)
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
         failed = int((jobs["status"] == "FAILED").sum()) if not jobs.empty else 0
         files, table = self._write_summary(jobs)
@@ -88,9 +90,9 @@ class SweepRun(Callback):
         files[1].write_text(f"{self.heading} ranked by {self.metric}\n\n" + markdown(table))
         return files, table
 
-    def _on_interrupt(self, signum: int, frame: object) -> None:
+    def _on_interrupt(self, signum: int, frame: FrameType | None) -> None:
         self.interrupted = True  # remembered for _end_early: the parent ends KILLED, not FAILED
-        raise KeyboardInterrupt
+        interrupt(signum, frame)
 
     def _end_early(self) -> None:
         """At exit, a parent still open: the sweep stopped before on_multirun_end (Hydra skips it then)."""
