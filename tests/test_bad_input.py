@@ -84,7 +84,8 @@ CASES = {
     "option unknown in a sweep": Case(["-m", "chunker=recursive,nope"], "chunker=nope is not an option of 'chunker'"),
     "named grid unknown": Case(["-m", "+sweep=nope"], "sweep=nope is not an option of 'sweep'"),
     "exported config unknown": Case(["--config-name", "best/nope"], "Cannot find primary config 'best/nope'"),
-    "target not importable": Case(["chunker._target_=ragsweep.chunking.nope.Nope"], "chunker._target_:"),
+    "target not importable": Case(["chunker._target_=ragsweep.chunking.nope.Nope"],
+                                  "chunker._target_=ragsweep.chunking.nope.Nope cannot be imported (No module named"),
     # overrides Hydra cannot read or that need -m
     "several values without -m": Case(["k=1,2"], "k=1,2 gives several values: add -m"),
     "override syntax": Case(["k=[1"], "cannot read the overrides:"),

@@ -35,7 +35,7 @@ CONFIGS = {
     "hybrid-numpy+embedding": ["retriever=hybrid", "store=numpy", "reranker=embedding", "reranker.candidates=10"],
     "dense-qdrant+embedding": ["retriever=dense", "store=qdrant", "reranker=embedding", "reranker.candidates=10"],
     "hybrid-numpy+cross_encoder": ["retriever=hybrid", "store=numpy", "reranker=cross_encoder",
-                                   "reranker.candidates=10"],
+                                   "reranker.candidates=6"],  # the costliest stage: as few pairs as k allows
 }
 
 
