@@ -133,6 +133,34 @@ def test_gate_shows_absolute_and_relative_change_and_the_p_value(project):
     assert failed.stderr.startswith("ragsweep: gate failed: token_iou (-79.3%, p 0.0) dropped more than 5%")
 
 
+def test_gate_in_a_fresh_clone_needs_only_the_committed_export(project, tmp_path):
+    """CI has sweep.py, conf/ (with conf/best/) and sweeps/, and no MLflow store: the baseline's per-question
+    values come from conf/best/base.per_query.jsonl, checked against the manifest's sha256."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    shutil.copy(project / "sweep.py", clone)
+    shutil.copytree(project / "sweeps", clone / "sweeps")
+    shutil.copytree(project / "conf", clone / "conf", symlinks=True)
+    passed = _ragsweep(clone, "gate", "--baseline", "conf/best/base.yaml")
+    assert passed.returncode == 0, passed.stderr[-3000:]
+    assert "| token_iou | 0.0298   | 0.0298  | 0.0    | +0.0%    | 1.0     | ok      |" in passed.stdout  # 1.0: the p-value
+    assert passed.stdout.rstrip().endswith("gate passed")
+    questions = clone / "conf" / "best" / "base.per_query.jsonl"
+    lines = questions.read_text().splitlines()
+    assert len(lines) == 68 and set(json.loads(lines[0])) == {"id", "metrics"}  # no question text, no spans
+    first = json.loads(lines[0])
+    first["metrics"]["token_iou"] += 0.5  # one value edited
+    questions.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    tampered = _ragsweep(clone, "gate", "--baseline", "conf/best/base.yaml")
+    assert tampered.returncode == 2 and tampered.stderr.count("\n") == 1, tampered.stderr
+    assert tampered.stderr.startswith("ragsweep: error: conf/best/base.per_query.jsonl does not match the sha256")
+    shutil.rmtree(clone / "mlruns")  # the passing rerun's store
+    questions.unlink()  # an export written before best wrote the file: no file and no store to fall back on
+    old = _ragsweep(clone, "gate", "--baseline", "conf/best/base.yaml")
+    assert old.returncode == 2 and old.stderr.count("\n") == 1, old.stderr
+    assert "re-run `ragsweep best`" in old.stderr and not (clone / "mlruns").exists()
+
+
 def test_report_compares_one_dataset_and_says_which(project):
     newest = _ragsweep(project, "report")
     assert newest.returncode == 0, newest.stderr[-3000:]

@@ -19,6 +19,8 @@ from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
 log = logging.getLogger("ragsweep")
 DEFAULT_MAX_DROP = "5%"  # relative: an absolute 0.02 on a metric near 0.03 let a 63% drop through
 DEFAULT_SIGNIFICANCE = "0.05"
+NO_STORE = ("no MLflow store at {path}: run a sweep first (python sweep.py -m +sweep=quick) "
+            "or point --tracking-uri at it")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,20 +91,18 @@ def gate_command(args: argparse.Namespace) -> int:
     manifest = read_manifest(args.baseline)
     metrics = guarded_metrics(args.metrics, manifest)
     label = manifest.get("label") or manifest.get("config")
-    tracker = MlflowTracker(_uri(args), manifest["experiment"], str(args.project / "mlruns" / "artifacts"))
-    baseline = job_result(tracker, manifest["run_id"], "the baseline's run",
-                          "gate reads its per_query.jsonl from the store `ragsweep best` read: point --tracking-uri at it")
+    baseline = _baseline_questions(args, manifest)
     if args.run:
-        current = job_result(tracker, args.run, "--run")
+        current = job_result(_store(args, manifest["experiment"]), args.run, "--run")
         if other_config(current, manifest, args.allow_other_config):
             print(f"note: --allow-other-config: gating {current['label']} against another configuration")
         what = f"run {args.run} ({current['label']})"
     else:
         result = rerun(args.project, args.baseline)
         current, what = {"metrics": result.metrics, "per_query": result.per_query}, "a rerun of the baseline config"
-    table = gate_table(manifest["metrics"], current["metrics"], baseline["per_query"], current["per_query"],
+    table = gate_table(manifest["metrics"], current["metrics"], baseline, current["per_query"],
                        metrics, max_drop, significance)
-    shared, total = sum(question in current["per_query"] for question in baseline["per_query"]), len(baseline["per_query"])
+    shared, total = sum(question in current["per_query"] for question in baseline), len(baseline)
     print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
     print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
           f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
@@ -115,6 +115,25 @@ def gate_command(args: argparse.Namespace) -> int:
         return 1
     print("gate passed")
     return 0
+
+
+def _baseline_questions(args: argparse.Namespace, manifest: dict) -> dict[str, dict[str, float]]:
+    """The baseline's per-question metrics: from the export's file, which CI has beside the config; from the
+    baseline's run in the store only for an export written before `best` wrote that file."""
+    from ragsweep.results.best import exported_questions, questions_file
+    from ragsweep.results.gate import job_result
+
+    questions = exported_questions(args.baseline, manifest)
+    if questions is not None:
+        return questions
+    missing = questions_file(args.baseline)
+    redo = f"re-run `ragsweep best` to write {missing.name} and commit it beside {args.baseline.name}"
+    tracker = _store(args, manifest["experiment"],
+                     f"{missing} is missing and there is no MLflow store at {{path}} to read the baseline's run "
+                     f"from; {redo}")
+    return job_result(tracker, manifest["run_id"], "the baseline's run",
+                      f"{missing} is missing, so gate reads the run from the store `ragsweep best` read: "
+                      f"point --tracking-uri at it, or {redo}")["per_query"]
 
 
 def ui_command(args: argparse.Namespace) -> int:
@@ -138,6 +157,18 @@ def _tracker(args: argparse.Namespace) -> MlflowTracker:
         raise ResultsError(f"no experiment {args.experiment!r} in {tracker.uri}; experiments: "
                            f"{', '.join(names) or 'none (run a sweep first)'}")
     return tracker
+
+
+def _store(args: argparse.Namespace, experiment: str, refusal: str = NO_STORE) -> MlflowTracker:
+    """A tracker on the store, which must exist: MLflow would create an empty sqlite store where there is none.
+    `refusal` is the one-line error, with `{path}` for the missing file."""
+    from ragsweep.results.best import ResultsError
+
+    uri = _uri(args)
+    database = Path(uri.removeprefix("sqlite:///")).resolve() if uri.startswith("sqlite:///") else None
+    if database is not None and not database.is_file():
+        raise ResultsError(refusal.format(path=database))
+    return MlflowTracker(uri, experiment, str(args.project / "mlruns" / "artifacts"))
 
 
 def _uri(args: argparse.Namespace) -> str:
