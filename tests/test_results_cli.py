@@ -194,7 +194,8 @@ def test_the_notebook_ranks_one_dataset_with_the_renamed_latency(project):
 
 
 # (arguments, exit code, what the one line on stderr says). {baseline}: conf/best/base.yaml, written by `best`;
-# {other_run}: a FINISHED job of another configuration; {parent_run}: the quick sweep's parent run.
+# {other_run}: a FINISHED job of another configuration; {parent_run}: the quick sweep's parent run;
+# {missing_store}: a sqlite file in a folder that does not exist, which no command may create.
 BAD_INPUT = [
     (["best", "--name", "base", "--where", "params.k <= ten"], 2, "--where: params.k holds numbers (3, 5): 'ten' is not a number"),
     (["best", "--name", "base", "--where", "params.k ~ 3"], 2, "--where: cannot read 'params.k ~ 3'; write <column> <op> <value>"),
@@ -221,6 +222,11 @@ BAD_INPUT = [
     (["gate", "--baseline", "{baseline}", "--run", "{other_run}"], 2, "is another configuration (chunker=fixed,k=3, fingerprint"),
     (["gate", "--baseline", "{baseline}", "--run", "{parent_run}"], 2, "has no artifact per_query.jsonl"),
     (["gate", "--baseline", "conf/best/missing.yaml"], 2, "conf/best/missing.yaml or its manifest missing.manifest.json is missing"),
+    (["--tracking-uri", "sqlite:///{missing_store}", "best"], 2, "no MLflow store at {missing_store}"),
+    (["--tracking-uri", "sqlite:///{missing_store}", "report"], 2, "no MLflow store at {missing_store}"),
+    (["--tracking-uri", "sqlite:///{missing_store}", "gate", "--baseline", "{baseline}", "--run", "{other_run}"], 2,
+     "no MLflow store at {missing_store}"),
+    (["--tracking-uri", "sqlite:///{missing_store}", "ui"], 2, "no MLflow store at {missing_store}"),
 ]
 
 
@@ -231,12 +237,14 @@ def test_bad_input_is_refused_in_one_line_and_writes_nothing(project, args, code
     before = _written(project)
     runs = mlflow.search_runs(experiment_names=["ragsweep"])
     places = {"baseline": "conf/best/base.yaml", "parent_run": runs[runs["tags.ragsweep.role"] == "parent"].run_id.iloc[0],
-              "other_run": _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id}
+              "other_run": _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id,
+              "missing_store": project / "nowhere" / "mlflow.db"}
     result = _ragsweep(project, *[arg.format(**places) for arg in args])
     assert result.returncode == code, result.stdout + result.stderr
     assert result.stderr.splitlines() == [result.stderr.strip()], result.stderr  # one line
-    assert result.stderr.startswith("ragsweep: error: ") and message in result.stderr, result.stderr
+    assert result.stderr.startswith("ragsweep: error: ") and message.format(**places) in result.stderr, result.stderr
     assert _written(project) == before  # no export overwritten, no report, no run started
+    assert not places["missing_store"].parent.exists()  # no empty store created
 
 
 def _written(project: Path) -> tuple:

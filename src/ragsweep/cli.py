@@ -137,7 +137,7 @@ def _baseline_questions(args: argparse.Namespace, manifest: dict) -> dict[str, d
 
 
 def ui_command(args: argparse.Namespace) -> int:
-    uri = _uri(args)
+    uri = _existing_uri(args)
     print(f"MLflow UI for {uri}: http://127.0.0.1:{args.port}  (Ctrl-C stops it)", flush=True)
     command = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
                "--host", "127.0.0.1", "--port", str(args.port), "--workers", "1"]
@@ -151,7 +151,7 @@ def _tracker(args: argparse.Namespace) -> MlflowTracker:
     """The experiment's tracker; an error naming the experiments that exist when it does not."""
     from ragsweep.results.best import ResultsError
 
-    tracker = MlflowTracker(_uri(args), args.experiment, str(args.project / "mlruns" / "artifacts"))
+    tracker = _store(args, args.experiment)
     if tracker.client().get_experiment_by_name(args.experiment) is None:
         names = [e.name for e in tracker.client().search_experiments()]
         raise ResultsError(f"no experiment {args.experiment!r} in {tracker.uri}; experiments: "
@@ -160,15 +160,20 @@ def _tracker(args: argparse.Namespace) -> MlflowTracker:
 
 
 def _store(args: argparse.Namespace, experiment: str, refusal: str = NO_STORE) -> MlflowTracker:
-    """A tracker on the store, which must exist: MLflow would create an empty sqlite store where there is none.
-    `refusal` is the one-line error, with `{path}` for the missing file."""
+    """A tracker on the store, which must exist (see _existing_uri)."""
+    return MlflowTracker(_existing_uri(args, refusal), experiment, str(args.project / "mlruns" / "artifacts"))
+
+
+def _existing_uri(args: argparse.Namespace, refusal: str = NO_STORE) -> str:
+    """The store's URI; ResultsError (`refusal`, `{path}` the file) when it names a sqlite file that does not
+    exist, since MLflow would create an empty store there, and its folders, before finding nothing in it."""
     from ragsweep.results.best import ResultsError
 
     uri = _uri(args)
     database = Path(uri.removeprefix("sqlite:///")).resolve() if uri.startswith("sqlite:///") else None
     if database is not None and not database.is_file():
         raise ResultsError(refusal.format(path=database))
-    return MlflowTracker(uri, experiment, str(args.project / "mlruns" / "artifacts"))
+    return uri
 
 
 def _uri(args: argparse.Namespace) -> str:
