@@ -213,6 +213,7 @@ BAD_INPUT = [
     (["report", "--metric", "recal"], 2, "--metric recal is not a metric"),
     (["gate", "--baseline", "{baseline}", "--max-drop", "abc"], 2, "--max-drop abc: not a number; give a share"),
     (["gate", "--baseline", "{baseline}", "--max-drop", "-1"], 2, "--max-drop -1: a drop limit cannot be negative"),
+    (["gate", "--baseline", "{baseline}", "--max-drop", "-5%"], 2, "--max-drop -5%: a drop limit cannot be negative"),
     (["gate", "--baseline", "{baseline}", "--max-drop", "150%"], 2, "--max-drop 150%: a metric cannot drop by more than 100%"),
     (["gate", "--baseline", "{baseline}", "--max-drop", "2"], 2, "--max-drop 2: metrics lie in [0, 1], so this allows any drop"),
     (["gate", "--baseline", "{baseline}", "--significance", "0"], 2, "--significance 0: give a p-value threshold strictly between 0 and 1"),

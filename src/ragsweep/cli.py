@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,12 +20,14 @@ from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
 log = logging.getLogger("ragsweep")
 DEFAULT_MAX_DROP = "5%"  # relative: an absolute 0.02 on a metric near 0.03 let a 63% drop through
 DEFAULT_SIGNIFICANCE = "0.05"
+SIGNED_VALUE_OPTIONS = ("--max-drop", "--significance")  # the gate's own checks explain a negative value
+_SIGNED = re.compile(r"^-[\d.]")
 NO_STORE = ("no MLflow store at {path}: run a sweep first (python sweep.py -m +sweep=quick) "
             "or point --tracking-uri at it")
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(_attach_signed_values(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from ragsweep.results.best import ResultsError
 
@@ -33,6 +36,18 @@ def main(argv: list[str] | None = None) -> int:
     except ResultsError as error:
         print(f"ragsweep: error: {error}", file=sys.stderr)
         return 2
+
+
+def _attach_signed_values(argv: list[str]) -> list[str]:
+    """`--max-drop -5%` as `--max-drop=-5%`. argparse takes a value that starts with '-' as an option unless
+    it is a plain negative number (-5, not -5%), and then prints its usage instead of the gate's reason."""
+    joined: list[str] = []
+    for token in argv:
+        if joined and joined[-1] in SIGNED_VALUE_OPTIONS and _SIGNED.match(token):
+            joined[-1] = f"{joined[-1]}={token}"
+        else:
+            joined.append(token)
+    return joined
 
 
 def best_command(args: argparse.Namespace) -> int:
