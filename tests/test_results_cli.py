@@ -103,6 +103,7 @@ def test_the_verify_rerun_is_named_and_filtered_like_the_winner(project):
     assert result.stdout.startswith("dataset sotu_qa (the dataset of the experiment's newest run); "
                                     "also runs on tiny: --dataset NAME\n")
     assert "verified: every metric of the rerun equals the recorded run" in result.stdout
+    assert "quick.manifest.json and quick.per_query.jsonl (commit all three for `ragsweep gate`)" in result.stdout
     manifest = json.loads((project / "conf" / "best" / "quick.manifest.json").read_text())
     assert manifest["label"] == "chunker=recursive,k=3" and manifest["choices"]["chunker"] == "recursive"
     rerun = _jobs(project).iloc[0]

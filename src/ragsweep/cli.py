@@ -60,7 +60,8 @@ def best_command(args: argparse.Namespace) -> int:
     print(_dataset_line(export.dataset, export.datasets, args.dataset))
     print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by {args.metric}:\n")
     print(markdown(summary_table(export.table.head(args.top), args.metric)))
-    print(f"wrote {export.config} and {export.manifest.name}; rerun with: "
+    print(f"wrote {export.config}, {export.manifest.name} and {export.questions.name} (commit all three for "
+          f"`ragsweep gate`); rerun with: "
           f"python sweep.py --config-name best/{export.config.stem}")
     if not args.verify:
         return 0
