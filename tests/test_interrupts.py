@@ -176,7 +176,10 @@ def _alive_in_groups(groups: set[int]) -> list[psutil.Process]:
 def _ui(project: Path, env: dict[str, str]) -> Iterator[tuple[subprocess.Popen, int, Path]]:
     """`ragsweep ui` on a free port, answering, and the file its stderr goes to; afterwards nothing it
     started is left running. (A file, not a pipe: a server that outlives it would hold a pipe open.)"""
+    import mlflow
+
     (project / "mlruns").mkdir(parents=True, exist_ok=True)
+    mlflow.MlflowClient(f"sqlite:///{project}/mlruns/mlflow.db").search_experiments()  # ui serves an existing store
     port = _free_port()
     stderr = project / "ui.stderr"
     with stderr.open("w") as out:

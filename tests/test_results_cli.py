@@ -103,6 +103,7 @@ def test_the_verify_rerun_is_named_and_filtered_like_the_winner(project):
     assert result.stdout.startswith("dataset sotu_qa (the dataset of the experiment's newest run); "
                                     "also runs on tiny: --dataset NAME\n")
     assert "verified: every metric of the rerun equals the recorded run" in result.stdout
+    assert "quick.manifest.json and quick.per_query.jsonl (commit all three for `ragsweep gate`)" in result.stdout
     manifest = json.loads((project / "conf" / "best" / "quick.manifest.json").read_text())
     assert manifest["label"] == "chunker=recursive,k=3" and manifest["choices"]["chunker"] == "recursive"
     rerun = _jobs(project).iloc[0]
@@ -131,6 +132,34 @@ def test_gate_shows_absolute_and_relative_change_and_the_p_value(project):
     token_iou = next(line for line in failed.stdout.splitlines() if line.startswith("| token_iou"))
     assert "-79.3%" in token_iou and "FAIL: dropped more than 5%, worse at p < 0.05" in token_iou  # 0.0298 -> 0.0062
     assert failed.stderr.startswith("ragsweep: gate failed: token_iou (-79.3%, p 0.0) dropped more than 5%")
+
+
+def test_gate_in_a_fresh_clone_needs_only_the_committed_export(project, tmp_path):
+    """CI has sweep.py, conf/ (with conf/best/) and sweeps/, and no MLflow store: the baseline's per-question
+    values come from conf/best/base.per_query.jsonl, checked against the manifest's sha256."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    shutil.copy(project / "sweep.py", clone)
+    shutil.copytree(project / "sweeps", clone / "sweeps")
+    shutil.copytree(project / "conf", clone / "conf", symlinks=True)
+    passed = _ragsweep(clone, "gate", "--baseline", "conf/best/base.yaml")
+    assert passed.returncode == 0, passed.stderr[-3000:]
+    assert "| token_iou | 0.0298   | 0.0298  | 0.0    | +0.0%    | 1.0     | ok      |" in passed.stdout  # 1.0: the p-value
+    assert passed.stdout.rstrip().endswith("gate passed")
+    questions = clone / "conf" / "best" / "base.per_query.jsonl"
+    lines = questions.read_text().splitlines()
+    assert len(lines) == 68 and set(json.loads(lines[0])) == {"id", "metrics"}  # no question text, no spans
+    first = json.loads(lines[0])
+    first["metrics"]["token_iou"] += 0.5  # one value edited
+    questions.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    tampered = _ragsweep(clone, "gate", "--baseline", "conf/best/base.yaml")
+    assert tampered.returncode == 2 and tampered.stderr.count("\n") == 1, tampered.stderr
+    assert tampered.stderr.startswith("ragsweep: error: conf/best/base.per_query.jsonl does not match the sha256")
+    shutil.rmtree(clone / "mlruns")  # the passing rerun's store
+    questions.unlink()  # an export written before best wrote the file: no file and no store to fall back on
+    old = _ragsweep(clone, "gate", "--baseline", "conf/best/base.yaml")
+    assert old.returncode == 2 and old.stderr.count("\n") == 1, old.stderr
+    assert "re-run `ragsweep best`" in old.stderr and not (clone / "mlruns").exists()
 
 
 def test_report_compares_one_dataset_and_says_which(project):
@@ -166,7 +195,8 @@ def test_the_notebook_ranks_one_dataset_with_the_renamed_latency(project):
 
 
 # (arguments, exit code, what the one line on stderr says). {baseline}: conf/best/base.yaml, written by `best`;
-# {other_run}: a FINISHED job of another configuration; {parent_run}: the quick sweep's parent run.
+# {other_run}: a FINISHED job of another configuration; {parent_run}: the quick sweep's parent run;
+# {missing_store}: a sqlite file in a folder that does not exist, which no command may create.
 BAD_INPUT = [
     (["best", "--name", "base", "--where", "params.k <= ten"], 2, "--where: params.k holds numbers (3, 5): 'ten' is not a number"),
     (["best", "--name", "base", "--where", "params.k ~ 3"], 2, "--where: cannot read 'params.k ~ 3'; write <column> <op> <value>"),
@@ -184,6 +214,7 @@ BAD_INPUT = [
     (["report", "--metric", "recal"], 2, "--metric recal is not a metric"),
     (["gate", "--baseline", "{baseline}", "--max-drop", "abc"], 2, "--max-drop abc: not a number; give a share"),
     (["gate", "--baseline", "{baseline}", "--max-drop", "-1"], 2, "--max-drop -1: a drop limit cannot be negative"),
+    (["gate", "--baseline", "{baseline}", "--max-drop", "-5%"], 2, "--max-drop -5%: a drop limit cannot be negative"),
     (["gate", "--baseline", "{baseline}", "--max-drop", "150%"], 2, "--max-drop 150%: a metric cannot drop by more than 100%"),
     (["gate", "--baseline", "{baseline}", "--max-drop", "2"], 2, "--max-drop 2: metrics lie in [0, 1], so this allows any drop"),
     (["gate", "--baseline", "{baseline}", "--significance", "0"], 2, "--significance 0: give a p-value threshold strictly between 0 and 1"),
@@ -193,6 +224,11 @@ BAD_INPUT = [
     (["gate", "--baseline", "{baseline}", "--run", "{other_run}"], 2, "is another configuration (chunker=fixed,k=3, fingerprint"),
     (["gate", "--baseline", "{baseline}", "--run", "{parent_run}"], 2, "has no artifact per_query.jsonl"),
     (["gate", "--baseline", "conf/best/missing.yaml"], 2, "conf/best/missing.yaml or its manifest missing.manifest.json is missing"),
+    (["--tracking-uri", "sqlite:///{missing_store}", "best"], 2, "no MLflow store at {missing_store}"),
+    (["--tracking-uri", "sqlite:///{missing_store}", "report"], 2, "no MLflow store at {missing_store}"),
+    (["--tracking-uri", "sqlite:///{missing_store}", "gate", "--baseline", "{baseline}", "--run", "{other_run}"], 2,
+     "no MLflow store at {missing_store}"),
+    (["--tracking-uri", "sqlite:///{missing_store}", "ui"], 2, "no MLflow store at {missing_store}"),
 ]
 
 
@@ -203,12 +239,14 @@ def test_bad_input_is_refused_in_one_line_and_writes_nothing(project, args, code
     before = _written(project)
     runs = mlflow.search_runs(experiment_names=["ragsweep"])
     places = {"baseline": "conf/best/base.yaml", "parent_run": runs[runs["tags.ragsweep.role"] == "parent"].run_id.iloc[0],
-              "other_run": _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id}
+              "other_run": _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id,
+              "missing_store": project / "nowhere" / "mlflow.db"}
     result = _ragsweep(project, *[arg.format(**places) for arg in args])
     assert result.returncode == code, result.stdout + result.stderr
     assert result.stderr.splitlines() == [result.stderr.strip()], result.stderr  # one line
-    assert result.stderr.startswith("ragsweep: error: ") and message in result.stderr, result.stderr
+    assert result.stderr.startswith("ragsweep: error: ") and message.format(**places) in result.stderr, result.stderr
     assert _written(project) == before  # no export overwritten, no report, no run started
+    assert not places["missing_store"].parent.exists()  # no empty store created
 
 
 def _written(project: Path) -> tuple:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,10 +22,14 @@ from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
 log = logging.getLogger("ragsweep")
 DEFAULT_MAX_DROP = "5%"  # relative: an absolute 0.02 on a metric near 0.03 let a 63% drop through
 DEFAULT_SIGNIFICANCE = "0.05"
+SIGNED_VALUE_OPTIONS = ("--max-drop", "--significance")  # the gate's own checks explain a negative value
+_SIGNED = re.compile(r"^-[\d.]")
+NO_STORE = ("no MLflow store at {path}: run a sweep first (python sweep.py -m +sweep=quick) "
+            "or point --tracking-uri at it")
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(_attach_signed_values(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from ragsweep.results.best import ResultsError
 
@@ -33,6 +38,18 @@ def main(argv: list[str] | None = None) -> int:
     except ResultsError as error:
         print(f"ragsweep: error: {error}", file=sys.stderr)
         return 2
+
+
+def _attach_signed_values(argv: list[str]) -> list[str]:
+    """`--max-drop -5%` as `--max-drop=-5%`. argparse takes a value that starts with '-' as an option unless
+    it is a plain negative number (-5, not -5%), and then prints its usage instead of the gate's reason."""
+    joined: list[str] = []
+    for token in argv:
+        if joined and joined[-1] in SIGNED_VALUE_OPTIONS and _SIGNED.match(token):
+            joined[-1] = f"{joined[-1]}={token}"
+        else:
+            joined.append(token)
+    return joined
 
 
 def best_command(args: argparse.Namespace) -> int:
@@ -45,7 +62,8 @@ def best_command(args: argparse.Namespace) -> int:
     print(_dataset_line(export.dataset, export.datasets, args.dataset))
     print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by {args.metric}:\n")
     print(markdown(summary_table(export.table.head(args.top), args.metric)))
-    print(f"wrote {export.config} and {export.manifest.name}; rerun with: "
+    print(f"wrote {export.config}, {export.manifest.name} and {export.questions.name} (commit all three for "
+          f"`ragsweep gate`); rerun with: "
           f"python sweep.py --config-name best/{export.config.stem}")
     if not args.verify:
         return 0
@@ -91,20 +109,18 @@ def gate_command(args: argparse.Namespace) -> int:
     manifest = read_manifest(args.baseline)
     metrics = guarded_metrics(args.metrics, manifest)
     label = manifest.get("label") or manifest.get("config")
-    tracker = MlflowTracker(_uri(args), manifest["experiment"], str(args.project / "mlruns" / "artifacts"))
-    baseline = job_result(tracker, manifest["run_id"], "the baseline's run",
-                          "gate reads its per_query.jsonl from the store `ragsweep best` read: point --tracking-uri at it")
+    baseline = _baseline_questions(args, manifest)
     if args.run:
-        current = job_result(tracker, args.run, "--run")
+        current = job_result(_store(args, manifest["experiment"]), args.run, "--run")
         if other_config(current, manifest, args.allow_other_config):
             print(f"note: --allow-other-config: gating {current['label']} against another configuration")
         what = f"run {args.run} ({current['label']})"
     else:
         result = rerun(args.project, args.baseline)
         current, what = {"metrics": result.metrics, "per_query": result.per_query}, "a rerun of the baseline config"
-    table = gate_table(manifest["metrics"], current["metrics"], baseline["per_query"], current["per_query"],
+    table = gate_table(manifest["metrics"], current["metrics"], baseline, current["per_query"],
                        metrics, max_drop, significance)
-    shared, total = sum(question in current["per_query"] for question in baseline["per_query"]), len(baseline["per_query"])
+    shared, total = sum(question in current["per_query"] for question in baseline), len(baseline)
     print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
     print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
           f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
@@ -119,6 +135,25 @@ def gate_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _baseline_questions(args: argparse.Namespace, manifest: dict) -> dict[str, dict[str, float]]:
+    """The baseline's per-question metrics: from the export's file, which CI has beside the config; from the
+    baseline's run in the store only for an export written before `best` wrote that file."""
+    from ragsweep.results.best import exported_questions, questions_file
+    from ragsweep.results.gate import job_result
+
+    questions = exported_questions(args.baseline, manifest)
+    if questions is not None:
+        return questions
+    missing = questions_file(args.baseline)
+    redo = f"re-run `ragsweep best` to write {missing.name} and commit it beside {args.baseline.name}"
+    tracker = _store(args, manifest["experiment"],
+                     f"{missing} is missing and there is no MLflow store at {{path}} to read the baseline's run "
+                     f"from; {redo}")
+    return job_result(tracker, manifest["run_id"], "the baseline's run",
+                      f"{missing} is missing, so gate reads the run from the store `ragsweep best` read: "
+                      f"point --tracking-uri at it, or {redo}")["per_query"]
+
+
 def ui_command(args: argparse.Namespace) -> int:
     """Serve MLflow's UI until it exits or this process gets Ctrl-C or SIGTERM, then stop all of it.
 
@@ -126,7 +161,7 @@ def ui_command(args: argparse.Namespace) -> int:
     session, a terminal's Ctrl-C reaches only this process, not each of them (each printed a
     traceback, and the job runner restarted its consumers); this process then stops the whole group.
     """
-    uri = _uri(args)
+    uri = _existing_uri(args)
     print(f"MLflow UI for {uri}: http://127.0.0.1:{args.port}  (Ctrl-C stops it)", flush=True)
     command = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
                "--host", "127.0.0.1", "--port", str(args.port), "--workers", "1"]
@@ -182,12 +217,29 @@ def _tracker(args: argparse.Namespace) -> MlflowTracker:
     """The experiment's tracker; an error naming the experiments that exist when it does not."""
     from ragsweep.results.best import ResultsError
 
-    tracker = MlflowTracker(_uri(args), args.experiment, str(args.project / "mlruns" / "artifacts"))
+    tracker = _store(args, args.experiment)
     if tracker.client().get_experiment_by_name(args.experiment) is None:
         names = [e.name for e in tracker.client().search_experiments()]
         raise ResultsError(f"no experiment {args.experiment!r} in {tracker.uri}; experiments: "
                            f"{', '.join(names) or 'none (run a sweep first)'}")
     return tracker
+
+
+def _store(args: argparse.Namespace, experiment: str, refusal: str = NO_STORE) -> MlflowTracker:
+    """A tracker on the store, which must exist (see _existing_uri)."""
+    return MlflowTracker(_existing_uri(args, refusal), experiment, str(args.project / "mlruns" / "artifacts"))
+
+
+def _existing_uri(args: argparse.Namespace, refusal: str = NO_STORE) -> str:
+    """The store's URI; ResultsError (`refusal`, `{path}` the file) when it names a sqlite file that does not
+    exist, since MLflow would create an empty store there, and its folders, before finding nothing in it."""
+    from ragsweep.results.best import ResultsError
+
+    uri = _uri(args)
+    database = Path(uri.removeprefix("sqlite:///")).resolve() if uri.startswith("sqlite:///") else None
+    if database is not None and not database.is_file():
+        raise ResultsError(refusal.format(path=database))
+    return uri
 
 
 def _uri(args: argparse.Namespace) -> str:

@@ -5,11 +5,15 @@ so `python sweep.py --config-name best/<name>` needs nothing else; it also carri
 and group choices, so that rerun is named and filterable like the winner. Beside it,
 `<name>.manifest.json` records what the numbers depend on (dataset and config fingerprints,
 package versions, git sha) and the numbers themselves, which `--verify` and `ragsweep gate`
-compare a rerun against.
+compare a rerun against. `<name>.per_query.jsonl` holds the winner's metrics per question (id and
+metrics, one line each, so a review diff is per question; the spans stay in the store), which the
+gate's paired bootstrap needs: committed with the config, it lets CI gate without the MLflow store.
+The manifest records its sha256, so an edited or stale file is refused rather than trusted.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import subprocess
@@ -24,7 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 from ragsweep.metrics.evaluate import METRIC_KEYS
 from ragsweep.runner.identity import LABEL_KEY, group_choices
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.runs import datasets, finished_jobs, labels, on_dataset, ranked, where
+from ragsweep.tracking.runs import datasets, download, finished_jobs, labels, on_dataset, ranked, where
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +41,7 @@ class ResultsError(ValueError):
 class Export:
     config: Path
     manifest: Path
+    questions: Path  # the winner's per-question metrics, which `ragsweep gate` reads
     table: pd.DataFrame  # the ranked candidates, best first, with their `label`
     dataset: str  # the dataset they ran on
     datasets: list[str]  # every dataset the experiment has FINISHED runs on
@@ -79,15 +84,55 @@ def best(tracker: MlflowTracker, metric: str, project: Path, name: str | None = 
     name = name or tracker.experiment
     folder = project / "conf" / "best"
     config, choices = _standalone_config(tracker, winner, project)
+    questions = _winner_questions(tracker, winner.run_id)
     folder.mkdir(parents=True, exist_ok=True)
     config_path = folder / f"{name}.yaml"
     config_path.write_text("# @package _global_\n"  # a config under conf/best/ would otherwise nest under `best:`
                            f"# Best {metric} of experiment {tracker.experiment!r} on dataset {found.dataset}: "
                            f"{winner.label} (run {winner.run_id}).\n"
                            f"# Rerun: python sweep.py --config-name best/{name}\n" + OmegaConf.to_yaml(config))
+    questions_path = questions_file(config_path)
+    questions_path.write_text(questions)
+    manifest = {**_manifest(winner, metric, tracker, choices),
+                "per_query": {"file": questions_path.name, "questions": questions.count("\n"),
+                              "sha256": _sha256(questions_path)}}
     manifest_path = folder / f"{name}.manifest.json"
-    manifest_path.write_text(json.dumps(_manifest(winner, metric, tracker, choices), indent=2) + "\n")
-    return Export(config_path, manifest_path, found.runs, found.dataset, found.datasets)
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    return Export(config_path, manifest_path, questions_path, found.runs, found.dataset, found.datasets)
+
+
+def questions_file(config_path: Path) -> Path:
+    """`conf/best/<name>.per_query.jsonl`, beside the config it belongs to."""
+    return config_path.with_name(f"{config_path.stem}.per_query.jsonl")
+
+
+def exported_questions(config_path: Path, manifest: dict) -> dict[str, dict[str, float]] | None:
+    """The export's per-question metrics, question id -> metrics; None when the file is absent (exported
+    before `best` wrote it, or not committed). ResultsError when it is not the file the manifest names."""
+    path = questions_file(config_path)
+    if not path.is_file():
+        return None
+    if _sha256(path) != manifest.get("per_query", {}).get("sha256"):
+        raise ResultsError(f"{path} does not match the sha256 in {config_path.stem}.manifest.json: it was "
+                           "edited or belongs to another export; restore it from git or export again with "
+                           "`ragsweep best`")
+    return read_per_query(path)
+
+
+def _winner_questions(tracker: MlflowTracker, run_id: str) -> str:
+    """The winner's per_query.jsonl as one line per question holding only its id and metrics."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="ragsweep-best-") as folder:
+            per_query = read_per_query(download(tracker, run_id, "per_query.jsonl", folder))
+    except ValueError as error:
+        raise ResultsError(f"the best run: {error}") from None
+    return "".join(json.dumps({"id": question, "metrics": metrics}) + "\n"
+                   for question, metrics in per_query.items())
+
+
+def _sha256(path: Path) -> str:
+    """The file's sha256 with CRLF read as LF, so a checkout with core.autocrlf is not taken for an edit."""
+    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
 
 
 @dataclass
