@@ -131,7 +131,8 @@ def test_a_repeated_sweep_is_served_from_the_cache(tmp_path):
     assert first["metrics.cache_misses_embeddings"].sum() > 0  # chunks and questions embedded once...
     assert first["metrics.cache_misses_embeddings"].fillna(0).iloc[1:].sum() == 0  # ...by the first job only
     assert second["metrics.cache_misses_embeddings"].fillna(0).sum() == 0
-    assert second["metrics.cache_misses_retrieval"].sum() == 0 and second["metrics.cache_hits_retrieval"].sum() == 4
+    # one cached list per dense job, one per side of each hybrid job (fused at the requested depth)
+    assert second["metrics.cache_misses_retrieval"].sum() == 0 and second["metrics.cache_hits_retrieval"].sum() == 6
     by_name = lambda frame: frame.set_index("tags.mlflow.runName")["metrics.ndcg"].sort_index()  # noqa: E731
     assert by_name(first).equals(by_name(second))
 
