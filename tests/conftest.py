@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -18,3 +19,23 @@ CHROMA_GENERAL = ROOT.parent / "shared" / "data" / "chroma_general"
 def chroma_general() -> Dataset:
     assert CHROMA_GENERAL.is_dir(), f"{CHROMA_GENERAL} is missing: clone ragsweep beside ../shared"
     return ChromaGeneralDataset(str(CHROMA_GENERAL)).load()
+
+
+@pytest.fixture(scope="session")
+def run_notebook():
+    """Executes notebooks/analysis.ipynb on a project folder, as a user opening it there would; returns
+    its code cells with their outputs."""
+
+    def run(project: Path) -> list:
+        import nbclient
+        import nbformat
+
+        notebook = nbformat.read(ROOT / "notebooks" / "analysis.ipynb", as_version=4)
+        os.environ["RAGSWEEP_PROJECT"] = str(project)
+        try:
+            nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3").execute()
+        finally:
+            del os.environ["RAGSWEEP_PROJECT"]
+        return [cell for cell in notebook.cells if cell.cell_type == "code"]
+
+    return run

@@ -304,20 +304,12 @@ def test_report_is_one_self_contained_html_file_logged_to_the_sweep(project):
     assert "ragsweep.html" in {a.path for a in mlflow.MlflowClient().list_artifacts(parent)}
 
 
-def test_the_analysis_notebook_runs_on_a_sweep(project):
-    import nbclient
-    import nbformat
-
-    notebook = nbformat.read(ROOT / "notebooks" / "analysis.ipynb", as_version=4)
-    os.environ["RAGSWEEP_PROJECT"] = str(project)
-    try:
-        nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3").execute()
-    finally:
-        del os.environ["RAGSWEEP_PROJECT"]
-    printed = "".join(o.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs)
+def test_the_analysis_notebook_runs_on_a_sweep(project, run_notebook):
+    cells = run_notebook(project)
+    printed = "".join(o.get("text", "") for cell in cells for o in cell.outputs)
     best = _jobs(_runs(project))["metrics.token_iou"].max()
     assert f"(token_iou = {best:.4f}, run " in printed
-    images = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs if "image/png" in o.get("data", {})]
+    images = [o for cell in cells for o in cell.outputs if "image/png" in o.get("data", {})]
     assert len(images) == 2
 
 

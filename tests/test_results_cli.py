@@ -176,17 +176,8 @@ def test_report_compares_one_dataset_and_says_which(project):
     assert "Only one configuration" in (project / "reports" / "tiny.html").read_text()
 
 
-def test_the_notebook_ranks_one_dataset_with_the_renamed_latency(project):
-    import nbclient
-    import nbformat
-
-    notebook = nbformat.read(ROOT / "notebooks" / "analysis.ipynb", as_version=4)
-    os.environ["RAGSWEEP_PROJECT"] = str(project)
-    try:
-        nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3").execute()
-    finally:
-        del os.environ["RAGSWEEP_PROJECT"]
-    cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+def test_the_notebook_ranks_one_dataset_with_the_renamed_latency(project, run_notebook):
+    cells = run_notebook(project)
     printed = "".join(o.get("text", "") for cell in cells for o in cell.outputs)
     assert "dataset sotu_qa; the experiment has runs on sotu_qa, tiny" in printed
     assert "best: chunker=recursive,k=3  (token_iou = 0.0298, run " in printed
