@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,18 @@ def run_notebook():
         return [cell for cell in notebook.cells if cell.cell_type == "code"]
 
     return run
+
+
+@pytest.fixture(scope="session")
+def scratch_project():
+    """Makes a folder a copy of the project a user runs (sweep.py, sweeps/, conf/ without exports), so a
+    test's MLflow store, stage cache, outputs and conf/best/ stay out of the checkout."""
+
+    def copy(folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "sweep.py", folder)
+        shutil.copytree(ROOT / "sweeps", folder / "sweeps")
+        shutil.copytree(ROOT / "conf", folder / "conf", symlinks=True, ignore=shutil.ignore_patterns("best"))
+        return folder
+
+    return copy

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -37,14 +36,10 @@ def _env() -> dict[str, str]:
     return {**env, "PYTHONPATH": str(ROOT)}
 
 
-def _project(tmp_path: Path) -> Path:
+@pytest.fixture
+def project(tmp_path, scratch_project) -> Path:
     """A scratch copy of the project: its own MLflow store, stage cache and outputs."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    shutil.copy(ROOT / "sweep.py", folder)
-    shutil.copytree(ROOT / "sweeps", folder / "sweeps")
-    shutil.copytree(ROOT / "conf", folder / "conf", symlinks=True, ignore=shutil.ignore_patterns("best"))
-    return folder
+    return scratch_project(tmp_path / "project")
 
 
 def _runs(project: Path) -> pd.DataFrame:
@@ -82,8 +77,7 @@ def _busy_jobs(project: Path, sweep: subprocess.Popen, quiet_s: float = 3.0) -> 
 
 
 @pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
-def test_ctrl_c_ends_the_sweep_in_one_line_with_runs_killed_and_a_rerun_finishes_the_rest(tmp_path, launcher):
-    project = _project(tmp_path)
+def test_ctrl_c_ends_the_sweep_in_one_line_with_runs_killed_and_a_rerun_finishes_the_rest(project, tmp_path, launcher):
     command = [sys.executable, "sweep.py", *GRID, *LAUNCHERS[launcher]]
     stderr_path = tmp_path / "stderr.txt"
     with stderr_path.open("wb") as stderr:
@@ -296,8 +290,7 @@ def test_the_ui_server_keeps_telemetry_off_and_never_fetches_its_config(tmp_path
         assert requests == []  # nothing left the machine, not even the config request
 
 
-def test_ctrl_c_ends_a_single_run_in_one_line_with_its_run_killed(tmp_path):
-    project = _project(tmp_path)
+def test_ctrl_c_ends_a_single_run_in_one_line_with_its_run_killed(project):
     run = subprocess.Popen([sys.executable, "sweep.py", "chunker=sentence"], cwd=project, env=_env(),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 300  # the store is not read before the end: opening it while the job

@@ -51,12 +51,9 @@ def _jobs(runs):
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
+def project(tmp_path_factory, scratch_project) -> Path:
     """A scratch project that has run the `quick` grid once."""
-    folder = tmp_path_factory.mktemp("project")
-    shutil.copy(ROOT / "sweep.py", folder)
-    shutil.copytree(ROOT / "sweeps", folder / "sweeps")
-    shutil.copytree(ROOT / "conf", folder / "conf", symlinks=True, ignore=shutil.ignore_patterns("best"))
+    folder = scratch_project(tmp_path_factory.mktemp("project"))
     result = _sweep(folder, "-m", "+sweep=quick")
     assert result.returncode == 0, result.stderr[-3000:]
     (folder / "quick.stdout").write_text(result.stdout)

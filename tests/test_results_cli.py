@@ -59,12 +59,9 @@ def _tiny_dataset(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
+def project(tmp_path_factory, scratch_project) -> Path:
     """A scratch project with one job on the dataset `tiny`, then the quick grid on sotu_qa, and an export `base`."""
-    folder = tmp_path_factory.mktemp("project")
-    shutil.copy(ROOT / "sweep.py", folder)
-    shutil.copytree(ROOT / "sweeps", folder / "sweeps")
-    shutil.copytree(ROOT / "conf", folder / "conf", symlinks=True, ignore=shutil.ignore_patterns("best"))
+    folder = scratch_project(tmp_path_factory.mktemp("project"))
     tiny = _tiny_dataset(folder / "data" / "tiny")
     for args in (["-m", "dataset=native", f"dataset.path={tiny}", "chunker.size=8", "k=1"],
                  ["-m", "+sweep=quick"]):
