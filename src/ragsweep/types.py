@@ -42,12 +42,13 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A question whose answer lies in `references`; `corpus` groups queries for per-corpus means."""
+    """A question whose answer lies in `references`; `answers` are reference answers in words (none, one
+    or several, as SQuAD gives), `corpus` groups queries for per-corpus means."""
 
     id: str
     text: str
     references: tuple[Span, ...]
-    answer: str | None = None
+    answers: tuple[str, ...] = ()
     corpus: str | None = None
 
 
@@ -64,9 +65,13 @@ class Hit(NamedTuple):
 
 @dataclass(frozen=True)
 class Dataset:
+    """Documents and questions; `loading` counts what the loader changed or left out (e.g. spans
+    repaired, unanswerable questions skipped), which a run records beside its metrics."""
+
     name: str
     documents: dict[str, Document]
     queries: list[Query]
+    loading: dict[str, int] = field(default_factory=dict, compare=False)
     fingerprint: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -80,5 +85,5 @@ def _fingerprint(documents: dict[str, Document], queries: list[Query]) -> str:
         digest.update(json.dumps([doc_id, documents[doc_id].text]).encode())
     for query in queries:
         refs = [ref.to_dict() for ref in query.references]
-        digest.update(json.dumps([query.id, query.text, refs, query.answer]).encode())
+        digest.update(json.dumps([query.id, query.text, refs, list(query.answers)]).encode())
     return digest.hexdigest()

@@ -34,7 +34,7 @@ def _query(**overrides) -> dict:
 def test_native_loads(tmp_path):
     dataset = NativeDataset(str(_native(tmp_path, [_query(answer="a fox")]))).load()
     assert dataset.queries[0].references[0].start == 4
-    assert dataset.queries[0].answer == "a fox"
+    assert dataset.queries[0].answers == ("a fox",)
     assert len(dataset.fingerprint) == 64
 
 

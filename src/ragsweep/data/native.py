@@ -2,9 +2,9 @@
 
 Each line of queries.jsonl:
     {"id": "q1", "question": "...", "references": [{"doc_id": "a", "start": 0, "end": 42, "content": "..."}],
-     "answer": "...", "corpus": "..."}
-`content` (optional, recommended) is checked against the document text; `answer` and `corpus`
-are optional. Offsets are Python character offsets into the file read as UTF-8, end exclusive.
+     "answers": ["..."], "corpus": "..."}
+`content` (optional, recommended) is checked against the document text; `answers` (or one string
+`answer`) and `corpus` are optional. Offsets are Python character offsets into the file read as UTF-8, end exclusive.
 """
 
 from __future__ import annotations
@@ -52,8 +52,19 @@ def read_queries(path: Path, documents: dict[str, Document]) -> list[tuple[str, 
             span = Span(field(ref, "doc_id", at), field(ref, "start", at, int), field(ref, "end", at, int))
             content = field(ref, "content", at) if "content" in ref else None
             spans.append(check_span(span, documents, at, content))
-        answer = field(record, "answer", where) if record.get("answer") is not None else None
+        answers = read_answers(record, where)
         corpus = field(record, "corpus", where) if "corpus" in record else spans[0].doc_id
         queries.append((where, Query(str(field(record, "id", where, (str, int))), field(record, "question", where),
-                             tuple(spans), answer, corpus)))
+                             tuple(spans), answers, corpus)))
     return queries
+
+
+def read_answers(record: dict, where: str) -> tuple[str, ...]:
+    """Reference answers: `answers` (a list of strings) or `answer` (one string); none is fine."""
+    if record.get("answers") is not None:
+        answers = field(record, "answers", where, list)
+        for i, answer in enumerate(answers):
+            if not isinstance(answer, str) or not answer.strip():
+                raise DatasetError(f"{where}: answers[{i}] must be a non-empty string, got {answer!r}")
+        return tuple(answers)
+    return (field(record, "answer", where),) if record.get("answer") is not None else ()
