@@ -101,3 +101,64 @@ def test_latency_timing_embeds_questions_anew_but_reads_passages_from_the_cache(
     assert model.seen == ["a question"]  # a new question is embedded; the index already holds passages
     embedder.encode(["a question"], role="query")
     assert model.seen == ["a question"]  # outside the block the cache answers again
+
+
+def _entries(positions, keys, log=None, fail=()):
+    """One entry per position; a key in `fail` gives an entry marked failed (error set)."""
+    if log is not None:
+        with open(log, "a") as out:
+            out.writelines(f"{keys[i]}\n" for i in positions)
+    return [{"value": np.array(keys[i]), "error": np.array("boom" if keys[i] in fail else "")} for i in positions]
+
+
+def test_each_entry_is_computed_once_and_failures_are_not_stored(tmp_path):
+    cache = StageCache(tmp_path)
+    keys = ["a", "b", "a", "c"]  # two questions with the same prompt share one entry
+    asked = []
+    compute = lambda positions: asked.append([keys[i] for i in positions]) or _entries(positions, keys, fail={"c"})  # noqa: E731
+    ok = lambda arrays: not str(arrays["error"])  # noqa: E731
+    first = cache.get_or_compute_each("answers", keys, compute, batch=2, storable=ok)
+    assert [str(e["value"]) for e in first] == keys
+    assert asked == [["a", "b"], ["c"]]
+    again = cache.get_or_compute_each("answers", keys, compute, batch=2, storable=ok)
+    assert [str(e["value"]) for e in again] == keys
+    assert asked[2:] == [["c"]]  # only the failed one is asked again
+    assert cache.counts() == {"cache_hits_answers": 2.0, "cache_misses_answers": 4.0}
+
+
+def _fill(root, keys, log):
+    import time
+
+    def compute(positions):
+        time.sleep(0.05 * len(positions))
+        return _entries(positions, keys, log)
+
+    StageCache(root).get_or_compute_each("answers", keys, compute, batch=3, progress=False)
+
+
+def test_parallel_processes_compute_each_entry_once(tmp_path):
+    """Two jobs needing the same 24 entries (one in reverse order) split the work: every entry is
+    computed exactly once in total, and neither job waits for the other's batches before its own."""
+    import multiprocessing
+
+    keys = [f"key{i:02d}" for i in range(24)]
+    log = tmp_path / "computed.txt"
+    context = multiprocessing.get_context("fork")
+    jobs = [context.Process(target=_fill, args=(tmp_path / "cache", order, log)) for order in (keys, keys[::-1])]
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join(60)
+        assert job.exitcode == 0
+    computed = log.read_text().split()
+    assert sorted(computed) == keys  # each once: no entry computed by both jobs
+    cache = StageCache(tmp_path / "cache")
+    entries = cache.get_or_compute_each("answers", keys, lambda positions: 1 / 0, progress=False)
+    assert [str(e["value"]) for e in entries] == keys
+
+
+def test_each_entry_without_a_cache_is_computed_and_not_stored(tmp_path):
+    cache = StageCache(tmp_path, enabled=False)
+    keys = ["a", "b"]
+    entries = cache.get_or_compute_each("answers", keys, lambda positions: _entries(positions, keys), progress=False)
+    assert [str(e["value"]) for e in entries] == keys and not any(tmp_path.iterdir())

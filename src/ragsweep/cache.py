@@ -22,11 +22,12 @@ import uuid
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ragsweep.embedding.base import Embedder, Role
 
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 
 CACHE_VERSION = "1"
 # Settings that change how fast a component runs, not what it returns; left out of cache keys.
-NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress"})
+NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress", "concurrency", "timeout", "max_retries", "api_key_env"})
 
 Arrays = dict[str, np.ndarray]
 
@@ -97,6 +98,66 @@ class StageCache:
                     return arrays
         self.hits[stage] += 1
         return stored
+
+    def get_or_compute_each(self, stage: str, keys: Sequence[str], compute: Callable[[list[int]], list[Arrays]],
+                            batch: int = 8, storable: Callable[[Arrays], bool] = lambda arrays: True,
+                            progress: bool = True) -> list[Arrays]:
+        """One entry per key (position i answers keys[i]): stored ones read, the others computed by
+        `compute(positions)` `batch` at a time and stored as each batch finishes, so a killed job keeps
+        what it finished. Results that are not `storable` (a failed call) are returned, never stored.
+
+        Parallel jobs share entries without waiting on each other: each computes the keys nobody else
+        is computing (a lock per key, taken without blocking), and only then waits for the rest and
+        reads them, or computes them if their holder died without storing them.
+        """
+        results: dict[int, Arrays] = {}
+        first_of: dict[str, int] = {}
+        for position, key in enumerate(keys):  # identical keys (two questions, same prompt) count once
+            first_of.setdefault(key, position)
+        pending = []
+        for key, position in first_of.items():
+            stored = self.load(stage, key) if self.enabled else None
+            if stored is None:
+                pending.append(position)
+            else:
+                self.hits[stage] += 1
+                results[position] = stored
+        bar = tqdm(total=len(pending), desc=stage, unit="item", disable=not progress or len(pending) < 2)
+        blocking = False
+        while pending:
+            deferred = []
+            for start in range(0, len(pending), batch):
+                with ExitStack() as locks:
+                    mine = []
+                    for position in pending[start : start + batch]:
+                        key = keys[position]
+                        if self.enabled and not locks.enter_context(self._key_lock(stage, key, blocking)):
+                            deferred.append(position)
+                            continue
+                        stored = self.load(stage, key) if self.enabled else None
+                        if stored is None:
+                            mine.append(position)
+                        else:
+                            self.hits[stage] += 1
+                            results[position] = stored
+                            bar.update()
+                    if not mine:
+                        continue
+                    for position, arrays in zip(mine, compute(mine), strict=True):
+                        self.misses[stage] += 1
+                        results[position] = arrays
+                        if self.enabled and storable(arrays):
+                            self.save(stage, keys[position], arrays)
+                    bar.update(len(mine))
+            pending, blocking = deferred, True
+        bar.close()
+        return [results[first_of[key]] for key in keys]
+
+    @contextmanager
+    def _key_lock(self, stage: str, key: str, blocking: bool) -> Iterator[bool]:
+        """The lock of one key's entry: yields whether it is held (always, when `blocking`)."""
+        with exclusive(self.root / ".locks" / f"{stage}-{key}.lock", blocking) as held:
+            yield held
 
     def _usable(self, stage: str, key: str, usable: Callable[[Arrays], bool]) -> Arrays | None:
         stored = self.load(stage, key)
@@ -184,13 +245,18 @@ class CachedEmbedder:
 
 
 @contextmanager
-def exclusive(path: Path) -> Iterator[None]:
-    """An advisory lock across processes; the kernel drops it if its holder dies, even by kill -9."""
+def exclusive(path: Path, blocking: bool = True) -> Iterator[bool]:
+    """An advisory lock across processes; the kernel drops it if its holder dies, even by kill -9.
+    Yields True once held; without `blocking`, yields False at once if another process holds it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(handle, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 

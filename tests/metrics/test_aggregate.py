@@ -54,3 +54,13 @@ def test_paired_bootstrap_pairs_queries_rather_than_configs():
 def test_paired_bootstrap_rejects_unpaired_input():
     with pytest.raises(ValueError, match="paired values"):
         paired_bootstrap(np.ones(3), np.ones(4))
+
+
+def test_a_metric_missing_for_some_queries_is_averaged_over_those_that_have_it():
+    """A failed generation has no answer metric: it must not count as 0 (nor turn the mean into NaN)."""
+    per_query = [{"recall": 1.0, "answer_f1": 0.5}, {"recall": 0.0}, {"recall": 1.0, "answer_f1": 1.0}]
+    summary = summarize(per_query, [None, None, None], bootstrap_samples=200)
+    assert summary["answer_f1"]["mean"] == pytest.approx(0.75) and summary["answer_f1"]["n"] == 2
+    assert summary["recall"]["mean"] == pytest.approx(2 / 3) and summary["recall"]["n"] == 3
+    low, high = summary["answer_f1"]["ci95"]
+    assert 0.5 <= low <= high <= 1.0 and not np.isnan(low)

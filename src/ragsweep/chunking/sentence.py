@@ -13,6 +13,16 @@ from ragsweep.types import Chunk, Document
 _SENTENCE_GAP = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n\s*\n")
 
 
+def sentence_bounds(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of `text`, the gaps between sentences left out; may include empty ones."""
+    bounds, start = [], 0
+    for gap in _SENTENCE_GAP.finditer(text):
+        bounds.append((start, gap.start()))
+        start = gap.end()
+    bounds.append((start, len(text)))
+    return bounds
+
+
 class SentenceChunker:
     """Packs consecutive sentences into chunks of at most `size` tokens.
 
@@ -49,13 +59,8 @@ class SentenceChunker:
 
     def _sentences(self, text: str) -> list[tuple[int, int, int]]:
         """(start, end, tokens) of each sentence, long ones already cut to `size` tokens."""
-        bounds, start = [], 0
-        for gap in _SENTENCE_GAP.finditer(text):
-            bounds.append((start, gap.start()))
-            start = gap.end()
-        bounds.append((start, len(text)))
         sentences = []
-        for start, end in (strip_span(text, *bound) for bound in bounds):
+        for start, end in (strip_span(text, *bound) for bound in sentence_bounds(text)):
             if start >= end:
                 continue
             count = self.tokenizer.count(text[start:end])

@@ -13,10 +13,12 @@ def summarize(
     bootstrap_samples: int = 1000,
     seed: int = 0,
 ) -> dict[str, dict]:
-    """`{metric: {"mean", "std", "ci95": [lo, hi], "per_corpus": {corpus: mean}}}`.
+    """`{metric: {"mean", "std", "ci95": [lo, hi], "per_corpus": {corpus: mean}, "n": queries}}`.
 
     The CI is the percentile bootstrap over queries (resampled with replacement, one shared
-    set of resamples for every metric, fixed seed so reruns report identical numbers).
+    set of resamples for every metric, fixed seed so reruns report identical numbers). A metric
+    missing for some queries (an answer metric where generation failed or no reference answer
+    exists) is averaged over the queries that have it, in each resample too; `n` says how many.
     """
     if not per_query:
         raise ValueError("cannot summarize zero queries")
@@ -26,18 +28,26 @@ def summarize(
     # how often each query is drawn in each resample; then every metric's resampled means in one product
     rows = np.arange(bootstrap_samples)[:, None] * n
     counts = np.bincount((rows + resamples).ravel(), minlength=bootstrap_samples * n).reshape(bootstrap_samples, n)
-    names = list(per_query[0])
-    values = np.array([[scores[name] for name in names] for scores in per_query], dtype=np.float64)
-    means = counts.astype(np.float64) @ values / n
+    names = list(dict.fromkeys(name for scores in per_query for name in scores))
+    values = np.array([[scores.get(name, np.nan) for name in names] for scores in per_query], dtype=np.float64)
+    present = ~np.isnan(values)
+    filled = np.where(present, values, 0.0)
+    drawn = counts.astype(np.float64) @ present
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = (counts.astype(np.float64) @ filled) / drawn  # a resample that drew none of a metric's queries: NaN
     groups = np.array([corpus or "all" for corpus in corpora], dtype=object)
     corpora_sorted = sorted(set(groups.tolist()))
     summary = {}
     for column, metric in enumerate(names):
+        column_values = values[present[:, column], column]
+        resampled = means[:, column][~np.isnan(means[:, column])]
         summary[metric] = {
-            "mean": float(values[:, column].mean()),
-            "std": float(values[:, column].std()),
-            "ci95": [float(np.percentile(means[:, column], 2.5)), float(np.percentile(means[:, column], 97.5))],
-            "per_corpus": {str(g): float(values[groups == g, column].mean()) for g in corpora_sorted},
+            "mean": float(column_values.mean()),
+            "std": float(column_values.std()),
+            "ci95": [float(np.percentile(resampled, 2.5)), float(np.percentile(resampled, 97.5))],
+            "per_corpus": {str(g): float(values[(groups == g) & present[:, column], column].mean())
+                           for g in corpora_sorted if ((groups == g) & present[:, column]).any()},
+            "n": int(present[:, column].sum()),
         }
     return summary
 

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ragsweep.embedding.base import Embedder
 from ragsweep.memo import remember
+from ragsweep.metrics.answers import answer_correctness, best_over_references, cosine_similarity, exact_match, token_f1
 from ragsweep.metrics.chunk import CHUNK_METRICS, chunk_scores
 from ragsweep.metrics.compat import (
     compat_precision_omega,
@@ -40,11 +42,17 @@ class SpanEvaluator:
         mode: `standard` or `chroma_compat` (which requires unit `chars`).
         gain: `binary` or `overlap`, for nDCG.
         encoding: tiktoken encoding that defines a token.
+        answer_embedder: Embedder for `answer_similarity` (runs with a generator and reference answers).
+        correctness_weight: w in answer_correctness = w · answer_f1 + (1 − w) · answer_similarity.
     """
 
     def __init__(
-        self, unit: str = "tokens", mode: str = "standard", gain: str = "binary", encoding: str = "cl100k_base"
+        self, unit: str = "tokens", mode: str = "standard", gain: str = "binary", encoding: str = "cl100k_base",
+        answer_embedder: Embedder | None = None, correctness_weight: float = 0.75,
     ) -> None:
+        if not 0 <= correctness_weight <= 1:
+            raise ValueError(f"metrics.correctness_weight must be between 0 and 1, got {correctness_weight}")
+        self.answer_embedder, self.correctness_weight = answer_embedder, correctness_weight
         if unit not in UNITS:
             raise ValueError(f"metrics.unit must be one of {UNITS}, got {unit!r}")
         if mode not in MODES:
@@ -75,6 +83,36 @@ class SpanEvaluator:
                     facts.scored[key] = scores
             scored.append(dict(scores))
         return scored
+
+    def score_answers(self, answers: Sequence[str | None], references: Sequence[Sequence[str]]) -> list[dict]:
+        """Per question, its answer metrics: none when it has no answer (a failed generation, counted
+        apart) or no reference answers, so neither becomes a 0 that looks like a wrong answer."""
+        scored: list[dict] = []
+        pairs = [(i, answer, refs) for i, (answer, refs) in enumerate(zip(answers, references, strict=True))
+                 if answer is not None and refs]
+        similarity = self._similarities(pairs)
+        scores_of = {}
+        for i, answer, refs in pairs:
+            f1 = best_over_references(token_f1, answer, refs)
+            scores = {"answer_exact_match": best_over_references(exact_match, answer, refs), "answer_f1": f1}
+            if i in similarity:
+                scores["answer_similarity"] = similarity[i]
+                scores["answer_correctness"] = answer_correctness(f1, similarity[i], self.correctness_weight)
+            scores_of[i] = scores
+        for i in range(len(answers)):
+            scored.append(scores_of.get(i, {}))
+        return scored
+
+    def _similarities(self, pairs: list[tuple[int, str, Sequence[str]]]) -> dict[int, float]:
+        if self.answer_embedder is None or not pairs:
+            return {}
+        texts = [answer for _, answer, _ in pairs] + [ref for _, _, refs in pairs for ref in refs]
+        vectors = self.answer_embedder.encode(texts, role="passage")
+        similarity, row = {}, len(pairs)
+        for position, (i, _, refs) in enumerate(pairs):
+            similarity[i] = cosine_similarity(vectors[position], vectors[row : row + len(refs)])
+            row += len(refs)
+        return similarity
 
     def _score_query(self, facts: _ChunkingFacts, query: int, top: list[int], k: int) -> dict[str, float]:
         reference_chars, reference_units = facts.reference_chars[query], facts.reference_units[query]

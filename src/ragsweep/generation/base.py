@@ -1,0 +1,51 @@
+"""The generation stage's contract: a request (question, passages, rendered prompt) in, an answer out.
+
+A generator never raises for one failed question: the failure is returned as a `Generation` whose
+`error` says what went wrong, so the runner can count it (`generation_error_rate`) instead of
+scoring it as a wrong answer or a NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a generator answers from: the question, the retrieved passages in rank order, and the
+    chat messages the prompt template rendered from them (what an LLM is sent)."""
+
+    question: str
+    passages: tuple[str, ...]
+    messages: tuple[dict[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One answer, or the error that prevented it, with what it cost when it was generated."""
+
+    answer: str | None
+    latency_ms: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"latency_ms": self.latency_ms, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "error": self.error}
+
+
+class Generator(Protocol):
+    """Answers requests, one `Generation` per request in order; a failed request is a `Generation`
+    with `error` set, never an exception (bad settings still raise when the generator is built)."""
+
+    def generate(self, requests: Sequence[Request]) -> list[Generation]: ...
+
+
+def check_positive(value: object, key: str, allow_zero: bool = False) -> None:
+    """Settings are checked when the generator is built, before any work; the message names the key."""
+    low = 0 if allow_zero else 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"generator.{key} must be an integer >= {low}, got {value!r}")

