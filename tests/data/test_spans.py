@@ -12,6 +12,7 @@ from ragsweep.data.beir import BeirDataset
 from ragsweep.data.chroma_general import ChromaGeneralDataset
 from ragsweep.data.native import NativeDataset
 from ragsweep.data.sotu_qa import SotuQADataset
+from ragsweep.data.squad import SquadDataset
 from ragsweep.types import Span
 
 DOC = "The quick brown fox jumps over the lazy dog. The fox sleeps."  # "fox" at 16 and 49
@@ -73,6 +74,7 @@ LOADERS = {
     "native": lambda **kw: NativeDataset("unused", **kw),
     "chroma_general": lambda **kw: ChromaGeneralDataset("unused", **kw),
     "beir": lambda **kw: BeirDataset("unused", **kw),
+    "squad": lambda **kw: SquadDataset("unused", **kw),
     "sotu_qa": lambda **kw: SotuQADataset(**kw),
 }
 
