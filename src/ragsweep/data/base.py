@@ -82,7 +82,8 @@ SPAN_MISMATCH = ("error", "repair")
 def span_options(on_span_mismatch: str, repair_window: int) -> None:
     """Reject bad `dataset.on_span_mismatch` / `dataset.repair_window` values when the loader is built."""
     if on_span_mismatch not in SPAN_MISMATCH:
-        raise DatasetError(f"dataset.on_span_mismatch must be one of {', '.join(SPAN_MISMATCH)}, got {on_span_mismatch!r}")
+        raise DatasetError(f"dataset.on_span_mismatch must be one of {', '.join(SPAN_MISMATCH)}, "
+                           f"got {on_span_mismatch!r}")
     if not isinstance(repair_window, int) or isinstance(repair_window, bool) or repair_window < 0:
         raise DatasetError(f"dataset.repair_window must be a non-negative integer (characters), got {repair_window!r}")
 
@@ -102,7 +103,8 @@ class SpanChecker:
         repair_window: How far (characters) a span may move under `repair`.
     """
 
-    def __init__(self, documents: dict[str, Document], on_span_mismatch: str = "error", repair_window: int = 10) -> None:
+    def __init__(self, documents: dict[str, Document], on_span_mismatch: str = "error",
+                 repair_window: int = 10) -> None:
         span_options(on_span_mismatch, repair_window)
         self.documents, self.mode, self.window = documents, on_span_mismatch, repair_window
         self.records: set[str] = set()
@@ -150,7 +152,8 @@ class SpanChecker:
                                f"({spans} span{'s' * (spans != 1)}); {fix}")
         if self.mode != "repair":
             return {}
-        log.info("%s: moved %d reference span(s) to their text (dataset.on_span_mismatch=repair)", source, self.repaired)
+        log.info("%s: moved %d reference span(s) to their text (dataset.on_span_mismatch=repair)",
+                 source, self.repaired)
         return {"spans_repaired": self.repaired}
 
 

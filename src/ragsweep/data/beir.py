@@ -12,7 +12,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ragsweep.data.base import DatasetError, build_dataset, field, read_jsonl, read_text, require_dir, require_file, span_options
+from ragsweep.data.base import (
+    DatasetError, build_dataset, field, read_jsonl, read_text, require_dir, require_file, span_options,
+)
 from ragsweep.types import Dataset, Document, Query, Span
 
 
@@ -24,7 +26,8 @@ class BeirDataset:
     repair_window: Characters (>= 0); unused, as above.
     """
 
-    def __init__(self, path: str, split: str = "test", on_span_mismatch: str = "error", repair_window: int = 10) -> None:
+    def __init__(self, path: str, split: str = "test", on_span_mismatch: str = "error",
+                 repair_window: int = 10) -> None:
         span_options(on_span_mismatch, repair_window)
         self.path = path
         self.split = split

@@ -6,7 +6,9 @@ import csv
 import json
 from pathlib import Path
 
-from ragsweep.data.base import DatasetError, SpanChecker, build_dataset, read_text, require_dir, require_file, span_options
+from ragsweep.data.base import (
+    DatasetError, SpanChecker, build_dataset, read_text, require_dir, require_file, span_options,
+)
 from ragsweep.types import Dataset, Document, Query, Span
 
 COLUMNS = ("question", "references", "corpus_id")
@@ -34,8 +36,9 @@ class ChromaGeneralDataset:
         if not corpora:
             raise DatasetError(f"{folder / 'corpora'}: no *.md corpora found")
         located = [(str(path), Document(path.stem, read_text(path))) for path in corpora]
-        checker = SpanChecker({document.id: document for _, document in located}, self.on_span_mismatch, self.repair_window)
-        questions = _read_questions(require_file(folder / "questions_df.csv", "the columns " + ", ".join(COLUMNS)), checker)
+        checker = SpanChecker({d.id: d for _, d in located}, self.on_span_mismatch, self.repair_window)
+        questions = require_file(folder / "questions_df.csv", "the columns " + ", ".join(COLUMNS))
+        questions = _read_questions(questions, checker)
         return build_dataset("chroma_general", located, questions, str(folder), checker.finish(str(folder)))
 
 

@@ -4,7 +4,8 @@ Each line of queries.jsonl:
     {"id": "q1", "question": "...", "references": [{"doc_id": "a", "start": 0, "end": 42, "content": "..."}],
      "answers": ["..."], "corpus": "..."}
 `content` (optional, recommended) is checked against the document text (`on_span_mismatch` says what a
-mismatch does); `answers` (or one string `answer`) and `corpus` are optional. Offsets are Python character offsets into the file read as UTF-8, end exclusive.
+mismatch does); `answers` (or one string `answer`) and `corpus` are optional. Offsets are Python
+character offsets into the file read as UTF-8, end exclusive.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class NativeDataset:
         if not paths:
             raise DatasetError(f"{folder / 'documents'}: no *.txt documents found")
         located = [(str(path), Document(path.stem, read_text(path))) for path in paths]
-        checker = SpanChecker({document.id: document for _, document in located}, self.on_span_mismatch, self.repair_window)
+        checker = SpanChecker({d.id: d for _, d in located}, self.on_span_mismatch, self.repair_window)
         queries = read_queries(require_file(folder / "queries.jsonl", "one JSON question per line"), checker)
         return build_dataset(folder.name, located, queries, str(folder), checker.finish(str(folder)))
 
