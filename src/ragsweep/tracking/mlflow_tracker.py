@@ -12,12 +12,14 @@ import os
 import socket
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psutil
+
+from ragsweep.tracking.traces import log_dataset, log_traces
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +58,18 @@ class MlflowTracker:
         uri: Tracking URI, e.g. `sqlite:///<root>/mlruns/mlflow.db` (MLflow 3 refuses a plain ./mlruns).
         experiment: Experiment name; created with `artifacts` as its artifact root if missing.
         artifacts: Folder for run artifacts.
+        trace_queries: Questions logged as MLflow traces per run with a generator (>= 0; 0 logs none).
+            Changes what is logged, not a result, so it is not part of a configuration's fingerprint.
     """
 
-    def __init__(self, uri: str, experiment: str, artifacts: str) -> None:
+    def __init__(self, uri: str, experiment: str, artifacts: str, trace_queries: int = 20) -> None:
+        if not isinstance(trace_queries, int) or isinstance(trace_queries, bool) or trace_queries < 0:
+            raise ValueError(f"tracking.trace_queries must be an integer >= 0, got {trace_queries!r}")
         self.uri = _absolute(uri)
         self.experiment = experiment
         self.artifacts = artifacts
+        self.trace_queries = trace_queries
+        self._traces_pending = False
 
     def client(self):
         import mlflow
@@ -103,7 +111,10 @@ class MlflowTracker:
                 # params first, in one batch, so even a run that fails shows which config it was
                 params = [Param(key, _param_value(value)) for key, value in params.items()]
                 self.client().log_batch(run.info.run_id, params=params)
-                yield run.info.run_id
+                try:
+                    yield run.info.run_id
+                finally:
+                    self._flush_traces()  # before the run closes, even a failed one
             except KeyboardInterrupt:
                 mlflow.end_run("KILLED")  # stopped, not broken: no traceback, and a rerun runs it again
                 raise
@@ -119,6 +130,36 @@ class MlflowTracker:
         stamp = int(time.time() * 1000)
         batch = [Metric(key, float(value), stamp, 0) for key, value in metrics.items()]
         self.client().log_batch(mlflow.active_run().info.run_id, metrics=batch)
+
+    def log_dataset(self, name: str, fingerprint: str, source: str, queries: int) -> None:
+        """Log the dataset (name, fingerprint as digest, source; metadata only) as the active run's input,
+        which MLflow's UI shows in the runs table's Dataset column."""
+        import mlflow
+
+        log_dataset(mlflow.active_run().info.run_id, name, fingerprint, source, queries)
+
+    def log_query_traces(self, traces: Sequence[dict]) -> int:
+        """Log the first `trace_queries` questions as MLflow traces of the active run; how many were logged.
+
+        Each record is `{"id", "question", "answer", "error", "spans": [{"name", "span_type", "inputs",
+        "outputs", "ms"}]}` (see `ragsweep.tracking.traces`). They are written in the background
+        and flushed before the run ends.
+        """
+        import mlflow
+
+        chosen = list(traces[: self.trace_queries])
+        if not chosen:
+            return 0
+        run = mlflow.active_run()
+        self._traces_pending = True
+        return log_traces(chosen, run.info.run_id, run.info.experiment_id)
+
+    def _flush_traces(self) -> None:
+        if self._traces_pending:
+            import mlflow
+
+            mlflow.flush_trace_async_logging()
+            self._traces_pending = False
 
     def log_artifacts(self, *paths: Path) -> None:
         """Copy files into the active run's artifacts through one repository (not one lookup per file)."""
