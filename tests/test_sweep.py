@@ -62,7 +62,7 @@ def test_job_folders_hold_the_output_contract(swept):
         metrics = json.loads(metrics_path.read_text())
         assert list(metrics) == list(METRIC_KEYS)
         for summary in metrics.values():
-            assert set(summary) == {"mean", "std", "ci95", "per_corpus"}
+            assert set(summary) == {"mean", "std", "ci95", "per_corpus", "n"} and summary["n"] == 68
             assert summary["ci95"][0] <= summary["mean"] <= summary["ci95"][1]
             assert len(summary["per_corpus"]) == 6
         config = (metrics_path.parent / "config.yaml").read_text()

@@ -37,6 +37,23 @@ def percentiles(name: str, milliseconds: np.ndarray) -> dict[str, float]:
     return {f"{name}_p{q}": float(np.percentile(milliseconds, q)) for q in (50, 95)}
 
 
+def percentile_summaries(name: str, milliseconds: np.ndarray, samples: int = 1000,
+                         seed: int = 0) -> dict[str, dict[str, object]]:
+    """For metrics.json: each percentile of `percentiles` with the questions it was taken over (`n`) and
+    a percentile-bootstrap 95% CI (the questions resampled with replacement, fixed seed)."""
+    if not len(milliseconds):
+        return {}
+    draws = np.asarray(milliseconds)[np.random.default_rng(seed).integers(0, len(milliseconds),
+                                                                          size=(samples, len(milliseconds)))]
+    summaries = {}
+    for q in (50, 95):
+        resampled = np.percentile(draws, q, axis=1)
+        summaries[f"{name}_p{q}"] = {"value": float(np.percentile(milliseconds, q)), "n": len(milliseconds),
+                                     "ci95": [float(np.percentile(resampled, 2.5)),
+                                              float(np.percentile(resampled, 97.5))]}
+    return summaries
+
+
 def end_to_end_ms(search_ms: np.ndarray, rerank_ms: np.ndarray, generation_ms: np.ndarray | None) -> np.ndarray:
     """Milliseconds per timed question from retrieval to answer: search + rerank + generation, each as
     measured when that stage ran (cached stages keep their times). Questions whose generation failed

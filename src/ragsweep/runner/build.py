@@ -14,6 +14,8 @@ from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 
 from ragsweep.cache import StageCache, semantic_config
 from ragsweep.data.base import DatasetLoader
+from ragsweep.generation.prompts import Prompt, load_prompt
+from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS, SpanEvaluator
 from ragsweep.runner.identity import LABEL_KEY
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
@@ -43,6 +45,9 @@ class Pipeline:
     k: int
     candidates: int  # first-stage hits the reranker reads; 0 without a reranker
     depth: int  # first-stage results computed (and cached) at this depth, then sliced per job
+    generator: Built | None = None  # None: generator=none, a retrieval-only job
+    prompt: Prompt | None = None
+    max_error_rate: float = 0.05  # share of questions whose generation may fail before the job fails
 
 
 def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
@@ -73,13 +78,39 @@ def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
         candidates=candidates,
         depth=max(k, candidates, _positive_int(cfg, "depth")),
     )
+    _add_generator(cfg, pipeline, stages, cache)
     metric = cfg.get("optimized_metric")
-    if metric is not None and metric not in METRIC_KEYS:
-        raise ConfigError(f"optimized_metric={metric} is not a metric; choose one of {', '.join(METRIC_KEYS)}")
+    known = (*METRIC_KEYS, *(ANSWER_METRICS if pipeline.generator else ()))
+    if metric is not None and metric not in known:
+        raise ConfigError(f"optimized_metric={metric} is not a metric of this configuration; "
+                          f"choose one of {', '.join(known)}")
     if preflight:
-        for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder):
+        generator = [pipeline.generator] if pipeline.generator else []
+        for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder, *generator):
             _preflight(stage.component)
     return pipeline
+
+
+# Keys of the generator group that the runner reads, not the generator's constructor.
+GENERATOR_SETTINGS = ("prompt", "max_error_rate")
+
+
+def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache) -> None:
+    """The generator stage, its prompt and error budget; nothing for `generator=none` (or no group)."""
+    if "generator" not in cfg:
+        return
+    settings = _container(cfg, "generator")
+    generator = _instantiate(cfg, "generator", stages, cache, runner_keys=GENERATOR_SETTINGS)
+    if not getattr(generator.component, "enabled", True):
+        return
+    rate = settings.get("max_error_rate", 0.05)
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+        raise ConfigError(f"generator.max_error_rate must be a share between 0 and 1, got {rate!r}; e.g. 0.05")
+    try:
+        pipeline.prompt = load_prompt(str(settings.get("prompt", "qa")))
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    pipeline.generator, pipeline.max_error_rate = generator, float(rate)
 
 
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
@@ -87,7 +118,7 @@ def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
             "tracking", "paths", "cache", LABEL_KEY, "hydra")
 CACHE_KEYS = ("enabled", "dir")
-STAGES = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "metrics")
+STAGES = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "generator", "metrics")
 
 
 def check_settings(cfg: DictConfig) -> None:
@@ -121,9 +152,11 @@ def _unknown_parameters(group: str, config: dict[str, Any], component: type, inj
                               f"{', '.join(f'{group}.{name}' for name in takes) or 'none'}")
 
 
-def _instantiate(cfg: DictConfig, group: str, stages: dict[str, Built], cache: StageCache) -> Built:
-    """Build `cfg[group]`, handing it the built stages its constructor asks for by name."""
-    config = _container(cfg, group)
+def _instantiate(cfg: DictConfig, group: str, stages: dict[str, Built], cache: StageCache,
+                 runner_keys: tuple[str, ...] = ()) -> Built:
+    """Build `cfg[group]`, handing it the built stages its constructor asks for by name; `runner_keys`
+    of the group are the runner's settings, kept from the constructor and from the signature."""
+    config = {key: value for key, value in _container(cfg, group).items() if key not in runner_keys}
     try:
         component_class = _locate(config["_target_"])  # hydra's get_class also logs the error, on 3 lines
     except (ImportError, ValueError) as error:  # a bad _target_
@@ -134,7 +167,9 @@ def _instantiate(cfg: DictConfig, group: str, stages: dict[str, Built], cache: S
     _unknown_parameters(group, config, component_class, stages)
     given = {name: stage for name, stage in stages.items() if name in inspect.signature(component_class).parameters}
     try:
-        component = instantiate(cfg[group], **{name: stage.component for name, stage in given.items()})
+        node = OmegaConf.masked_copy(cfg[group], [key for key in cfg[group] if key not in runner_keys]) \
+            if runner_keys else cfg[group]
+        component = instantiate(node, **{name: stage.component for name, stage in given.items()})
     except InstantiationException as error:
         cause = error.__cause__ or error
         if isinstance(cause, (ValueError, TypeError)):

@@ -15,10 +15,12 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 import ragsweep
 from ragsweep.data.base import DatasetError, load_once
+from ragsweep.generation.base import Generation
 from ragsweep.metrics.aggregate import summarize
+from ragsweep.metrics.generation import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
 from ragsweep.runner.build import ConfigError, build
 from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
-from ragsweep.runner.stages import chunk_dataset, first_stage, rerank
+from ragsweep.runner.stages import chunk_dataset, first_stage, generate, latency_sample, rerank
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, parent_run_id
 from ragsweep.types import Chunk, Dataset, Hit
 
@@ -38,6 +40,16 @@ def main(cfg: DictConfig, output_dir: Path | None = None) -> float | None:
     except (ConfigError, DatasetError) as error:
         print(f"ragsweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    except GenerationFailed as error:
+        if parent_run_id() is None:  # one run: its FAILED record is in MLflow; the user needs one line
+            print(f"ragsweep: error: {error}", file=sys.stderr)
+            raise SystemExit(1) from None
+        if cfg.get("fail_fast", False):
+            print(f"ragsweep: error: job {_run_name()} failed and fail_fast=true stops the sweep: {error}",
+                  file=sys.stderr)
+            raise SystemExit(1) from None
+        log.error("job %s failed: %s; it is recorded as FAILED and the sweep goes on", _run_name(), error)
+        return float("nan") if metric else None
     except Exception as error:
         if parent_run_id() is None:
             raise
@@ -81,49 +93,155 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             "ragsweep.version": ragsweep.__version__, LABEL_TAG: label,
             **{f"version.{name}": version for name, version in package_versions().items()}}
     with pipeline.tracker.start_run(label, params, tags, parent):
+        pipeline.tracker.log_dataset(dataset.name, dataset.fingerprint, _dataset_source(cfg), len(dataset.queries))
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]
         chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, dataset))
         first, retrieval_key, search_ms = _timed(
             seconds, "retrieval", lambda: first_stage(pipeline, chunks, chunks_key, questions))
         hits, rerank_ms = _timed(seconds, "rerank", lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
-        per_query = _timed(seconds, "scoring", lambda: pipeline.evaluator.score(dataset, chunks, hits, pipeline.k))
-        summary = summarize(per_query, [query.corpus for query in dataset.queries], cfg.get("bootstrap_samples", 1000))
-        files = _write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k)
-        means = {name: values["mean"] for name, values in summary.items()}
+        generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, chunks, hits))
+        per_query = _timed(seconds, "scoring", lambda: _score(pipeline, dataset, chunks, hits, generations))
+        corpora = [query.corpus for query in dataset.queries]
+        summary = summarize(per_query, corpora, cfg.get("bootstrap_samples", 1000))
+        timings = latency_metrics(search_ms, rerank_ms, generations)
+        if generations is not None:  # a retrieval-only job's metrics.json keeps its metrics
+            costs = costs_per_query(generations, pipeline.evaluator.tokenizer.count)
+            summary.update(summarize(costs, corpora, cfg.get("bootstrap_samples", 1000)))
+            summary.update(latency_metrics(search_ms, rerank_ms, generations, summaries=True))
+        files = _write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k, generations)
+        means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
         pipeline.tracker.log_metrics(
-            {**means, **{f"{name}_std": v["std"] for name, v in summary.items()},
+            {**means, **{f"{name}_std": v["std"] for name, v in summary.items() if "std" in v},
              "n_chunks": float(len(chunks)), **{f"seconds_{stage}": s for stage, s in seconds.items()},
-             **latency_metrics(search_ms, rerank_ms),
+             **timings, **{f"dataset_{name}": float(count) for name, count in dataset.loading.items()},
              **pipeline.cache.counts()}
         )
+        if generations is not None:
+            pipeline.tracker.log_query_traces(
+                query_traces(dataset, chunks, first, hits, generations, search_ms, rerank_ms, pipeline))
+            files += _check_errors(output_dir, dataset, generations, pipeline.max_error_rate)
         pipeline.tracker.log_artifacts(*files)
+        if generations is not None:
+            _fail_on_errors(generations, pipeline.max_error_rate, output_dir)
     log.info("%s", " ".join(f"{name}={value:.4f}" for name, value in means.items()))
     return means
 
 
-def latency_metrics(search_ms: np.ndarray, rerank_ms: np.ndarray) -> dict[str, float]:
-    """p50 and p95 milliseconds per question of search, rerank and both (`latency_ms_*`), from the
-    questions timed one at a time after a warm-up call when the stage ran (kept with its results)."""
-    stages = {"search": search_ms, **({"rerank": rerank_ms} if len(rerank_ms) else {}),
-              "latency": search_ms + rerank_ms if len(rerank_ms) else search_ms}
-    return {f"{name}_ms_p{q}": float(np.percentile(values, q))
-            for name, values in stages.items() for q in (50, 95) if len(values)}
+class GenerationFailed(RuntimeError):
+    """More questions failed to generate than `generator.max_error_rate` allows."""
+
+
+def _score(pipeline, dataset: Dataset, chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]],
+           generations: Sequence[Generation] | None) -> list[dict]:
+    """Per question: span metrics, and with a generator its answer metrics (where it has an answer and
+    reference answers)."""
+    per_query = pipeline.evaluator.score(dataset, chunks, hits, pipeline.k)
+    if generations is None:
+        return per_query
+    answers = pipeline.evaluator.score_answers([made.answer for made in generations],
+                                               [query.answers for query in dataset.queries])
+    return [{**spans, **scores} for spans, scores in zip(per_query, answers, strict=True)]
+
+
+def latency_metrics(search_ms: np.ndarray, rerank_ms: np.ndarray, generations: Sequence[Generation] | None = None,
+                    summaries: bool = False) -> dict:
+    """p50 and p95 milliseconds per question of search, rerank, generation and end to end (`latency_ms_*`);
+    with `summaries`, each as metrics.json holds it (value, questions, bootstrap CI).
+
+    Search and rerank are timed one question at a time on the latency sample, after a warm-up call,
+    when the stage ran (kept with its cached results); generation on every answered question, when
+    it was generated. End to end adds the three for each question of the latency sample.
+    """
+    measure = percentile_summaries if summaries else percentiles
+    generation_ms = None
+    timings = {**measure("search_ms", search_ms), **measure("rerank_ms", rerank_ms)}
+    if generations is not None:
+        timings.update(measure("generation_ms", np.array([made.latency_ms for made in generations
+                                                          if made.error is None])))
+        sampled = [generations[i] for i in latency_sample(len(generations))]
+        generation_ms = np.array([np.nan if made.error else made.latency_ms for made in sampled])
+    timings.update(measure("latency_ms", end_to_end_ms(search_ms, rerank_ms, generation_ms)))
+    return timings
+
+
+def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequence[Hit]],
+                 hits: Sequence[Sequence[Hit]], generations: Sequence[Generation], search_ms: np.ndarray,
+                 rerank_ms: np.ndarray, pipeline) -> list[dict]:
+    """What each question of the latency sample went through (the questions whose every stage was timed),
+    for the tracker's traces: retrieval, rerank and generation with their inputs, outputs and milliseconds."""
+    def documents(query_hits: Sequence[Hit]) -> list[dict]:
+        return [{**chunks[hit.index].span.to_dict(), "text": chunks[hit.index].text, "score": hit.score}
+                for hit in query_hits[: pipeline.k]]
+
+    traces = []
+    for row, position in enumerate(latency_sample(len(dataset.queries))):
+        query, made = dataset.queries[position], generations[position]
+        stages = [{"name": "retrieval", "span_type": "RETRIEVER", "inputs": {"question": query.text},
+                   "outputs": documents(first[position]), "ms": float(search_ms[row])}]
+        if len(rerank_ms):
+            stages.append({"name": "rerank", "span_type": "RERANKER", "inputs": {"question": query.text},
+                           "outputs": documents(hits[position]), "ms": float(rerank_ms[row])})
+        passages = tuple(chunks[hit.index].text for hit in hits[position][: pipeline.k])
+        stages.append({"name": "generation", "span_type": "LLM",
+                       "inputs": {"messages": list(pipeline.prompt.render(query.text, passages))},
+                       "outputs": {"answer": made.answer, "prompt_tokens": made.prompt_tokens,
+                                   "completion_tokens": made.completion_tokens},
+                       "ms": made.latency_ms})
+        traces.append({"id": query.id, "question": query.text, "answer": made.answer, "error": made.error,
+                       "spans": stages})
+    return traces
+
+
+def _check_errors(output_dir: Path, dataset: Dataset, generations: Sequence[Generation],
+                  max_error_rate: float) -> list[Path]:
+    """`generation_errors.jsonl`, one line per question whose generation failed (none: no file)."""
+    failed = [(query, made) for query, made in zip(dataset.queries, generations, strict=True) if made.error]
+    if not failed:
+        return []
+    path = output_dir / "generation_errors.jsonl"
+    with path.open("wb") as out:
+        for query, made in failed:
+            out.write(orjson.dumps({"id": query.id, "question": query.text, "error": made.error},
+                                   option=orjson.OPT_APPEND_NEWLINE))
+    log.warning("generation failed for %d of %d questions (generator.max_error_rate=%s); see %s",
+                len(failed), len(generations), max_error_rate, path)
+    return [path]
+
+
+def _fail_on_errors(generations: Sequence[Generation], max_error_rate: float, output_dir: Path) -> None:
+    failed = sum(made.error is not None for made in generations)
+    if failed / len(generations) > max_error_rate:
+        first = next(made.error for made in generations if made.error)
+        raise GenerationFailed(
+            f"generation failed for {failed} of {len(generations)} questions, more than generator.max_error_rate="
+            f"{max_error_rate} allows (first error: {first}); the questions are in "
+            f"{output_dir / 'generation_errors.jsonl'}; a rerun retries only them")
+
+
+def _dataset_source(cfg: DictConfig) -> str:
+    """Where the dataset came from, for MLflow's Dataset column: its path, or its loader for built-in data."""
+    settings = OmegaConf.to_container(cfg.dataset, resolve=True)
+    return str(settings.get("path") or settings.get("_target_"))
 
 
 def _write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: Sequence[Chunk],
-                   hits: Sequence[Sequence[Hit]], per_query: Sequence[dict], summary: dict, k: int) -> list[Path]:
+                   hits: Sequence[Sequence[Hit]], per_query: Sequence[dict], summary: dict, k: int,
+                   generations: Sequence[Generation] | None = None) -> list[Path]:
     """metrics.json, per_query.jsonl and config.yaml: the stable contract of a job's output folder."""
     output_dir.mkdir(parents=True, exist_ok=True)
     metrics_path = output_dir / "metrics.json"
     metrics_path.write_text(json.dumps(summary, indent=2) + "\n")
     per_query_path = output_dir / "per_query.jsonl"
     with per_query_path.open("wb") as out:
-        for query, query_hits, scores in zip(dataset.queries, hits, per_query, strict=True):
+        for position, (query, query_hits, scores) in enumerate(zip(dataset.queries, hits, per_query, strict=True)):
             retrieved = [{**chunks[hit.index].span.to_dict(), "score": hit.score} for hit in query_hits[:k]]
             record = {"id": query.id, "question": query.text,
                       "references": [ref.to_dict() for ref in query.references],
                       "retrieved": retrieved, "metrics": scores}
+            if generations is not None:
+                made = generations[position]
+                record.update(answer=made.answer, reference_answers=list(query.answers), generation=made.to_dict())
             out.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY))
     config_path = output_dir / "config.yaml"
     config_path.write_text(OmegaConf.to_yaml(cfg, resolve=True))
