@@ -25,12 +25,17 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS
+from ragsweep.metrics.generation import COST_METRICS
 from ragsweep.runner.identity import LABEL_KEY, group_choices
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import datasets, download, finished_jobs, labels, on_dataset, ranked, where
 
 log = logging.getLogger(__name__)
+RANKABLE = (*METRIC_KEYS, *ANSWER_METRICS)  # higher is better; answer metrics only where a generator ran
+# what --verify requires equal and the gate can read: deterministic numbers (latency is not one of them)
+RECORDED = (*METRIC_KEYS, *ANSWER_METRICS, *COST_METRICS)
 
 
 class ResultsError(ValueError):
@@ -60,8 +65,9 @@ def candidates(tracker: MlflowTracker, metric: str, dataset: str | None = None,
 
     Runs on different datasets answer different questions, so they are never ranked against each other.
     """
-    if metric not in METRIC_KEYS:
-        raise ResultsError(f"--metric {metric} is not a metric; choose one of {', '.join(METRIC_KEYS)}")
+    if metric not in RANKABLE:
+        raise ResultsError(f"--metric {metric} is not a metric; choose one of {', '.join(METRIC_KEYS)}, or with a "
+                           f"generator {', '.join(ANSWER_METRICS)}")
     every = finished_jobs(tracker)
     if every.empty:
         raise ResultsError(f"experiment {tracker.experiment!r} in {tracker.uri} has no FINISHED runs; "
@@ -73,6 +79,9 @@ def candidates(tracker: MlflowTracker, metric: str, dataset: str | None = None,
         raise ResultsError(str(error)) from None
     if runs.empty:
         raise ResultsError(f"no FINISHED run on dataset {name} meets --where {condition!r}")
+    if pd.isna(runs[f"metrics.{metric}"].iloc[0]):  # ranked puts runs without it last: here, none has it
+        raise ResultsError(f"no FINISHED run on dataset {name} has {metric}: answer metrics need a generator with "
+                           "reference answers (python sweep.py -m +sweep=quick generator=extractive)")
     return Candidates(runs.assign(label=labels(runs)), name, datasets(every))
 
 
@@ -152,9 +161,15 @@ def rerun(project: Path, config_path: Path) -> Rerun:
             raise ResultsError(f"the rerun of {config_path} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         summary = json.loads((Path(output) / "metrics.json").read_text())
         per_query = read_per_query(Path(output) / "per_query.jsonl")
-    metrics = {**{name: values["mean"] for name, values in summary.items()},
-               **{f"{name}_std": values["std"] for name, values in summary.items()}}
-    return Rerun(metrics, per_query)
+    return Rerun(logged_metrics(summary), per_query)
+
+
+def logged_metrics(summary: dict[str, dict]) -> dict[str, float]:
+    """metrics.json as MLflow has it: each metric's mean and `<metric>_std`. Latency percentiles
+    (`{value, n, ci95}`, with a generator) are not compared: milliseconds never repeat exactly."""
+    means = {name: values for name, values in summary.items() if "mean" in values}
+    return {**{name: values["mean"] for name, values in means.items()},
+            **{f"{name}_std": values["std"] for name, values in means.items()}}
 
 
 def read_per_query(path: Path) -> dict[str, dict[str, float]]:
@@ -198,7 +213,7 @@ def _standalone_config(tracker: MlflowTracker, winner: pd.Series, project: Path)
 
 
 def _manifest(winner: pd.Series, metric: str, tracker: MlflowTracker, choices: dict[str, str]) -> dict:
-    quality = [*METRIC_KEYS, *(f"{m}_std" for m in METRIC_KEYS)]
+    quality = [*RECORDED, *(f"{m}_std" for m in RECORDED)]
     return {
         "experiment": tracker.experiment,
         "run_id": winner.run_id,
@@ -211,5 +226,6 @@ def _manifest(winner: pd.Series, metric: str, tracker: MlflowTracker, choices: d
         "git_sha": winner.get("tags.ragsweep.git_sha"),
         "packages": {column.removeprefix("tags.version."): winner[column]
                      for column in sorted(winner.index) if column.startswith("tags.version.")},
-        "metrics": {name: float(winner[f"metrics.{name}"]) for name in quality if f"metrics.{name}" in winner},
+        "metrics": {name: float(winner[f"metrics.{name}"]) for name in quality
+                    if not pd.isna(winner.get(f"metrics.{name}"))},  # a retrieval-only winner: no answer metrics
     }

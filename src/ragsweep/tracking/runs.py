@@ -22,6 +22,10 @@ DATASET = "tags.dataset.name"
 FINGERPRINT = f"tags.{FINGERPRINT_TAG}"
 DEFAULT_RANKING_METRIC = "token_iou"  # when a sweep sets no optimized_metric, and for `ragsweep best/report`
 SUMMARY_METRICS = ("token_recall", "token_precision", "token_iou", "precision_omega", "recall", "mrr", "ndcg")
+# shown when some run of the table has them (a job with a generator); latency_ms_p50 is then end to end
+GENERATION_SUMMARY = ("answer_exact_match", "answer_f1", "answer_similarity", "answer_correctness",
+                      "generation_error_rate", "latency_ms_p50")
+GENERATOR = "params.generator"
 
 
 def sweep_jobs(tracker: MlflowTracker, parent_run_id: str) -> pd.DataFrame:
@@ -76,6 +80,17 @@ def _dataset_names(runs: pd.DataFrame) -> pd.Series:
 def labels(runs: pd.DataFrame) -> pd.Series:
     """Each run's configuration label (`chunker=fixed,k=3`); the run name for runs logged before labels."""
     return runs[LABEL].fillna(runs[CONFIG]) if LABEL in runs else runs[CONFIG]
+
+
+def generators(runs: pd.DataFrame) -> pd.Series:
+    """Each run's generator option (`extractive`); `none` for retrieval-only runs, also those logged before generators."""
+    return runs[GENERATOR].fillna("none") if GENERATOR in runs else pd.Series("none", index=runs.index)
+
+
+def has_generator(runs: pd.DataFrame) -> pd.Series:
+    """Whether each run generated answers: its generator option is not `none`, or it logged an error rate."""
+    errors = runs["metrics.generation_error_rate"].notna() if "metrics.generation_error_rate" in runs else False
+    return (generators(runs) != "none") | errors
 
 
 def one_run(tracker: MlflowTracker, run_id: str) -> dict:
@@ -188,7 +203,11 @@ def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     """The columns a user ranks a sweep by: rank, config, status, the optimized metric first, then the rest."""
     runs = ranked(runs, metric)
     metrics = [metric, *[m for m in SUMMARY_METRICS if m != metric and f"metrics.{m}" in runs]]
+    if has_generator(runs).any():  # a retrieval-only table keeps its columns
+        metrics += [m for m in GENERATION_SUMMARY if m != metric and f"metrics.{m}" in runs]
     table = pd.DataFrame({"rank": range(1, len(runs) + 1), "config": labels(runs), "status": runs["status"]})
+    if has_generator(runs).any():
+        table["generator"] = generators(runs)
     for name in metrics:
         table[name] = runs[f"metrics.{name}"].round(4)
     if "reused" in runs:
