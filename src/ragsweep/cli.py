@@ -101,8 +101,8 @@ def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
 
 def gate_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import read_manifest, rerun
-    from ragsweep.results.gate import (gate_table, guarded_metrics, job_result, other_config, parse_max_drop,
-                                       parse_significance)
+    from ragsweep.results.gate import (error_rate_note, gate_table, guarded_metrics, job_result, other_config,
+                                       parse_max_drop, parse_significance)
     from ragsweep.tracking.runs import markdown
 
     max_drop, significance = parse_max_drop(args.max_drop), parse_significance(args.significance)
@@ -125,7 +125,13 @@ def gate_command(args: argparse.Namespace) -> int:
     print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
           f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
           f" finds it worse at p < {significance:g}\n")
-    print(markdown(table.drop(columns="ok")))
+    print(markdown(table.drop(columns=["ok", "paired"])))
+    for row in table[table.paired < shared].to_dict("records"):  # answer metrics: only answered questions
+        print(f"{row['metric']}: the bootstrap paired the {row['paired']} of those {shared} questions that have it "
+              "in both runs (a failed generation or a question without reference answers has none)")
+    note = error_rate_note(manifest["metrics"], current["metrics"])
+    if note:
+        print(note)
     if not table.ok.all():
         print("ragsweep: gate failed: " + "; ".join(
             f"{row['metric']} ({row['change %'] or row['change']}, p {row['p-value']}) "

@@ -4,6 +4,8 @@ Two checks per guarded metric. The mean may drop by at most `--max-drop`: relati
 value by default (`5%`), since an absolute 0.02 on a metric near 0.03 lets through a 63% drop. And
 a paired bootstrap over the baseline's questions (the one the report uses) must not find the
 current configuration worse at `--significance`, which catches a small drop every question shares.
+An answer metric exists only for questions that got an answer and have reference answers, so its
+bootstrap pairs the questions that have it in both runs, and the table says how many.
 """
 
 from __future__ import annotations
@@ -17,8 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ragsweep.metrics.aggregate import paired_bootstrap
-from ragsweep.metrics.evaluate import METRIC_KEYS
-from ragsweep.results.best import ResultsError, read_per_query
+from ragsweep.results.best import RANKABLE, ResultsError, read_per_query
 from ragsweep.runner.identity import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
 from ragsweep.tracking.runs import download, one_run
@@ -67,7 +68,7 @@ def parse_significance(text: str) -> float:
 
 def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
     """The metrics `--metrics` names (default: the baseline's ranking metric), each one with per-question values."""
-    available = [name for name in METRIC_KEYS if name in manifest["metrics"]]
+    available = [name for name in RANKABLE if name in manifest["metrics"]]
     names = [name.strip() for name in text.split(",")] if text else [manifest["metric"]]
     unknown = [name for name in names if name not in available]
     if unknown:
@@ -106,10 +107,12 @@ def other_config(current: dict, manifest: dict, allowed: bool) -> bool:
 def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: dict[str, dict[str, float]],
                now: dict[str, dict[str, float]], metrics: list[str], max_drop: MaxDrop, significance: float,
                samples: int = 10_000) -> pd.DataFrame:
-    """One row per metric: recorded and current mean, change (absolute and relative), p-value, verdict.
+    """One row per metric: recorded and current mean, change (absolute and relative), p-value, verdict,
+    and `paired`, the questions its bootstrap resampled.
 
     `baseline` and `now` map question id -> metrics; the bootstrap pairs the baseline's questions
-    with the same questions of the current run.
+    with the same questions of the current run, those that have the metric in both (an answer metric
+    is missing where generation failed or a question has no reference answer).
     """
     shared = [question for question in baseline if question in now]
     if not shared:
@@ -118,14 +121,30 @@ def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: 
     rows = []
     for metric in metrics:
         before, after = recorded[metric], current.get(metric, math.nan)
-        test = paired_bootstrap(np.array([baseline[q][metric] for q in shared]),
-                                np.array([now[q][metric] for q in shared]), samples)
-        failures = _failures(before, after, test, max_drop, significance)
+        paired = [q for q in shared if metric in baseline[q] and metric in now[q]]
+        test = (paired_bootstrap(np.array([baseline[q][metric] for q in paired]),
+                                 np.array([now[q][metric] for q in paired]), samples)
+                if paired else {"difference": math.nan, "p_value": math.nan})
+        failures = (_failures(before, after, test, max_drop, significance) if paired or math.isnan(after)
+                    else [f"no question has {metric} in both runs"])
         rows.append({"metric": metric, "recorded": round(before, 4), "current": round(after, 4),
                      "change": round(after - before, 4), "change %": _percent(before, after),
                      "p-value": round(test["p_value"], 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
-                     "ok": not failures})
+                     "ok": not failures, "paired": len(paired)})
     return pd.DataFrame(rows)
+
+
+def error_rate_note(recorded: dict[str, float], current: dict[str, float]) -> str | None:
+    """A line on `generation_error_rate` when either run generated answers, flagged when it rose: failed
+    questions leave the answer metrics' means, so a rise can hide behind steady answer metrics."""
+    before, after = recorded.get("generation_error_rate"), current.get("generation_error_rate")
+    if before is None and after is None:
+        return None
+    show = lambda value: "none" if value is None else f"{value:.4f}"  # noqa: E731
+    rose = after is not None and after > (before or 0.0) + 1e-12
+    return (f"{'WARNING: ' if rose else ''}generation_error_rate (lower is better): recorded {show(before)}, "
+            f"current {show(after)}" + ("; it rose: more questions failed to generate, and the answer metrics "
+                                        "above leave them out" if rose else ""))
 
 
 def _failures(before: float, after: float, test: dict[str, float], max_drop: MaxDrop, significance: float) -> list[str]:
