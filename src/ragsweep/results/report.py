@@ -2,7 +2,8 @@
 
 Plots are PNGs inlined as data URIs, so the one file can be mailed, attached to a run or opened
 offline. Significance comes from paired bootstrap over the queries both configs answered, read
-from each run's `per_query.jsonl`.
+from each run's `per_query.jsonl`. Runs with a generator also get a table of their answer metrics and
+costs; an answer metric is compared only between runs, and on questions, that have it.
 """
 
 from __future__ import annotations
@@ -24,9 +25,15 @@ from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.results.best import candidates, read_per_query
 from ragsweep.runner.identity import NON_RESULT_KEYS
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.runs import summary_table
+from ragsweep.metrics.answers import ANSWER_METRICS
+from ragsweep.metrics.generation import COST_METRICS
+from ragsweep.tracking.runs import generators, has_generator, summary_table
 
-LATENCY = "metrics.latency_ms_p50"  # search + rerank per question, the median: steadier than p95 on few questions
+# end to end per question (search + rerank + generation; without a generator, search + rerank), the
+# median: steadier than p95 on few questions
+LATENCY = "metrics.latency_ms_p50"
+GENERATION_COLUMNS = (*ANSWER_METRICS, *COST_METRICS, "generation_ms_p50", "generation_ms_p95", "latency_ms_p50",
+                      "latency_ms_p95")
 MAX_BARS = 25  # configs drawn in bar charts and the heatmap; the table lists them all
 RUNNERS_UP = 5  # configs the winner is tested against
 # k, and the params that say where results go rather than what was computed: ignored when grouping k-curves.
@@ -45,18 +52,23 @@ def write_report(tracker: MlflowTracker, metric: str, output: Path, dataset: str
     """The HTML report of the experiment's runs on one dataset (by default the newest run's)."""
     found = candidates(tracker, metric, dataset)
     runs = found.runs
+    scored = runs[runs[f"metrics.{metric}"].notna()].reset_index(drop=True)  # an answer metric: runs with a generator
     with tempfile.TemporaryDirectory(prefix="ragsweep-report-") as folder:
         summaries = {run_id: json.loads(_artifact(tracker, run_id, "metrics.json", folder).read_text())
-                     for run_id in runs.run_id[:MAX_BARS]}
-        tests = _significance(tracker, runs, metric, folder, bootstrap_samples)
+                     for run_id in scored.run_id[:MAX_BARS]}
+        tests = _significance(tracker, scored, metric, folder, bootstrap_samples)
+    unscored = (f"<p>{len(runs) - len(scored)} configurations without a generator have no {html.escape(metric)}: "
+                "they are in the ranking table only.</p>" if len(scored) < len(runs) else "")
     sections = [
-        ("Ranking", _table_html(summary_table(runs, metric))),
+        ("Ranking", _table_html(summary_table(runs, metric)) + unscored),
+        *([("Answers and what they cost (configurations with a generator)", _generation_table(runs))]
+          if has_generator(runs).any() else []),
         (f"Is the best config really better? (paired bootstrap on {metric})", tests),
-        (f"{metric} by configuration (95% bootstrap CI)", _image(_bars(runs, summaries, metric))),
-        (f"{metric} against k", _image_or_note(_k_curves(runs, metric), "no configuration was run at more than one k")),
-        (f"{metric} against median search + rerank latency (Pareto front in red)",
-         _image_or_note(_pareto(runs, metric), "no run recorded its search latency")),
-        (f"{metric} per corpus", _image(_heatmap(runs, summaries, metric))),
+        (f"{metric} by configuration (95% bootstrap CI)", _image(_bars(scored, summaries, metric))),
+        (f"{metric} against k", _image_or_note(_k_curves(scored, metric), "no configuration was run at more than one k")),
+        (f"{metric} against median end-to-end latency per question (Pareto front in red)",
+         _pareto_note(scored) + _image_or_note(_pareto(scored, metric), "no run recorded its latency")),
+        (f"{metric} per corpus", _image(_heatmap(scored, summaries, metric))),
     ]
     body = "".join(f"<h2>{html.escape(title)}</h2>\n{content}\n" for title, content in sections)
     others = [name for name in found.datasets if name != found.dataset]
@@ -72,8 +84,9 @@ def write_report(tracker: MlflowTracker, metric: str, output: Path, dataset: str
 def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folder: str, samples: int) -> str:
     if len(runs) < 2:
         return "<p>Only one configuration: nothing to compare.</p>"
-    per_query = {run_id: {question: values[metric] for question, values in
-                          read_per_query(_artifact(tracker, run_id, "per_query.jsonl", folder)).items()}
+    per_query = {run_id: {question: values[metric] for question, values in  # answer metrics: answered questions
+                          read_per_query(_artifact(tracker, run_id, "per_query.jsonl", folder)).items()
+                          if metric in values}
                  for run_id in runs.run_id[: RUNNERS_UP + 1]}
     best_id = runs.run_id[0]
     rows = []
@@ -91,7 +104,9 @@ def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folde
                      "p-value": round(test["p_value"], 4),
                      "verdict": "better" if test["p_value"] < 0.05 and test["difference"] > 0 else "not distinguishable"})
     intro = (f"<p>Best: <b>{html.escape(str(runs.label[0]))}</b>. Each row resamples the queries both "
-             f"configurations answered ({samples} paired resamples). 'better' means p &lt; 0.05.</p>")
+             f"configurations have {html.escape(metric)} for ({samples} paired resamples; an answer metric is "
+             "missing where generation failed or a question has no reference answer). "
+             "'better' means p &lt; 0.05.</p>")
     return intro + _table_html(pd.DataFrame(rows))
 
 
@@ -127,20 +142,47 @@ def _k_curves(runs: pd.DataFrame, metric: str):
     return figure
 
 
+def _generation_table(runs: pd.DataFrame) -> str:
+    """The configurations with a generator: answer metrics, costs and latency, in the ranking's order."""
+    runs = runs[has_generator(runs)]
+    table = pd.DataFrame({"config": runs.label, "generator": generators(runs)})
+    for name in GENERATION_COLUMNS:
+        if f"metrics.{name}" in runs:
+            table[name] = runs[f"metrics.{name}"].round(4)
+    return _table_html(table)
+
+
+def _pareto_note(runs: pd.DataFrame) -> str:
+    """Says what the latency axis adds up, and warns when it adds up different stages for different runs."""
+    generated = has_generator(runs)
+    if generated.all():
+        return "<p>Latency: search + rerank + generation per question (p50).</p>"
+    if not generated.any():
+        return "<p>Latency: search + rerank per question (p50); no configuration generated answers.</p>"
+    return ("<p><b>Not comparable on latency:</b> configurations with a generator (triangles) count search + rerank "
+            "+ generation, those without (circles) only search + rerank. Each group has its own Pareto front.</p>")
+
+
 def _pareto(runs: pd.DataFrame, metric: str):
     if LATENCY not in runs or runs[LATENCY].isna().all():
         return None
-    points = runs[["label", LATENCY, f"metrics.{metric}"]].dropna()
-    latency, quality = points[LATENCY].to_numpy(), points[f"metrics.{metric}"].to_numpy()
-    front = pareto_front(latency, quality)
+    points = runs.assign(generated=has_generator(runs))[["label", "generated", LATENCY, f"metrics.{metric}"]].dropna()
+    if points.empty:
+        return None
     figure, axes = _figure(height=4.5)
-    axes.scatter(latency, quality, color="#999", s=18)
-    order = np.argsort(latency[front])
-    axes.plot(latency[front][order], quality[front][order], color="#C44E52", marker="o")
-    for index in np.flatnonzero(front):
-        axes.annotate(_short(points.label.iloc[index], 30), (latency[index], quality[index]), fontsize=7)
-    axes.set_xlabel("search + rerank ms per question (p50, the median)")
+    for generated, group in points.groupby("generated"):  # one front per group: their latencies add up other stages
+        latency, quality = group[LATENCY].to_numpy(), group[f"metrics.{metric}"].to_numpy()
+        front = pareto_front(latency, quality)
+        marker, name = ("^", "with a generator: search + rerank + generation") if generated else (
+            "o", "retrieval only: search + rerank")
+        axes.scatter(latency, quality, color="#999", s=18, marker=marker, label=name)
+        order = np.argsort(latency[front])
+        axes.plot(latency[front][order], quality[front][order], color="#C44E52", marker=marker)
+        for index in np.flatnonzero(front):
+            axes.annotate(_short(group.label.iloc[index], 30), (latency[index], quality[index]), fontsize=7)
+    axes.set_xlabel("end-to-end ms per question (p50, the median)")
     axes.set_ylabel(metric)
+    axes.legend(fontsize=7)
     return figure
 
 
