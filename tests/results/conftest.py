@@ -3,6 +3,8 @@
 Each run looks like one a sweep logs: params (with the group choices), the tags `best`, `report`
 and `gate` read, every metric's mean and `_std`, and the artifacts per_query.jsonl, metrics.json
 and config.yaml. The scores are given per question, so expected numbers can be worked out by hand.
+A run with a generator (`answers=`) also has the answer metrics (missing for questions whose
+generation failed), the costs and the latency percentiles in metrics.json's `{value, n, ci95}` form.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from ragsweep.metrics.aggregate import summarize
+from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS
 from ragsweep.runner.identity import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
@@ -32,10 +35,12 @@ class Store:
         self.tracker = MlflowTracker(f"sqlite:///{database}", experiment, str(root / "mlruns" / "artifacts"))
 
     def job(self, label: str, scores: list[float], dataset: str = "sotu_qa", ids: list[str] | None = None,
-            name: str | None = None) -> str:
+            name: str | None = None, answers: list[float | None] | None = None) -> str:
         """One FINISHED job run: `label` like `chunker=fixed,k=3`; every metric of question i is scores[i].
 
         `name` is the MLflow run name when it differs from the label (a verify rerun of before labels).
+        `answers` (label with `generator=extractive`): every answer metric of question i is answers[i], or
+        none when it is None (its generation failed, counted in generation_error_rate).
         """
         overrides = label.split(",")
         with initialize_config_dir(str(CONF), version_base="1.3"):
@@ -44,6 +49,10 @@ class Store:
         ids = ids or [f"q{i}" for i in range(len(scores))]
         per_query = [{name: float(score) for name in METRIC_KEYS} for score in scores]
         choices = {"chunker": cfg.chunker._target_.split(".")[-2], "dataset": dataset}
+        if answers is not None:
+            choices["generator"] = cfg.generator._target_.split(".")[-2]
+            for scores_of, answer in zip(per_query, answers, strict=True):
+                scores_of.update({} if answer is None else dict.fromkeys(ANSWER_METRICS, float(answer)))
         params = {"k": cfg.k, "chunker._target_": cfg.chunker._target_, **choices}
         tags = {"dataset.name": dataset, "dataset.fingerprint": f"{dataset}-data",
                 FINGERPRINT_TAG: f"{label}|{dataset}", LABEL_TAG: label, "ragsweep.sweep": "adhoc"}
@@ -53,12 +62,21 @@ class Store:
         files[0].write_text("".join(json.dumps({"id": i, "question": "?", "references": [], "retrieved": [],
                                                 "metrics": m}) + "\n" for i, m in zip(ids, per_query)))
         summary = summarize(per_query, [None] * len(scores), 100)
+        latency = {"latency_ms_p50": 1.0 + float(np.mean(scores)), "latency_ms_p95": 9.0}
+        if answers is not None:  # as the runner logs a generator's costs, and end-to-end latency (+100 ms)
+            costs = [{"generation_error_rate": 1.0} if answer is None else
+                     {"generation_error_rate": 0.0, "answer_tokens_mean": 5.0} for answer in answers]
+            summary.update(summarize(costs, [None] * len(scores), 100))
+            latency = {"latency_ms_p50": 101.0 + float(np.mean(scores)), "latency_ms_p95": 190.0,
+                       "generation_ms_p50": 100.0, "generation_ms_p95": 180.0}
+            summary.update({name: {"value": value, "n": len(scores), "ci95": [value, value]}
+                            for name, value in latency.items()})
         files[1].write_text(json.dumps(summary))
         files[2].write_text(OmegaConf.to_yaml(resolved))
+        means = {m: s for m, s in summary.items() if "mean" in s}
         with self.tracker.start_run(name or label, params, tags) as run_id:
-            self.tracker.log_metrics({**{m: s["mean"] for m, s in summary.items()},
-                                      **{f"{m}_std": s["std"] for m, s in summary.items()},
-                                      "latency_ms_p50": 1.0 + float(np.mean(scores)), "latency_ms_p95": 9.0})
+            self.tracker.log_metrics({**{m: s["mean"] for m, s in means.items()},
+                                      **{f"{m}_std": s["std"] for m, s in means.items()}, **latency})
             self.tracker.log_artifacts(*files)
         return run_id
 
