@@ -59,8 +59,13 @@ class Store:
         folder = self.root / "jobs" / f"{label}-{dataset}"
         folder.mkdir(parents=True)
         files = [folder / "per_query.jsonl", folder / "metrics.json", folder / "config.yaml"]
-        files[0].write_text("".join(json.dumps({"id": i, "question": "?", "references": [], "retrieved": [],
-                                                "metrics": m}) + "\n" for i, m in zip(ids, per_query)))
+        records = [{"id": i, "question": "?", "references": [], "retrieved": [], "metrics": m}
+                   for i, m in zip(ids, per_query)]
+        for record, answer in zip(records, answers or [], strict=False):  # what the runner adds with a generator
+            failed = "timeout" if answer is None else None
+            record.update(answer=None if failed else f"answer to {record['id']}", reference_answers=["reference"],
+                          generation={"latency_ms": 100.0, "prompt_tokens": 0, "completion_tokens": 0, "error": failed})
+        files[0].write_text("".join(json.dumps(record) + "\n" for record in records))
         summary = summarize(per_query, [None] * len(scores), 100)
         latency = {"latency_ms_p50": 1.0 + float(np.mean(scores)), "latency_ms_p95": 9.0}
         if answers is not None:  # as the runner logs a generator's costs, and end-to-end latency (+100 ms)

@@ -152,3 +152,24 @@ def test_report_shows_answer_metrics_and_labels_latencies_that_add_up_other_stag
     mixed = write_report(store.tracker, "token_iou", store.root / "spans.html", bootstrap_samples=200).path.read_text()
     assert "Not comparable on latency" in mixed and "search + rerank" in mixed
     assert mixed.count('src="data:image/png;base64,') == 4  # bars, k curves (k=3, 5 with a generator), Pareto, heatmap
+
+
+def test_the_notebook_shows_the_answer_metrics_when_the_store_has_them(store, runs, run_notebook, monkeypatch):
+    (store.root / "mlruns" / "mlflow.db").symlink_to(store.tracker.uri.removeprefix("sqlite:///"))  # where it looks
+    store.job(RETRIEVAL, [0.3, 0.3], dataset="other")  # the newest run: a dataset without a generator
+    monkeypatch.setenv("RAGSWEEP_EXPERIMENT", store.tracker.experiment)
+    monkeypatch.setenv("RAGSWEEP_METRIC", "answer_f1")
+    monkeypatch.setenv("RAGSWEEP_DATASET", "sotu_qa")
+    cells = run_notebook(store.root)
+    printed = "".join(o.get("text", "") for cell in cells for o in cell.outputs)
+    tables = ["".join(o.get("data", {}).get("text/html", "") for o in cell.outputs) for cell in cells]
+    assert "best: generator=extractive,k=5  (answer_f1 = 0.6000, run " in printed
+    assert "<th>generator</th>" in tables[1] and "metrics.generation_error_rate" in tables[1]
+    answers = next(table for table in tables if "answer_similarity" in table)  # the answers-and-costs cell
+    assert "generator=extractive,k=3" in answers and "chunker=fixed,k=3" not in answers
+    assert "<th>answer</th>" in tables[4]  # the drill-down: each question's answer beside its score
+    monkeypatch.setenv("RAGSWEEP_METRIC", "token_iou")
+    monkeypatch.setenv("RAGSWEEP_DATASET", "other")
+    cells = run_notebook(store.root)
+    printed = "".join(o.get("text", "") for cell in cells for o in cell.outputs)
+    assert "no run on dataset other generated answers" in printed
