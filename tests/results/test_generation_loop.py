@@ -1,0 +1,59 @@
+"""The loop with a generator, as a user runs it: a real sweep with `generator=extractive`, then
+`best --metric answer_f1 --verify`, `gate` on answer_f1 and `report`, each in a subprocess (about 2 minutes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}  # entry points set them
+    return subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, scratch_project) -> Path:
+    folder = scratch_project(tmp_path_factory.mktemp("generation"))
+    swept = _run(folder, "sweep.py", "-m", "generator=extractive", "k=3,5")
+    assert swept.returncode == 0, swept.stderr[-3000:]
+    return folder
+
+
+def test_best_ranks_by_answer_f1_and_its_verify_rerun_repeats_the_answers(project):
+    result = _run(project, "-m", "ragsweep.cli", "best", "--metric", "answer_f1", "--verify")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| 1 ")]
+    assert rows and "| extractive |" in rows[0]
+    verified = {line.split("|")[1].strip(): line for line in result.stdout.splitlines() if "| True |" in line}
+    assert {"answer_f1", "answer_correctness", "answer_tokens_mean", "generation_error_rate"} <= set(verified)
+    assert "latency_ms_p50" not in verified  # milliseconds are not compared
+    assert result.stdout.rstrip().endswith("verified: every metric of the rerun equals the recorded run")
+    lines = (project / "conf" / "best" / "ragsweep.per_query.jsonl").read_text().splitlines()
+    assert all("answer_f1" in json.loads(line)["metrics"] for line in lines)  # sotu_qa: every question has references
+
+
+def test_gate_guards_answer_f1_on_a_rerun_and_shows_the_error_rate(project):
+    if not (project / "conf" / "best" / "ragsweep.yaml").exists():
+        pytest.skip("needs the export of the test above")
+    result = _run(project, "-m", "ragsweep.cli", "gate", "--baseline", "conf/best/ragsweep.yaml",
+                  "--metrics", "answer_f1,token_iou")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    row = next(line for line in result.stdout.splitlines() if line.startswith("| answer_f1 "))
+    assert "| +0.0%    | 1.0     | ok" in row  # the rerun's answers come from the cache: equal numbers, p = 1
+    assert "generation_error_rate (lower is better): recorded 0.0000, current 0.0000" in result.stdout
+    assert "paired the" not in result.stdout  # every question has an answer metric in both
+
+
+def test_report_on_answer_f1_has_the_answers_table_and_end_to_end_latency(project):
+    result = _run(project, "-m", "ragsweep.cli", "report", "--metric", "answer_f1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = (project / "reports" / "ragsweep.html").read_text()
+    assert "Answers and what they cost" in page and "<th>generation_ms_p50</th>" in page
+    assert "search + rerank + generation per question" in page and "Not comparable" not in page
+    assert page.count('src="data:image/png;base64,') == 4
