@@ -60,3 +60,11 @@ def test_similarity_and_correctness():
     assert cosine_similarity(answer, references) == pytest.approx(0.96)
     assert answer_correctness(0.5, 0.9) == pytest.approx(0.75 * 0.5 + 0.25 * 0.9)
     assert answer_correctness(0.5, 0.9, weight=1.0) == pytest.approx(0.5)
+
+
+def test_citations_are_not_scored():
+    from ragsweep.metrics.answers import strip_citations
+
+    assert strip_citations("North Carolina [1][3].") == "North Carolina."
+    assert strip_citations("In 1932 [2], by the mayor [10]") == "In 1932, by the mayor"
+    assert strip_citations("a [b] c") == "a [b] c"

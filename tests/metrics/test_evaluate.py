@@ -51,3 +51,19 @@ def test_graded_gain_only_changes_ndcg():
     # reference [10,20) = " gamma del": chunk 0 holds 6 of its 10 chars, chunk 1 holds 3 ("del"); ranked gains 0.3, 0.6
     assert graded["ndcg"] == pytest.approx((0.3 + 0.6 / 1.5849625007) / (0.6 + 0.3 / 1.5849625007))
     assert {k: v for k, v in binary.items() if k != "ndcg"} == {k: v for k, v in graded.items() if k != "ndcg"}
+
+
+def test_answers_are_scored_only_where_there_is_an_answer_and_a_reference():
+    """A failed generation (None) and a question without reference answers get no answer metric at all:
+    neither may turn into a 0 that reads as a wrong answer."""
+    from ragsweep.embedding.minilm import MiniLMEmbedder
+
+    evaluator = SpanEvaluator(answer_embedder=MiniLMEmbedder(progress=False), correctness_weight=0.5)
+    scored = evaluator.score_answers(["North Carolina [1]", None, "x", "the Senate"],
+                                     [("North Carolina",), ("a",), (), ("The House", "Senate")])
+    assert scored[1] == {} and scored[2] == {}
+    assert scored[0]["answer_exact_match"] == 1.0 and scored[0]["answer_f1"] == 1.0
+    assert scored[0]["answer_similarity"] == pytest.approx(1.0, abs=1e-5)  # the citation is not part of the answer
+    assert scored[3]["answer_exact_match"] == 1.0  # the best of its two references
+    assert scored[3]["answer_correctness"] == pytest.approx(0.5 * 1.0 + 0.5 * scored[3]["answer_similarity"])
+    assert SpanEvaluator().score_answers(["x"], [("x",)]) == [{"answer_exact_match": 1.0, "answer_f1": 1.0}]

@@ -45,6 +45,7 @@ class LlamaCppGenerator:
         max_tokens: Most tokens generated per answer.
         temperature: 0 is greedy decoding.
         seed: Sampling seed (only matters above temperature 0).
+        repeat_penalty: Penalty on repeating recent tokens (1.0 = none); small models loop without one.
         threads: CPU threads; null shares the cores among the processes embedding or generating at the time.
     """
 
@@ -52,7 +53,8 @@ class LlamaCppGenerator:
     preload = ("llama_cpp",)  # libraries its work imports (runner.workers)
 
     def __init__(self, model_path: str | None = None, n_ctx: int = 2048, max_tokens: int = 64,
-                 temperature: float = 0.0, seed: int = 0, threads: int | None = None) -> None:
+                 temperature: float = 0.0, seed: int = 0, repeat_penalty: float = 1.1,
+                 threads: int | None = None) -> None:
         check_positive(n_ctx, "n_ctx")
         check_positive(max_tokens, "max_tokens")
         check_positive(seed, "seed", allow_zero=True)
@@ -63,7 +65,10 @@ class LlamaCppGenerator:
         self.model_path = str(Path(model_path).expanduser()) if model_path else str(packaged_model())
         if not Path(self.model_path).is_file():
             raise ValueError(f"generator.model_path={self.model_path} does not exist; point it at a .gguf file")
+        if not repeat_penalty > 0:
+            raise ValueError(f"generator.repeat_penalty must be > 0 (1.0 = none), got {repeat_penalty}")
         self.n_ctx, self.max_tokens, self.temperature, self.seed = n_ctx, max_tokens, temperature, seed
+        self.repeat_penalty = repeat_penalty
         self.threads = threads
         self.cores = CoreShare()
 
@@ -86,7 +91,7 @@ class LlamaCppGenerator:
         try:
             completion = model.create_chat_completion(
                 messages=list(request.messages), temperature=self.temperature, max_tokens=self.max_tokens,
-                seed=self.seed)
+                seed=self.seed, repeat_penalty=self.repeat_penalty)
         except ValueError as error:  # e.g. "Requested tokens (2300) exceed context window of 2048"
             return Generation(None, 1000 * (time.perf_counter() - started),
                               error=f"{error}; raise generator.n_ctx or lower k")

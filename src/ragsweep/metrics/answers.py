@@ -19,6 +19,12 @@ import numpy as np
 ANSWER_METRICS = ("answer_exact_match", "answer_f1", "answer_similarity", "answer_correctness")
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_CITATIONS = re.compile(r"\s*\[\d+\]")
+
+
+def strip_citations(answer: str) -> str:
+    """The answer without `[n]` passage citations (prompt qa_cite), so they count neither for nor against it."""
+    return _CITATIONS.sub("", answer).strip()
 
 
 def normalize_answer(text: str) -> str:

@@ -9,7 +9,14 @@ import numpy as np
 
 from ragsweep.embedding.base import Embedder
 from ragsweep.memo import remember
-from ragsweep.metrics.answers import answer_correctness, best_over_references, cosine_similarity, exact_match, token_f1
+from ragsweep.metrics.answers import (
+    answer_correctness,
+    best_over_references,
+    cosine_similarity,
+    exact_match,
+    strip_citations,
+    token_f1,
+)
 from ragsweep.metrics.chunk import CHUNK_METRICS, chunk_scores
 from ragsweep.metrics.compat import (
     compat_precision_omega,
@@ -88,8 +95,8 @@ class SpanEvaluator:
         """Per question, its answer metrics: none when it has no answer (a failed generation, counted
         apart) or no reference answers, so neither becomes a 0 that looks like a wrong answer."""
         scored: list[dict] = []
-        pairs = [(i, answer, refs) for i, (answer, refs) in enumerate(zip(answers, references, strict=True))
-                 if answer is not None and refs]
+        pairs = [(i, strip_citations(answer), refs) for i, (answer, refs)
+                 in enumerate(zip(answers, references, strict=True)) if answer is not None and refs]
         similarity = self._similarities(pairs)
         scores_of = {}
         for i, answer, refs in pairs:

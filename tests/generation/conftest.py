@@ -1,0 +1,103 @@
+"""A real llama.cpp server (llama-cpp-python's OpenAI-compatible server) on 127.0.0.1, with the
+SmolLM2 model the project installs; started and stopped by the tests that need one."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ragsweep.generation.llama_cpp import packaged_model
+
+
+class LlamaServer:
+    """One server process; `log` collects its output lines (uvicorn logs each request it answered)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.log: list[str] = []
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> LlamaServer:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(packaged_model()), "--host", "127.0.0.1",
+             "--port", str(self.port), "--n_threads", "1", "--n_ctx", "2048"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        threading.Thread(target=self._read, args=(self.process,), daemon=True).start()
+        deadline = time.monotonic() + 90
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, "llama.cpp server exited:\n" + "".join(self.log[-20:])
+            try:
+                with opener.open(f"{self.base_url}/models", timeout=2):
+                    return self
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("llama.cpp server did not answer within 90 s")
+
+    def answered(self) -> int:
+        return sum('"POST /v1/chat/completions HTTP/1.1" 200' in line for line in self.log)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(30)
+
+    def _read(self, process: subprocess.Popen) -> None:
+        for line in process.stdout:
+            self.log.append(line)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def llama_server():
+    """Starts servers on request (`start(port=None)`), stops every one of them afterwards."""
+    servers: list[LlamaServer] = []
+
+    def start(port: int | None = None) -> LlamaServer:
+        servers.append(LlamaServer(port or free_port()).start())
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def small_dataset(tmp_path) -> Path:
+    """A native dataset of three short documents and six questions with reference answers."""
+    import json
+
+    folder = tmp_path / "data"
+    (folder / "documents").mkdir(parents=True)
+    texts = {
+        "bridge": "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic.",
+        "river": "The river freezes every January. Ferries stop running until the ice melts in March.",
+        "library": "The city library holds two million books. It was founded in 1851 by a merchant.",
+    }
+    for name, text in texts.items():
+        (folder / "documents" / f"{name}.txt").write_text(text)
+    questions = [("bridge", "When was the Harbour Bridge opened?", "1932"),
+                 ("bridge", "How many lanes does the bridge carry?", "eight"),
+                 ("river", "When does the river freeze?", "every January"),
+                 ("river", "When does the ice melt?", "in March"),
+                 ("library", "How many books does the library hold?", "two million"),
+                 ("library", "Who founded the library?", "a merchant")]
+    with open(folder / "queries.jsonl", "w") as out:
+        for number, (doc, question, answer) in enumerate(questions):
+            start = texts[doc].index(answer)
+            out.write(json.dumps({"id": f"q{number}", "question": question, "answers": [answer],
+                                  "references": [{"doc_id": doc, "start": start, "end": start + len(answer)}]}) + "\n")
+    return folder
