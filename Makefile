@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
-SWEEP ?= -m chunker=recursive,fixed,sentence k=5,10
+SWEEP ?= -m generator=none,extractive,llama_cpp k=3
 
 .PHONY: run test install install-test ui clean
 

@@ -1,0 +1,125 @@
+"""Does a grid with a local model pay for each answer once?
+
+Runs, in one process, on sotu_qa with generator=llama_cpp (SmolLM2-135M-Instruct, greedy):
+  1. a cold 12-configuration grid (chunkers recursive and sentence x stores numpy, chroma, qdrant
+     x k 3, 5) through the real runner, MLflow included, on an empty cache;
+  2. the same grid again (warm), as new runs;
+  3. the model alone on a fixed prompt: prompt-processing and generation tokens per second.
+Checks against an independent count: the distinct prompts are recounted from the jobs' per-query
+files (each question with the exact texts of its top-k chunks, in order), and compared with the
+generator calls the cold grid made (its `cache_misses_answers`) and the answers on disk.
+Prints a table and, as its last line,
+`calls_over_distinct_prompts=X warm_over_cold=Y seconds_per_answer_p50=Z prompt_tokens_per_s=P generation_tokens_per_s=G`.
+
+Usage: python benchmarks/generation.py [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import ragsweep  # noqa: F401  (offline defaults)
+
+ROOT = Path(__file__).resolve().parents[1]
+CHUNKERS = ["recursive", "sentence"]
+STORES = ["numpy", "chroma", "qdrant"]
+KS = [3, 5]
+
+
+def grid(workdir: Path, label: str) -> float:
+    """Seconds for the 12 configurations, run through the runner as a multirun's jobs are."""
+    from hydra import compose, initialize_config_dir
+
+    from ragsweep.runner.run import run
+
+    started = time.perf_counter()
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        for chunker in CHUNKERS:
+            for store in STORES:
+                for k in KS:
+                    overrides = [f"chunker={chunker}", f"store={store}", f"k={k}", "generator=llama_cpp",
+                                 f"paths.root={workdir}", "embedder.progress=false", f"experiment=generation-{label}"]
+                    run(compose("config", overrides=overrides),
+                        output_dir=workdir / "outputs" / label / f"{chunker}_{store}_k{k}")
+    return time.perf_counter() - started
+
+
+def distinct_prompts(workdir: Path, label: str) -> tuple[int, list[float]]:
+    """Distinct (question, top-k chunk texts) pairs over the grid's jobs, and each one's generation seconds."""
+    from ragsweep.data.sotu_qa import SotuQADataset
+
+    documents = SotuQADataset().load().documents
+    seconds: dict[tuple, float] = {}
+    for path in sorted((workdir / "outputs" / label).glob("*/per_query.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            texts = tuple(documents[hit["doc_id"]].text[hit["start"]:hit["end"]] for hit in record["retrieved"])
+            seconds.setdefault((record["question"], texts), record["generation"]["latency_ms"] / 1000)
+    return len(seconds), list(seconds.values())
+
+
+def generator_calls(workdir: Path, label: str) -> int:
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{workdir}/mlruns/mlflow.db")
+    runs = mlflow.search_runs(experiment_names=[f"generation-{label}"])
+    assert len(runs) == len(CHUNKERS) * len(STORES) * len(KS), len(runs)
+    return int(runs["metrics.cache_misses_answers"].sum())
+
+
+def model_speed() -> tuple[float, float]:
+    """Tokens per second of SmolLM2 on this machine's cores: a 500-token prompt, then 64 generated tokens."""
+    from llama_cpp import Llama
+
+    from ragsweep.embedding.base import default_threads
+    from ragsweep.generation.llama_cpp import packaged_model
+
+    model = Llama(model_path=str(packaged_model()), n_ctx=2048, n_threads=default_threads(), verbose=False)
+    model.create_completion("Hello", max_tokens=1)
+    prompt = " ".join(f"word{i % 97}" for i in range(250))
+    started = time.perf_counter()
+    read = model.create_completion(prompt, max_tokens=1)["usage"]["prompt_tokens"]
+    prompt_rate = read / (time.perf_counter() - started)
+    model.reset()
+    started = time.perf_counter()
+    made = model.create_completion("Once upon a time", max_tokens=64, temperature=0, repeat_penalty=1.1)
+    generation_rate = made["usage"]["completion_tokens"] / (time.perf_counter() - started)
+    model.close()
+    return prompt_rate, generation_rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-generation-"))
+    cold = grid(workdir, "cold")
+    warm = grid(workdir, "warm")
+    distinct, seconds = distinct_prompts(workdir, "cold")
+    calls = generator_calls(workdir, "cold")
+    on_disk = sum(1 for _ in (workdir / ".cache" / "ragsweep" / "answers").rglob("*.npz"))
+    warm_calls = generator_calls(workdir, "warm")
+    prompt_rate, generation_rate = model_speed()
+    p50 = float(np.percentile(seconds, 50))
+    print(f"{'cold grid (12 configurations)':<36}{cold:>10.1f} s")
+    print(f"{'warm grid (same, new runs)':<36}{warm:>10.1f} s")
+    print(f"{'distinct prompts (from per_query)':<36}{distinct:>10d}")
+    print(f"{'generator calls, cold grid':<36}{calls:>10d}")
+    print(f"{'generator calls, warm grid':<36}{warm_calls:>10d}")
+    print(f"{'answers stored in the cache':<36}{on_disk:>10d}")
+    print(f"{'seconds per answer, p50 / p95':<36}{p50:>10.2f} / {np.percentile(seconds, 95):.2f}")
+    print(f"{'prompt / generation tokens per s':<36}{prompt_rate:>10.0f} / {generation_rate:.0f}")
+    print(f"workdir: {workdir}")
+    print(f"calls_over_distinct_prompts={calls / distinct:.3f} warm_over_cold={warm / cold:.3f} "
+          f"seconds_per_answer_p50={p50:.2f} prompt_tokens_per_s={prompt_rate:.0f} "
+          f"generation_tokens_per_s={generation_rate:.0f}")
+
+
+if __name__ == "__main__":
+    main()
