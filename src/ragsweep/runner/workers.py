@@ -163,11 +163,15 @@ def _targets(config: DictConfig) -> Iterator[str]:
             except Exception:  # intervals: values of a field, not config-group options
                 continue
     options.update(swept)
+    answers = bool(options.get("generator", set()) - {"none"})
     for group, names in sorted(options.items()):
         for name in sorted(names):
             path = folder / group / f"{name}.yaml"
             if path.is_file():
-                yield from _nested_targets(OmegaConf.to_container(OmegaConf.load(path)))
+                settings = OmegaConf.to_container(OmegaConf.load(path))
+                if group == "metrics" and not answers:  # its answer embedder only scores generated answers
+                    settings.pop("answer_embedder", None)
+                yield from _nested_targets(settings)
 
 
 def _nested_targets(node: Any) -> Iterator[str]:
