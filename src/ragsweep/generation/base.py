@@ -20,6 +20,7 @@ class Request:
     question: str
     passages: tuple[str, ...]
     messages: tuple[dict[str, str], ...]
+    response_format: dict | None = None  # constrained output, e.g. {"type": "json_object", "schema": {...}}
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,8 @@ class LlamaCppGenerator:
         try:
             completion = model.create_chat_completion(
                 messages=list(request.messages), temperature=self.temperature, max_tokens=self.max_tokens,
-                seed=self.seed, repeat_penalty=self.repeat_penalty)
+                seed=self.seed, repeat_penalty=self.repeat_penalty,
+                response_format=request.response_format)
         except ValueError as error:  # e.g. "Requested tokens (2300) exceed context window of 2048"
             return Generation(None, 1000 * (time.perf_counter() - started),
                               error=f"{error}; raise generator.n_ctx or lower k")

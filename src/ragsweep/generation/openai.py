@@ -79,7 +79,8 @@ class OpenAIGenerator:
         try:
             completion = client.chat.completions.create(
                 model=self.model, messages=list(request.messages), temperature=self.temperature,
-                max_tokens=self.max_tokens, seed=self.seed)
+                max_tokens=self.max_tokens, seed=self.seed,
+                **({"response_format": request.response_format} if request.response_format else {}))
         except openai.APIError as error:  # still failing after the client's retries
             log.warning("generation failed after %d retries: %s", self.max_retries, error)
             return Generation(None, 1000 * (time.perf_counter() - started),

@@ -1,0 +1,1 @@
+"""Judges: support and relevance probabilities for (claim, passage) pairs, each with a status."""

@@ -1,0 +1,67 @@
+"""The judging stage's contract: pairs of texts in, a support probability and a status out.
+
+A judge answers one question about a pair: does `passage` support `claim` (task "support"), or is
+`passage` relevant to the question in `claim` (task "relevance")? Its `score` is a probability in
+[0, 1]; a call that fails is a `Verdict` with status `parse_failed` or `error` and no score, never
+an exception, a NaN or a silent 0, so the runner can count it (`judge_failure_rate`) and leave it
+out of every mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+Task = Literal["support", "relevance"]
+Status = Literal["ok", "parse_failed", "error"]
+STATUSES: tuple[Status, ...] = ("ok", "parse_failed", "error")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """What one judge call scores: a claim (or, for relevance, the question) against a passage.
+    An empty passage asks about the claim alone (the likelihood judge's baseline)."""
+
+    claim: str
+    passage: str
+    task: Task = "support"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judged pair: `score` in [0, 1] when `status` is ok, else None; `raw` keeps what the judge
+    said (an LLM's output, an error message) so failures can be read afterwards."""
+
+    score: float | None
+    status: Status = "ok"
+    raw: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"verdict status must be one of {STATUSES}, got {self.status!r}")
+        if self.status == "ok" and (self.score is None or not 0.0 <= self.score <= 1.0):
+            raise ValueError(f"an ok verdict needs a score in [0, 1], got {self.score!r}")
+        if self.status != "ok" and self.score is not None:
+            raise ValueError("a failed verdict has no score")
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class Judge(Protocol):
+    """Scores pairs, one `Verdict` per pair in order.
+
+    `threshold` is the score at which a claim counts as supported (calibrated by `ragsweep
+    calibrate`); bad settings raise when the judge is built, before any work.
+    """
+
+    threshold: float
+
+    def judge(self, pairs: Sequence[Pair]) -> list[Verdict]: ...
+
+
+def check_threshold(threshold: float) -> None:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"judge.threshold must be a number in [0, 1], got {threshold!r}")
