@@ -1,4 +1,4 @@
-"""`ragsweep best | report | gate | ui`: from a finished sweep to a config you can trust and guard.
+"""`ragsweep best | report | gate | ui | calibrate`: from a finished sweep to a config you can trust and guard.
 
 Run from the project folder (the one with sweep.py and conf/); the store defaults to the one
 sweep.py writes, sqlite:///mlruns/mlflow.db.
@@ -219,6 +219,28 @@ def _group(pgid: int) -> list:
     return members
 
 
+def calibrate_command(args: argparse.Namespace) -> int:
+    """Judge a labelled claims file, print the agreement table, write calibration/<judge>.json, log it to MLflow."""
+    from ragsweep.judging.calibration import (build_judge, calibrate, default_claims, format_table, load_claims,
+                                              write_calibration)
+    from ragsweep.tracking.calibration import EXPERIMENT, log_calibration
+
+    try:
+        if args.limit is not None and args.limit < 1:
+            raise ValueError(f"--limit {args.limit}: give the number of claims to judge, 1 or more")
+        claims = load_claims(args.claims)[: args.limit]
+        judge, config = build_judge(args.project / "conf", args.judge, args.overrides)
+        result = calibrate(judge, claims, args.judge, str(args.claims or default_claims()), config)
+    except ValueError as error:
+        print(f"ragsweep: error: {error}", file=sys.stderr)
+        return 2
+    path = write_calibration(result, args.out)
+    run_id = log_calibration(_uri(args), str(args.project / "mlruns" / "artifacts"), result, path)
+    print(format_table(result))
+    print(f"wrote {path}; logged as run {run_id} of the MLflow experiment {EXPERIMENT!r}")
+    return 0
+
+
 def _tracker(args: argparse.Namespace) -> MlflowTracker:
     """The experiment's tracker; an error naming the experiments that exist when it does not."""
     from ragsweep.results.best import ResultsError
@@ -293,6 +315,15 @@ def _parser() -> argparse.ArgumentParser:
     ui = commands.add_parser("ui", help="start the MLflow UI on the project's store (127.0.0.1, one worker)")
     ui.add_argument("--port", type=int, default=5000)
     ui.set_defaults(command=ui_command)
+
+    calibrate = commands.add_parser("calibrate", help="measure a judge against labelled claims and find its threshold")
+    calibrate.add_argument("--judge", required=True, help="an option of conf/judge/, e.g. lexical")
+    calibrate.add_argument("--claims", type=Path, help="labelled claims JSONL (default: the shipped sotu claims)")
+    calibrate.add_argument("--out", type=Path, default=Path("calibration"), help="folder for <judge>.json "
+                           "(default: ./calibration)")
+    calibrate.add_argument("--limit", type=int, help="judge only the first N claims")
+    calibrate.add_argument("overrides", nargs="*", help="judge settings, e.g. judge.threshold=0.4")
+    calibrate.set_defaults(command=calibrate_command)
     return parser
 
 

@@ -1,0 +1,53 @@
+"""`ragsweep calibrate` in MLflow: one run per calibrated judge in the experiment `calibration`.
+
+The run's name is the judge's; its params are the calibrated threshold, the claims file and the
+judge's settings (`judge.<key>`); its metrics the agreement numbers, overall and per kind of claim
+(`auc_<kind>`, `accuracy_<kind>`); its artifact the `calibration/<judge>.json` written beside it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+
+if TYPE_CHECKING:
+    from ragsweep.judging.calibration import Calibration
+
+EXPERIMENT = "calibration"
+SUMMARY = ("auc", "balanced_accuracy", "f1", "failure_rate", "verdict_failure_rate", "seconds_per_claim", "load_s")
+
+
+def log_calibration(uri: str, artifacts: str, result: Calibration, path: Path) -> str:
+    """Log `result` and its json file `path` as a new run; the run's id."""
+    tracker = MlflowTracker(uri, EXPERIMENT, artifacts)
+    params = {"judge": result.judge, "threshold": result.threshold, "claims_file": result.claims_file,
+              "claims": result.n, **_flat(result.config, "judge.")}
+    with tracker.start_run(result.judge, params, {"ragsweep.judge": result.judge}) as run_id:
+        tracker.log_metrics(calibration_metrics(result))
+        tracker.log_artifacts(path)
+    return run_id
+
+
+def calibration_metrics(result: Calibration) -> dict[str, float]:
+    """The summary numbers, then `auc_<kind>` and `accuracy_<kind>` for each kind that has them."""
+    metrics = {name: float(getattr(result, name)) for name in SUMMARY}
+    for kind in result.kinds:
+        name = re.sub(r"[^\w.\- /]", "_", kind.kind) or "none"  # MLflow's allowed metric-name characters
+        if kind.auc is not None:
+            metrics[f"auc_{name}"] = kind.auc
+        if kind.accuracy is not None:
+            metrics[f"accuracy_{name}"] = kind.accuracy
+    return metrics
+
+
+def _flat(config: dict[str, Any], prefix: str) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
