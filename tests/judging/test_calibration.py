@@ -44,6 +44,20 @@ class OverlapJudge:
             found = words & set(re.findall(r"\\w+", pair.passage.lower()))
             verdicts.append(Verdict(len(found) / max(len(words), 1)))
         return verdicts
+
+
+class CosineJudge:
+    """Cosine of claim and passage embeddings, clipped to [0, 1], with the embedder a sweep would build."""
+
+    def __init__(self, embedder, threshold: float = 0.5) -> None:
+        self.embedder, self.threshold = embedder, threshold
+
+    def judge(self, pairs):
+        claims = self.embedder.encode([pair.claim for pair in pairs])
+        passages = self.embedder.encode([pair.passage for pair in pairs])
+        cosines = (claims * passages).sum(axis=1) / (
+            (claims ** 2).sum(axis=1) ** 0.5 * (passages ** 2).sum(axis=1) ** 0.5)
+        return [Verdict(float(min(max(value, 0.0), 1.0))) for value in cosines]
 '''
 OVERLAP_YAML = "_target_: calib_overlap_judge.OverlapJudge\nthreshold: 0.5\nfail_on: ''\n"
 
@@ -263,6 +277,7 @@ def project(tmp_path, scratch_project, overlap, monkeypatch):
     (folder / "conf" / "judge").mkdir(exist_ok=True)
     (folder / "conf" / "judge" / "overlap.yaml").write_text(OVERLAP_YAML)
     (folder / "conf" / "judge" / "none.yaml").write_text("_target_: builtins.dict\nenabled: false\n")
+    (folder / "conf" / "judge" / "cosine.yaml").write_text("_target_: calib_overlap_judge.CosineJudge\n")
     (folder / "claims.jsonl").write_text("".join(json.dumps(row) + "\n" for row in CLI_CLAIMS))
     monkeypatch.chdir(folder)
     return folder
@@ -309,7 +324,7 @@ def test_calibrate_prints_writes_and_logs(project, capsys):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--judge", "nli"], "--judge nli: there is no "),
-    (["--judge", "none"], "--judge none turns judging off, so there is nothing to calibrate; choose one of overlap"),
+    (["--judge", "none"], "--judge none turns judging off, so there is nothing to calibrate; choose one of cosine, overlap"),
     (["--judge", "overlap", "--claims", "missing.jsonl"], "missing.jsonl: no such claims file"),
     (["--judge", "overlap", "--claims", "bad.jsonl"], "bad.jsonl, line 1: key 'label'"),
     (["--judge", "overlap", "--claims", "claims.jsonl", "judge.thresold=0.3"], "Could not override 'judge.thresold'"),
@@ -321,11 +336,25 @@ def test_bad_input_exits_2_with_one_line(project, capsys, args, message):
     from ragsweep.cli import main
 
     (project / "bad.jsonl").write_text(json.dumps(GOOD | {"label": "yes"}) + "\n")
+    before = sorted(project.rglob("*"))
     code = main(["--tracking-uri", f"sqlite:///{project}/store/mlflow.db", "calibrate", *args])
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("ragsweep: error: ") and err.count("\n") == 1, err
     assert message in err
-    assert not (project / "calibration").exists() and not (project / "store").exists()
+    assert sorted(project.rglob("*")) == before  # no calibration/, no store, no cache entry
     if "nli" in args:
-        assert "choose one of overlap" in err  # the available judges, `none` left out
+        assert "choose one of cosine, overlap" in err  # the available judges, `none` left out
+
+
+def test_a_judge_that_asks_for_an_embedder_gets_the_configs(project):
+    """As a sweep hands a reranker its embedder: `embedder=...` of the project's config, built and cached."""
+    from ragsweep.judging.calibration import build_judge
+
+    judge, config = build_judge(project / "conf", "cosine", ["embedder.progress=false"])
+    cached = judge.embedder  # the project's embedder (MiniLM), its vectors cached like a sweep's
+    assert (type(cached).__name__, type(cached.embedder).__name__) == ("CachedEmbedder", "MiniLMEmbedder")
+    assert cached.embedder.progress is False
+    result = calibrate(judge, load_claims(project / "claims.jsonl"), "cosine")
+    assert result.n == 5 and result.failures == 0 and 0.0 <= result.auc <= 1.0
+    assert config == {"_target_": "calib_overlap_judge.CosineJudge"}

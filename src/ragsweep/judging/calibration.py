@@ -346,7 +346,10 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = ()) 
     """
     conf_dir = Path(conf_dir)
     options = sorted(path.stem for path in (conf_dir / "judge").glob("*.yaml"))
-    usable = ", ".join(option for option in options if option != "none") or "none yet"
+    usable = ", ".join(option for option in options if option != "none")
+    if not usable:
+        raise ValueError(f"--judge {name}: {conf_dir / 'judge'} holds no judge; run from the project folder "
+                         "(the one with conf/) or give --project")
     if name not in options:
         raise ValueError(f"--judge {name}: there is no {conf_dir / 'judge' / name}.yaml; choose one of {usable}")
     refusal = f"--judge {name} turns judging off, so there is nothing to calibrate; choose one of {usable}"
