@@ -52,6 +52,7 @@ class Pipeline:
     judge: Built | None = None  # None: judge=none or no generator
     max_failure_rate: float = 0.05  # share of judge calls that may fail before the job fails
     triad_weights: tuple[float, float, float] = TRIAD_WEIGHTS
+    judge_auc: float | None = None  # the judge's ROC AUC on the shipped claims, shown beside its metrics
 
 
 def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
@@ -119,7 +120,7 @@ def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built]
 
 
 # Keys of the judge group that the runner reads, not the judge's constructor.
-JUDGE_SETTINGS = ("max_failure_rate", "triad_weights")
+JUDGE_SETTINGS = ("max_failure_rate", "triad_weights", "auc")
 
 
 def _add_judge(cfg: DictConfig, pipeline: Pipeline, cache: StageCache) -> None:
@@ -138,7 +139,10 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, cache: StageCache) -> None:
                                                                   or w < 0 for w in weights) or not sum(weights) > 0):
         raise ConfigError(f"judge.triad_weights must be three weights >= 0 (context_relevance, groundedness, "
                           f"answer_relevance) with a positive sum, got {weights!r}; e.g. [0.35,0.35,0.30]")
-    pipeline.judge, pipeline.max_failure_rate = judge, float(rate)
+    auc = settings.get("auc")
+    if auc is not None and (isinstance(auc, bool) or not isinstance(auc, (int, float)) or not 0 <= auc <= 1):
+        raise ConfigError(f"judge.auc must be null or the judge's measured ROC AUC in [0, 1], got {auc!r}")
+    pipeline.judge, pipeline.max_failure_rate, pipeline.judge_auc = judge, float(rate), auc
     pipeline.triad_weights = tuple(float(w) for w in weights)
 
 

@@ -129,6 +129,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
              **timings, **{f"dataset_{name}": float(count) for name, count in dataset.loading.items()},
              **{name: values["value"] for name, values in summary.items() if name.endswith("_micro")},
              **_run_failure_rates(judgements),
+             **({"judge_auc": float(pipeline.judge_auc)} if pipeline.judge_auc is not None else {}),
              **pipeline.cache.counts()}
         )
         if generations is not None:
