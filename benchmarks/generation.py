@@ -1,15 +1,20 @@
-"""Does a grid with a local model pay for each answer once?
+"""Does a grid with a local model pay for each answer and each verdict once?
 
-Runs, in one process, on sotu_qa with generator=llama_cpp (SmolLM2-135M-Instruct, greedy):
+Runs, in one process, on sotu_qa with generator=llama_cpp (SmolLM2-135M-Instruct, greedy) and
+judge=embedding (a cached judge; every judge is cached the same way except lexical, which costs less
+than a disk read):
   1. a cold 12-configuration grid (chunkers recursive and sentence x stores numpy, chroma, qdrant
      x k 3, 5) through the real runner, MLflow included, on an empty cache;
   2. the same grid again (warm), as new runs;
   3. the model alone on a fixed prompt: prompt-processing and generation tokens per second.
 Checks against an independent count: the distinct prompts are recounted from the jobs' per-query
 files (each question with the exact texts of its top-k chunks, in order), and compared with the
-generator calls the cold grid made (its `cache_misses_answers`) and the answers on disk.
-Prints a table and, as its last line,
-`calls_over_distinct_prompts=X warm_over_cold=Y seconds_per_answer_p50=Z prompt_tokens_per_s=P generation_tokens_per_s=G`.
+generator calls the cold grid made (its `cache_misses_answers`) and the answers on disk; the distinct
+(claim, passage) and (question, passage) pairs are recounted from the same files (each answer's
+claims and its top-k chunk texts) and compared with the judge calls (`cache_misses_verdicts`).
+Prints a table and, as its last line, `calls_over_distinct_prompts=X judge_calls_over_distinct_pairs=J
+warm_over_cold=Y seconds_per_answer_p50=Z prompt_tokens_per_s=P generation_tokens_per_s=G`.
+Seconds per claim of each judge are measured by `ragsweep calibrate` (README's judge table).
 
 Usage: python benchmarks/generation.py [--workdir DIR]
 """
@@ -44,7 +49,7 @@ def grid(workdir: Path, label: str) -> float:
             for store in STORES:
                 for k in KS:
                     overrides = [f"chunker={chunker}", f"store={store}", f"k={k}", "generator=llama_cpp",
-                                 f"paths.root={workdir}", "embedder.progress=false", f"experiment=generation-{label}"]
+                                 "judge=embedding", f"paths.root={workdir}", "embedder.progress=false", f"experiment=generation-{label}"]
                     run(compose("config", overrides=overrides),
                         output_dir=workdir / "outputs" / label / f"{chunker}_{store}_k{k}")
     return time.perf_counter() - started
@@ -64,13 +69,33 @@ def distinct_prompts(workdir: Path, label: str) -> tuple[int, list[float]]:
     return len(seconds), list(seconds.values())
 
 
-def generator_calls(workdir: Path, label: str) -> int:
+def distinct_pairs(workdir: Path, label: str) -> int:
+    """Distinct judge inputs over the grid's jobs: (claim, chunk text) for every claim of every answer and
+    (question, chunk text) for every answered question, read from the per-query files."""
+    from ragsweep.data.sotu_qa import SotuQADataset
+
+    documents = SotuQADataset().load().documents
+    pairs = set()
+    for path in sorted((workdir / "outputs" / label).glob("*/per_query.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if record["answer"] is None:
+                continue
+            texts = [documents[hit["doc_id"]].text[hit["start"]:hit["end"]] for hit in record["retrieved"]]
+            claims = [claim["text"] for claim in record["judged"]["claims"]]
+            pairs |= {("support", claim, text) for claim in claims for text in texts}
+            pairs |= {("relevance", record["question"], text) for text in texts}
+    return len(pairs)
+
+
+def calls(workdir: Path, label: str, stage: str) -> int:
+    """What the grid's runs computed at a stage (their `cache_misses_<stage>`, summed)."""
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{workdir}/mlruns/mlflow.db")
     runs = mlflow.search_runs(experiment_names=[f"generation-{label}"])
     assert len(runs) == len(CHUNKERS) * len(STORES) * len(KS), len(runs)
-    return int(runs["metrics.cache_misses_answers"].sum())
+    return int(runs[f"metrics.cache_misses_{stage}"].sum())
 
 
 def model_speed() -> tuple[float, float]:
@@ -102,21 +127,26 @@ def main() -> None:
     cold = grid(workdir, "cold")
     warm = grid(workdir, "warm")
     distinct, seconds = distinct_prompts(workdir, "cold")
-    calls = generator_calls(workdir, "cold")
+    generated = calls(workdir, "cold", "answers")
     on_disk = sum(1 for _ in (workdir / ".cache" / "ragsweep" / "answers").rglob("*.npz"))
-    warm_calls = generator_calls(workdir, "warm")
+    warm_generated = calls(workdir, "warm", "answers")
+    pairs, judged, warm_judged = distinct_pairs(workdir, "cold"), calls(workdir, "cold", "verdicts"), \
+        calls(workdir, "warm", "verdicts")
     prompt_rate, generation_rate = model_speed()
     p50 = float(np.percentile(seconds, 50))
     print(f"{'cold grid (12 configurations)':<36}{cold:>10.1f} s")
     print(f"{'warm grid (same, new runs)':<36}{warm:>10.1f} s")
     print(f"{'distinct prompts (from per_query)':<36}{distinct:>10d}")
-    print(f"{'generator calls, cold grid':<36}{calls:>10d}")
-    print(f"{'generator calls, warm grid':<36}{warm_calls:>10d}")
+    print(f"{'generator calls, cold grid':<36}{generated:>10d}")
+    print(f"{'generator calls, warm grid':<36}{warm_generated:>10d}")
     print(f"{'answers stored in the cache':<36}{on_disk:>10d}")
+    print(f"{'distinct judge pairs (per_query)':<36}{pairs:>10d}")
+    print(f"{'judge calls, cold / warm grid':<36}{judged:>10d} / {warm_judged}")
     print(f"{'seconds per answer, p50 / p95':<36}{p50:>10.2f} / {np.percentile(seconds, 95):.2f}")
     print(f"{'prompt / generation tokens per s':<36}{prompt_rate:>10.0f} / {generation_rate:.0f}")
     print(f"workdir: {workdir}")
-    print(f"calls_over_distinct_prompts={calls / distinct:.3f} warm_over_cold={warm / cold:.3f} "
+    print(f"calls_over_distinct_prompts={generated / distinct:.3f} "
+          f"judge_calls_over_distinct_pairs={judged / pairs:.3f} warm_over_cold={warm / cold:.3f} "
           f"seconds_per_answer_p50={p50:.2f} prompt_tokens_per_s={prompt_rate:.0f} "
           f"generation_tokens_per_s={generation_rate:.0f}")
 

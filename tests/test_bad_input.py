@@ -124,6 +124,15 @@ CASES = {
                                         "generator.api_key_env=RAGSWEEP_NO_SUCH_KEY names an environment variable"),
     "generator takes no such key": Case(["generator=llama_cpp", "generator.temprature=0"],
                                         "did you mean generator.temperature?"),
+    # judges (read only with a generator)
+    "judge threshold above one": Case(["generator=extractive", "judge=lexical", "judge.threshold=1.5"],
+                                      "judge.threshold must be a number in [0, 1], got 1.5"),
+    "judge failure budget above one": Case(["generator=extractive", "judge.max_failure_rate=2"],
+                                           "judge.max_failure_rate must be a share between 0 and 1, got 2"),
+    "triad weights not three": Case(["generator=extractive", "+judge.triad_weights=[1,2]"],
+                                    "judge.triad_weights must be three weights >= 0"),
+    "judge takes no such key": Case(["generator=extractive", "judge=lexical", "+judge.treshold=0.4"],
+                                    "did you mean judge.threshold?"),
     # whole grids, checked before the first job
     "one bad point in a grid": Case(["-m", "k=6,0,7"], "1 of 3 points of the sweep cannot run; nothing was started"),
     "bad points of a named grid": Case(["-m", "+sweep=quick", "k=0,-1"], "4 of 4 points of the sweep cannot run"),

@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 
 CACHE_VERSION = "1"
 # Settings that change how fast a component runs, not what it returns; left out of cache keys.
-NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress", "concurrency", "timeout", "max_retries", "api_key_env"})
+NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress", "concurrency", "timeout", "max_retries", "api_key_env",
+                               "auc"})  # auc: a judge's measured agreement, recorded with its results, not a setting
 
 Arrays = dict[str, np.ndarray]
 

@@ -21,6 +21,7 @@ class Prompt:
     name: str
     system: str
     user: str
+    cites: bool = False  # asks for [n] citations, so citation_accuracy and citation_coverage are scored
 
     def render(self, question: str, passages: tuple[str, ...]) -> tuple[dict[str, str], ...]:
         numbered = "\n\n".join(f"[{number}] {text}" for number, text in enumerate(passages, start=1))
@@ -52,4 +53,6 @@ def load_prompt(name: str) -> Prompt:
     if missing:
         raise ValueError(f"generator.prompt={name}: the user message must contain "
                          f"{' and '.join('{' + field + '}' for field in missing)}")
-    return Prompt(name, template["system"].strip(), template["user"])
+    if not isinstance(template.get("cites", False), bool):
+        raise ValueError(f"generator.prompt={name}: `cites` must be true or false")
+    return Prompt(name, template["system"].strip(), template["user"], template.get("cites", False))

@@ -17,6 +17,7 @@ from ragsweep.data.base import DatasetLoader
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS, SpanEvaluator
+from ragsweep.metrics.judged import JUDGED_METRICS, TRIAD_WEIGHTS
 from ragsweep.runner.identity import LABEL_KEY
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
@@ -48,6 +49,10 @@ class Pipeline:
     generator: Built | None = None  # None: generator=none, a retrieval-only job
     prompt: Prompt | None = None
     max_error_rate: float = 0.05  # share of questions whose generation may fail before the job fails
+    judge: Built | None = None  # None: judge=none or no generator
+    max_failure_rate: float = 0.05  # share of judge calls that may fail before the job fails
+    triad_weights: tuple[float, float, float] = TRIAD_WEIGHTS
+    judge_auc: float | None = None  # the judge's ROC AUC on the shipped claims, shown beside its metrics
 
 
 def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
@@ -79,14 +84,15 @@ def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
         depth=max(k, candidates, _positive_int(cfg, "depth")),
     )
     _add_generator(cfg, pipeline, stages, cache)
+    _add_judge(cfg, pipeline, cache)
     metric = cfg.get("optimized_metric")
-    known = (*METRIC_KEYS, *(ANSWER_METRICS if pipeline.generator else ()))
+    known = (*METRIC_KEYS, *(ANSWER_METRICS if pipeline.generator else ()), *(JUDGED_METRICS if pipeline.judge else ()))
     if metric is not None and metric not in known:
         raise ConfigError(f"optimized_metric={metric} is not a metric of this configuration; "
                           f"choose one of {', '.join(known)}")
     if preflight:
-        generator = [pipeline.generator] if pipeline.generator else []
-        for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder, *generator):
+        later = [stage for stage in (pipeline.generator, pipeline.judge) if stage]
+        for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder, *later):
             _preflight(stage.component)
     return pipeline
 
@@ -113,12 +119,39 @@ def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built]
     pipeline.generator, pipeline.max_error_rate = generator, float(rate)
 
 
+# Keys of the judge group that the runner reads, not the judge's constructor.
+JUDGE_SETTINGS = ("max_failure_rate", "triad_weights", "auc")
+
+
+def _add_judge(cfg: DictConfig, pipeline: Pipeline, cache: StageCache) -> None:
+    """The judge, its failure budget and triad weights; nothing without a generator or for `judge=none`."""
+    if "judge" not in cfg or pipeline.generator is None:
+        return
+    settings = _container(cfg, "judge")
+    judge = _instantiate(cfg, "judge", {}, cache, runner_keys=JUDGE_SETTINGS)
+    if not getattr(judge.component, "enabled", True):
+        return
+    rate = settings.get("max_failure_rate", 0.05)
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+        raise ConfigError(f"judge.max_failure_rate must be a share between 0 and 1, got {rate!r}; e.g. 0.05")
+    weights = settings.get("triad_weights", list(TRIAD_WEIGHTS))
+    if (not isinstance(weights, list) or len(weights) != 3 or any(isinstance(w, bool) or not isinstance(w, (int, float))
+                                                                  or w < 0 for w in weights) or not sum(weights) > 0):
+        raise ConfigError(f"judge.triad_weights must be three weights >= 0 (context_relevance, groundedness, "
+                          f"answer_relevance) with a positive sum, got {weights!r}; e.g. [0.35,0.35,0.30]")
+    auc = settings.get("auc")
+    if auc is not None and (isinstance(auc, bool) or not isinstance(auc, (int, float)) or not 0 <= auc <= 1):
+        raise ConfigError(f"judge.auc must be null or the judge's measured ROC AUC in [0, 1], got {auc!r}")
+    pipeline.judge, pipeline.max_failure_rate, pipeline.judge_auc = judge, float(rate), auc
+    pipeline.triad_weights = tuple(float(w) for w in weights)
+
+
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
             "tracking", "paths", "cache", LABEL_KEY, "hydra")
 CACHE_KEYS = ("enabled", "dir")
-STAGES = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "generator", "metrics")
+STAGES = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "generator", "judge", "metrics")
 
 
 def check_settings(cfg: DictConfig) -> None:

@@ -18,10 +18,13 @@ from ragsweep.data.base import DatasetError, load_once
 from ragsweep.generation.base import Generation
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.generation import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
-from ragsweep.runner.build import ConfigError, build
+from ragsweep.metrics.judged import micro_summaries
+from ragsweep.runner.build import ConfigError, Pipeline, build
+from ragsweep.runner.judging import Judgement, failed_calls, judge_answers, judged_scores
 from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
 from ragsweep.runner.stages import chunk_dataset, first_stage, generate, latency_sample, rerank
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, parent_run_id
+from ragsweep.judging.base import Verdict
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)
@@ -40,7 +43,7 @@ def main(cfg: DictConfig, output_dir: Path | None = None) -> float | None:
     except (ConfigError, DatasetError) as error:
         print(f"ragsweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    except GenerationFailed as error:
+    except (GenerationFailed, JudgingFailed) as error:
         if parent_run_id() is None:  # one run: its FAILED record is in MLflow; the user needs one line
             print(f"ragsweep: error: {error}", file=sys.stderr)
             raise SystemExit(1) from None
@@ -71,6 +74,9 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
     """
     pipeline = build(cfg)
     dataset = load_once(pipeline.dataset)
+    if pipeline.generator is None and "judge" in cfg:  # nothing to judge: not part of what the run is
+        with open_dict(cfg):
+            del cfg["judge"]
     if cfg.depth != pipeline.depth:  # record the depth that ran, so params and fingerprint say what was computed
         log.info("depth=%s raised to %d (k or reranker.candidates is larger)", cfg.depth, pipeline.depth)
         with open_dict(cfg):
@@ -101,7 +107,9 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             seconds, "retrieval", lambda: first_stage(pipeline, chunks, chunks_key, questions))
         hits, rerank_ms = _timed(seconds, "rerank", lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
         generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, chunks, hits))
-        per_query = _timed(seconds, "scoring", lambda: _score(pipeline, dataset, chunks, hits, generations))
+        judgements = _timed(seconds, "judging", lambda: judge_answers(pipeline, questions, chunks, hits, generations))
+        per_query, diagnostics = _timed(
+            seconds, "scoring", lambda: _score(pipeline, dataset, chunks, hits, generations, judgements))
         corpora = [query.corpus for query in dataset.queries]
         summary = summarize(per_query, corpora, cfg.get("bootstrap_samples", 1000))
         timings = latency_metrics(search_ms, rerank_ms, generations)
@@ -109,21 +117,32 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             costs = costs_per_query(generations, pipeline.evaluator.tokenizer.count)
             summary.update(summarize(costs, corpora, cfg.get("bootstrap_samples", 1000)))
             summary.update(latency_metrics(search_ms, rerank_ms, generations, summaries=True))
-        files = _write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k, generations)
+        if judgements is not None:
+            summary.update(micro_summaries([[judged_support(row) for row in j.support] for j in judgements],
+                                           pipeline.judge.component.threshold))
+        files = _write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k, generations,
+                               diagnostics)
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
         pipeline.tracker.log_metrics(
             {**means, **{f"{name}_std": v["std"] for name, v in summary.items() if "std" in v},
              "n_chunks": float(len(chunks)), **{f"seconds_{stage}": s for stage, s in seconds.items()},
              **timings, **{f"dataset_{name}": float(count) for name, count in dataset.loading.items()},
+             **{name: values["value"] for name, values in summary.items() if name.endswith("_micro")},
+             **_run_failure_rates(judgements),
+             **({"judge_auc": float(pipeline.judge_auc)} if pipeline.judge_auc is not None else {}),
              **pipeline.cache.counts()}
         )
         if generations is not None:
             pipeline.tracker.log_query_traces(
                 query_traces(dataset, chunks, first, hits, generations, search_ms, rerank_ms, pipeline))
             files += _check_errors(output_dir, dataset, generations, pipeline.max_error_rate)
+        if judgements is not None:
+            files += _judge_failures(output_dir, dataset, judgements)
         pipeline.tracker.log_artifacts(*files)
         if generations is not None:
             _fail_on_errors(generations, pipeline.max_error_rate, output_dir)
+        if judgements is not None:
+            _fail_on_judge_failures(judgements, pipeline.max_failure_rate, output_dir)
     log.info("%s", " ".join(f"{name}={value:.4f}" for name, value in means.items()))
     return means
 
@@ -132,16 +151,73 @@ class GenerationFailed(RuntimeError):
     """More questions failed to generate than `generator.max_error_rate` allows."""
 
 
-def _score(pipeline, dataset: Dataset, chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]],
-           generations: Sequence[Generation] | None) -> list[dict]:
+class JudgingFailed(RuntimeError):
+    """More judge calls failed than `judge.max_failure_rate` allows."""
+
+
+def _score(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]],
+           generations: Sequence[Generation] | None,
+           judgements: Sequence[Judgement] | None = None) -> tuple[list[dict], list[dict] | None]:
     """Per question: span metrics, and with a generator its answer metrics (where it has an answer and
-    reference answers)."""
+    reference answers); with a judge its judged metrics, and each question's claims and diagnostics."""
     per_query = pipeline.evaluator.score(dataset, chunks, hits, pipeline.k)
     if generations is None:
-        return per_query
+        return per_query, None
     answers = pipeline.evaluator.score_answers([made.answer for made in generations],
                                                [query.answers for query in dataset.queries])
-    return [{**spans, **scores} for spans, scores in zip(per_query, answers, strict=True)]
+    per_query = [{**spans, **scores} for spans, scores in zip(per_query, answers, strict=True)]
+    if judgements is None:
+        return per_query, None
+    judge, cites = pipeline.judge.component, pipeline.prompt.cites
+    diagnostics = []
+    for scores, query, made, judgement in zip(per_query, dataset.queries, generations, judgements, strict=True):
+        judged, diagnosis = judged_scores(judgement, query.text, made.answer, judge.threshold,
+                                          pipeline.triad_weights, cites)
+        scores.update(judged)
+        diagnostics.append({"claims": [{"text": claim.text, "citations": list(claim.citations),
+                                        "support": [v.score for v in row], "status": [v.status for v in row]}
+                                       for claim, row in zip(judgement.claims, judgement.support, strict=True)],
+                            "relevance": [v.score for v in judgement.relevance], "diagnostics": diagnosis})
+    return per_query, diagnostics
+
+
+def judged_support(row: Sequence[Verdict]) -> float | None:
+    """A claim's support: its best passage's score over the calls that succeeded."""
+    scored = [verdict.score for verdict in row if verdict.ok]
+    return max(scored) if scored else None
+
+
+def _run_failure_rates(judgements: Sequence[Judgement] | None) -> dict[str, float]:
+    """Failed judge calls / calls over the whole run, in all and per task (each question weighs its calls)."""
+    if judgements is None:
+        return {}
+    calls = [call for judgement in judgements for call in judgement.calls()]
+    rates = {"judge_failure_rate": sum(not v.ok for _, v in calls) / len(calls) if calls else 0.0}
+    for task in ("support", "relevance"):
+        made = [v for kind, v in calls if kind == task]
+        rates[f"judge_failure_rate_{task}"] = sum(not v.ok for v in made) / len(made) if made else 0.0
+    return rates
+
+
+def _judge_failures(output_dir: Path, dataset: Dataset, judgements: Sequence[Judgement]) -> list[Path]:
+    """`judge_failures.jsonl`, one line per failed judge call with its raw output (none: no file)."""
+    failed = failed_calls([query.id for query in dataset.queries], judgements)
+    if not failed:
+        return []
+    path = output_dir / "judge_failures.jsonl"
+    with path.open("wb") as out:
+        for call in failed:
+            out.write(orjson.dumps(call, option=orjson.OPT_APPEND_NEWLINE))
+    log.warning("%d judge calls failed; see %s", len(failed), path)
+    return [path]
+
+
+def _fail_on_judge_failures(judgements: Sequence[Judgement], max_failure_rate: float, output_dir: Path) -> None:
+    rate = _run_failure_rates(judgements)["judge_failure_rate"]
+    if rate > max_failure_rate:
+        raise JudgingFailed(
+            f"{rate:.1%} of judge calls failed, more than judge.max_failure_rate={max_failure_rate} allows; the failed "
+            f"calls and what the judge answered are in {output_dir / 'judge_failures.jsonl'}; a rerun retries only them")
 
 
 def latency_metrics(search_ms: np.ndarray, rerank_ms: np.ndarray, generations: Sequence[Generation] | None = None,
@@ -227,7 +303,8 @@ def _dataset_source(cfg: DictConfig) -> str:
 
 def _write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: Sequence[Chunk],
                    hits: Sequence[Sequence[Hit]], per_query: Sequence[dict], summary: dict, k: int,
-                   generations: Sequence[Generation] | None = None) -> list[Path]:
+                   generations: Sequence[Generation] | None = None,
+                   diagnostics: Sequence[dict] | None = None) -> list[Path]:
     """metrics.json, per_query.jsonl and config.yaml: the stable contract of a job's output folder."""
     output_dir.mkdir(parents=True, exist_ok=True)
     metrics_path = output_dir / "metrics.json"
@@ -242,6 +319,8 @@ def _write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: 
             if generations is not None:
                 made = generations[position]
                 record.update(answer=made.answer, reference_answers=list(query.answers), generation=made.to_dict())
+            if diagnostics is not None:
+                record["judged"] = diagnostics[position]
             out.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY))
     config_path = output_dir / "config.yaml"
     config_path.write_text(OmegaConf.to_yaml(cfg, resolve=True))

@@ -1,0 +1,202 @@
+"""The judging stage of one job: answers → claims → verdicts (cached) → judged metrics per question.
+
+Every (claim, passage) and (question, passage) pair is one judge call, cached under the judge's
+settings and the two texts, so configurations that produce the same answer from the same passages
+share their verdicts, and a rerun judges nothing again. Failed calls are kept with their status and
+raw output, left out of every mean, counted in `judge_failure_rate`, and never cached.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ragsweep.cache import fingerprint
+from ragsweep.generation.base import Generation
+from ragsweep.judging.base import Pair, Verdict
+from ragsweep.judging.claims import Claim, claims_from_statements, split_claims
+from ragsweep.metrics import judged
+from ragsweep.metrics.answers import cosine_similarity, strip_citations
+from ragsweep.runner.build import Pipeline
+from ragsweep.types import Chunk, Hit
+
+log = logging.getLogger(__name__)
+
+RELEVANT = 0.5  # a passage whose judged relevance is below this is listed as irrelevant in the diagnostics
+
+
+@dataclass
+class Judgement:
+    """One question's judged answer: its claims, every claim × passage verdict, each passage's relevance."""
+
+    claims: list[Claim] = field(default_factory=list)
+    support: list[list[Verdict]] = field(default_factory=list)  # claims × passages, in rank order
+    relevance: list[Verdict] = field(default_factory=list)  # passages, in rank order
+    answer_relevance: float | None = None
+
+    def calls(self) -> list[tuple[str, Verdict]]:
+        return [("support", v) for row in self.support for v in row] + [("relevance", v) for v in self.relevance]
+
+
+def judge_answers(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk],
+                  hits: Sequence[Sequence[Hit]], generations: Sequence[Generation] | None) -> list[Judgement] | None:
+    """Each question's `Judgement` (None without a judge or a generator); a question whose generation
+    failed has an empty one (no claims, no calls)."""
+    if pipeline.judge is None or generations is None:
+        return None
+    passages = [[chunks[hit.index].text for hit in query_hits[: pipeline.k]] for query_hits in hits]
+    answers = [made.answer if made.error is None else None for made in generations]
+    claims = _claims(pipeline, questions, answers)
+    pairs: list[Pair] = []
+    for question, answer, query_claims, texts in zip(questions, answers, claims, passages, strict=True):
+        if answer is None:
+            continue
+        pairs += [Pair(claim.text, text) for claim in query_claims for text in texts]
+        pairs += [Pair(question, text, "relevance") for text in texts]
+    verdicts = iter(_verdicts(pipeline, pairs))
+    judgements = []
+    for answer, query_claims, texts in zip(answers, claims, passages, strict=True):
+        if answer is None:
+            judgements.append(Judgement())
+            continue
+        support = [[next(verdicts) for _ in texts] for _ in query_claims]
+        judgements.append(Judgement(query_claims, support, [next(verdicts) for _ in texts]))
+    _answer_relevance(pipeline, questions, answers, judgements)
+    return judgements
+
+
+def judged_scores(judgement: Judgement, question: str, answer: str | None, threshold: float,
+                  weights: Sequence[float], cites: bool) -> tuple[dict[str, float], dict]:
+    """A question's judged metrics (only those it has) and its diagnostics for per_query.jsonl."""
+    support = [[v.score for v in row] for row in judgement.support]
+    relevance = [v.score for v in judgement.relevance]
+    supports = judged.claim_support(support)
+    scores = {"faithfulness": judged.faithfulness(supports, threshold), "groundedness": judged.groundedness(supports),
+              "context_relevance": judged.context_relevance(relevance),
+              "answer_relevance": judgement.answer_relevance}
+    scores["triad_overall"] = judged.triad_overall(scores["context_relevance"], scores["groundedness"],
+                                                   scores["answer_relevance"], weights)
+    if scores["triad_overall"] is not None:
+        band = judged.triad_band(scores["triad_overall"])
+        scores.update({f"triad_{name}": float(name == band) for name, _ in judged.BANDS})
+    if cites:
+        scores.update(judged.citation_scores([claim.citations for claim in judgement.claims], support, threshold))
+    calls = judgement.calls()
+    for task in ("support", "relevance"):
+        made = [v for kind, v in calls if kind == task]
+        scores[f"judge_failure_rate_{task}"] = judged.failure_rate(sum(not v.ok for v in made), len(made))
+    scores["judge_failure_rate"] = judged.failure_rate(sum(not v.ok for _, v in calls), len(calls))
+    if answer is not None:
+        scores["claims_per_answer"] = float(len(judgement.claims))
+    diagnostics = judged.diagnose([claim.text for claim in judgement.claims], support, relevance, question,
+                                  answer, threshold, RELEVANT) if answer is not None else {}
+    return {name: float(value) for name, value in scores.items() if value is not None}, diagnostics
+
+
+def failed_calls(query_ids: Sequence[str], judgements: Sequence[Judgement]) -> list[dict]:
+    """Every failed judge call of the job, with what the judge said (for judge_failures.jsonl)."""
+    failed = []
+    for query_id, judgement in zip(query_ids, judgements, strict=True):
+        for c, row in enumerate(judgement.support):
+            failed += [{"id": query_id, "task": "support", "claim": judgement.claims[c].text, "passage": p + 1,
+                        "status": v.status, "raw": v.raw} for p, v in enumerate(row) if not v.ok]
+        failed += [{"id": query_id, "task": "relevance", "passage": p + 1, "status": v.status, "raw": v.raw}
+                   for p, v in enumerate(judgement.relevance) if not v.ok]
+    return failed
+
+
+def _claims(pipeline: Pipeline, questions: Sequence[str], answers: Sequence[str | None]) -> list[list[Claim]]:
+    """Sentences of each answer, or with `judge.decompose` the judge's atomic statements (cached; an
+    answer whose decomposition fails falls back to its sentences, and the fallback is logged)."""
+    sentences = [split_claims(answer) for answer in answers]
+    judge = pipeline.judge.component
+    if not getattr(judge, "decompose", False):
+        return sentences
+    wanted = [i for i, answer in enumerate(answers) if answer]
+    keys = [fingerprint("claims", pipeline.judge.signature, questions[i], answers[i]) for i in wanted]
+
+    def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
+        made = []
+        for position in positions:
+            i = wanted[position]
+            statements = judge.decompose(questions[i], strip_citations(answers[i]))
+            made.append({"statements": np.array(json.dumps(statements)), "ok": np.array(statements is not None)})
+        return made
+
+    entries = pipeline.cache.get_or_compute_each("claims", keys, compute, storable=lambda e: bool(e["ok"]))
+    fallback = 0
+    for i, entry in zip(wanted, entries, strict=True):
+        statements = json.loads(str(entry["statements"]))
+        if statements:
+            sentences[i] = claims_from_statements(statements, answers[i])
+        else:
+            fallback += 1
+    if fallback:
+        log.warning("judge.decompose failed for %d of %d answers; their sentences are the claims", fallback, len(wanted))
+    return sentences
+
+
+def _verdicts(pipeline: Pipeline, pairs: Sequence[Pair]) -> list[Verdict]:
+    judge, cache = pipeline.judge, pipeline.cache
+    if not pairs:
+        return []
+    if not getattr(judge.component, "cached", True):
+        cache.misses["verdicts"] += len(pairs)
+        return judge.component.judge(pairs)
+    keys = [fingerprint("verdict", judge.signature, pair.task, pair.claim, pair.passage) for pair in pairs]
+
+    def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
+        return [_pack(verdict) for verdict in judge.component.judge([pairs[i] for i in positions])]
+
+    before = cache.misses["verdicts"]
+    entries = cache.get_or_compute_each("verdicts", keys, compute, batch=32, storable=lambda e: str(e["status"]) == "ok")
+    made = cache.misses["verdicts"] - before
+    log.info("verdicts: %d judged, %d from the cache", made, len(set(keys)) - made)
+    return [_unpack(entry) for entry in entries]
+
+
+def _answer_relevance(pipeline: Pipeline, questions: Sequence[str], answers: Sequence[str | None],
+                      judgements: list[Judgement]) -> None:
+    """cos(question, answer) with the metrics' answer embedder, clipped at 0; with a judge that writes
+    questions (`questions_for`, the llm judge) the RAGAS form: the mean cosine of the original question
+    and the questions generated from the answer."""
+    embedder = pipeline.evaluator.answer_embedder
+    answered = [i for i, answer in enumerate(answers) if answer]
+    if embedder is None or not answered:
+        return
+    judge = pipeline.judge.component
+    asked = {i: [strip_citations(answers[i])] for i in answered}
+    if hasattr(judge, "questions_for"):
+        generated = _generated_questions(pipeline, [answers[i] for i in answered])
+        asked = {i: found for i, found in zip(answered, generated, strict=True) if found}
+    texts = list(dict.fromkeys([questions[i] for i in asked] + [text for found in asked.values() for text in found]))
+    row = {text: position for position, text in enumerate(texts)}
+    vectors = embedder.encode(texts, role="passage")
+    for i, found in asked.items():
+        cosines = [cosine_similarity(vectors[row[questions[i]]], vectors[[row[text]]]) for text in found]
+        judgements[i].answer_relevance = max(0.0, float(np.mean(cosines)))
+
+
+def _generated_questions(pipeline: Pipeline, answers: Sequence[str]) -> list[list[str] | None]:
+    keys = [fingerprint("questions", pipeline.judge.signature, answer) for answer in answers]
+
+    def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
+        made = [pipeline.judge.component.questions_for(strip_citations(answers[i])) for i in positions]
+        return [{"questions": np.array(json.dumps(found)), "ok": np.array(bool(found))} for found in made]
+
+    entries = pipeline.cache.get_or_compute_each("claims", keys, compute, storable=lambda e: bool(e["ok"]))
+    return [json.loads(str(entry["questions"])) for entry in entries]
+
+
+def _pack(verdict: Verdict) -> dict[str, np.ndarray]:
+    return {"score": np.array(np.nan if verdict.score is None else verdict.score), "status": np.array(verdict.status),
+            "raw": np.array(verdict.raw)}
+
+
+def _unpack(entry: dict[str, np.ndarray]) -> Verdict:
+    status = str(entry["status"])
+    return Verdict(float(entry["score"]) if status == "ok" else None, status, str(entry["raw"]))

@@ -1,0 +1,84 @@
+"""Judged metrics end to end: a sweep with a generator and a judge logs every judged metric with its
+failure rate, writes each question's claims and diagnostics, and judges each pair once over the grid."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragsweep.judging.claims import split_claims
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+JUDGED = ["faithfulness", "groundedness", "context_relevance", "answer_relevance", "triad_overall",
+          "faithfulness_micro", "groundedness_micro", "judge_failure_rate", "judge_failure_rate_support",
+          "judge_failure_rate_relevance"]
+
+
+def _sweep(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
+    return subprocess.run([sys.executable, str(ROOT / "sweep.py"), *args, f"paths.root={cwd}"], cwd=cwd, env=env,
+                          text=True, capture_output=True, timeout=900)
+
+
+def _jobs(cwd: Path):
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{cwd}/mlruns/mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["ragsweep"])
+    return runs[runs["tags.ragsweep.role"] == "job"].sort_values("start_time").reset_index(drop=True)
+
+
+def test_a_judged_sweep_logs_every_metric_and_pays_for_each_verdict_once(tmp_path, small_dataset):
+    args = ("-m", "k=1,2", "generator=extractive", "judge=embedding", "dataset=native",
+            f"dataset.path={small_dataset}")
+    first = _sweep(tmp_path, *args)
+    assert first.returncode == 0, first.stderr[-3000:]
+    runs = _jobs(tmp_path)
+    assert list(runs.status) == ["FINISHED", "FINISHED"]
+    for name in JUDGED:
+        assert runs[f"metrics.{name}"].notna().all(), name
+    assert (runs["metrics.judge_failure_rate"] == 0).all()
+    assert (runs["params.judge._target_"] == "ragsweep.judging.embedding.EmbeddingJudge").all()
+    # the extractive answer is a retrieved sentence: every claim is in a passage, so it is supported
+    assert (runs["metrics.faithfulness"] == 1).all() and (runs["metrics.groundedness"] > 0.95).all()
+
+    distinct = set()
+    for folder in sorted((tmp_path / "outputs" / "multirun").glob("*/*/")):
+        for line in (folder / "per_query.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            judged = record["judged"]
+            claims = split_claims(record["answer"])
+            assert [claim["text"] for claim in judged["claims"]] == [claim.text for claim in claims]
+            k = len(record["retrieved"])
+            assert all(len(claim["support"]) == k for claim in judged["claims"]) and len(judged["relevance"]) == k
+            assert set(judged["diagnostics"]) == {"unsupported_claims", "irrelevant_passages", "unanswered_terms",
+                                                  "hints"}
+            metrics = json.loads((folder / "metrics.json").read_text())
+            assert metrics["faithfulness_micro"]["interval"] == "wilson"
+            documents = {path.stem: path.read_text() for path in (small_dataset / "documents").glob("*.txt")}
+            passages = [documents[hit["doc_id"]][hit["start"]:hit["end"]] for hit in record["retrieved"]]
+            distinct |= {("support", claim.text, passage) for claim in claims for passage in passages}
+            distinct |= {("relevance", record["question"], passage) for passage in passages}
+    judged_calls = runs["metrics.cache_misses_verdicts"].sum()
+    assert judged_calls == len(distinct)  # k=1's pairs are among k=2's: judged once over the grid
+
+    again = _sweep(tmp_path, *args, "+force=true")
+    assert again.returncode == 0, again.stderr[-3000:]
+    rerun = _jobs(tmp_path).iloc[2:]
+    assert (rerun["metrics.cache_misses_verdicts"] == 0).all()
+    assert (rerun["metrics.cache_hits_verdicts"] > 0).all()
+
+
+def test_a_retrieval_only_run_carries_no_judge(tmp_path, small_dataset):
+    done = _sweep(tmp_path, "k=1", "judge=embedding", "dataset=native", f"dataset.path={small_dataset}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    config = next((tmp_path / "outputs" / "runs").glob("*/config.yaml")).read_text()
+    assert "judge" not in config
+    metrics = json.loads(next((tmp_path / "outputs" / "runs").glob("*/metrics.json")).read_text())
+    assert "faithfulness" not in metrics
