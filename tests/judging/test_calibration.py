@@ -272,11 +272,9 @@ CLI_CLAIMS = [  # the overlap judge ranks every positive above every negative he
 
 @pytest.fixture
 def project(tmp_path, scratch_project, overlap, monkeypatch):
-    """A scratch project with conf/judge/overlap.yaml and none.yaml, and a claims file; cwd is the project."""
+    """A scratch project with the test judges beside the shipped ones, and a claims file; cwd is the project."""
     folder = scratch_project(tmp_path / "project")
-    (folder / "conf" / "judge").mkdir(exist_ok=True)
     (folder / "conf" / "judge" / "overlap.yaml").write_text(OVERLAP_YAML)
-    (folder / "conf" / "judge" / "none.yaml").write_text("_target_: builtins.dict\nenabled: false\n")
     (folder / "conf" / "judge" / "cosine.yaml").write_text("_target_: calib_overlap_judge.CosineJudge\n")
     (folder / "claims.jsonl").write_text("".join(json.dumps(row) + "\n" for row in CLI_CLAIMS))
     monkeypatch.chdir(folder)
@@ -300,7 +298,7 @@ def test_calibrate_prints_writes_and_logs(project, capsys):
     assert written["config"]["fail_on"] == "Birds"
     assert [(c["id"], c["status"]) for c in written["claims"]][-1] == ("n3", "error")
     assert "ROC AUC            0.750" in out
-    assert f"use it: judge=overlap judge.threshold={written['threshold']}" in out
+    assert f"use it: judge=overlap judge.threshold={written['threshold']} judge.auc=0.750" in out
     assert "verbatim" in out and "negation" in out
 
     mlflow.set_tracking_uri(uri)
@@ -321,10 +319,20 @@ def test_calibrate_prints_writes_and_logs(project, capsys):
     assert json.loads((project / "elsewhere" / "overlap.json").read_text())["n"] == 3
     assert len(mlflow.search_runs(experiment_names=["calibration"], output_format="list")) == 2  # one run each
 
+    # a shipped judge on the shipped claims: AUC as sklearn computes it from lexical coverage, max over passages
+    from ragsweep.judging.lexical import coverage
+
+    assert main(["--tracking-uri", uri, "calibrate", "--judge", "lexical"]) == 0
+    written = json.loads((project / "calibration" / "lexical.json").read_text())
+    claims = load_claims()
+    expected = roc_auc_score([c.label for c in claims], [max(coverage(c.claim, p) for p in c.context) for c in claims])
+    assert (written["n"], written["auc"]) == (len(claims), pytest.approx(expected))
+    assert written["config"]["max_failure_rate"] == 0.05  # runner keys recorded, not passed to the judge
+
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--judge", "nli"], "--judge nli: there is no "),
-    (["--judge", "none"], "--judge none turns judging off, so there is nothing to calibrate; choose one of cosine, overlap"),
+    (["--judge", "none"], "--judge none turns judging off, so there is nothing to calibrate; choose one of cosine, embedding, lexical, overlap"),
     (["--judge", "overlap", "--claims", "missing.jsonl"], "missing.jsonl: no such claims file"),
     (["--judge", "overlap", "--claims", "bad.jsonl"], "bad.jsonl, line 1: key 'label'"),
     (["--judge", "overlap", "--claims", "claims.jsonl", "judge.thresold=0.3"], "Could not override 'judge.thresold'"),
@@ -344,17 +352,17 @@ def test_bad_input_exits_2_with_one_line(project, capsys, args, message):
     assert message in err
     assert sorted(project.rglob("*")) == before  # no calibration/, no store, no cache entry
     if "nli" in args:
-        assert "choose one of cosine, overlap" in err  # the available judges, `none` left out
+        assert "choose one of cosine, embedding, lexical, overlap" in err  # the available judges, `none` left out
 
 
 def test_a_judge_that_asks_for_an_embedder_gets_the_configs(project):
-    """As a sweep hands a reranker its embedder: `embedder=...` of the project's config, built and cached."""
+    """As a sweep hands a reranker its embedder: `embedder=...` of the project's config, built, and not
+    cached, so that seconds per claim measure the judge."""
     from ragsweep.judging.calibration import build_judge
 
     judge, config = build_judge(project / "conf", "cosine", ["embedder.progress=false"])
-    cached = judge.embedder  # the project's embedder (MiniLM), its vectors cached like a sweep's
-    assert (type(cached).__name__, type(cached.embedder).__name__) == ("CachedEmbedder", "MiniLMEmbedder")
-    assert cached.embedder.progress is False
+    assert type(judge.embedder).__name__ == "MiniLMEmbedder" and judge.embedder.progress is False
     result = calibrate(judge, load_claims(project / "claims.jsonl"), "cosine")
     assert result.n == 5 and result.failures == 0 and 0.0 <= result.auc <= 1.0
     assert config == {"_target_": "calib_overlap_judge.CosineJudge"}
+    assert not (project / ".cache").exists()

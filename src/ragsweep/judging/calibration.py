@@ -308,7 +308,7 @@ def format_table(result: Calibration) -> str:
              f"  threshold          {result.threshold}",
              f"  failure rate       {result.failure_rate:.3f} ({result.failures} claims; "
              f"{result.verdict_failure_rate:.3f} of verdicts)",
-             f"  s/claim            {result.seconds_per_claim:.3g} (+ {result.load_s:.1f} s loading)"]
+             f"  s/claim            {result.seconds_per_claim:.3g} (+ {result.load_s:.1f} s preflight)"]
     if any(kind.kind for kind in result.kinds):
         lines += ["", f"  {'kind':<24}{'n':>5}{'label':>7}{'auc':>8}{'accuracy':>10}{'failed':>8}"]
         for kind in result.kinds:
@@ -320,7 +320,7 @@ def format_table(result: Calibration) -> str:
     if result.auc < 0.55:
         lines.append(f"note: an AUC of {result.auc:.2f} is chance or worse: this judge does not tell supported from "
                      "unsupported claims on this set, whatever its threshold")
-    lines.append(f"use it: judge={result.judge} judge.threshold={result.threshold}")
+    lines.append(f"use it: judge={result.judge} judge.threshold={result.threshold} judge.auc={result.auc:.3f}")
     return "\n".join(lines)
 
 
@@ -338,8 +338,9 @@ def write_calibration(result: Calibration, folder: str | Path) -> Path:
 
 def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = ()) -> tuple[Judge, dict[str, Any]]:
     """The judge `conf/judge/<name>.yaml` describes, with `overrides` (`judge.threshold=0.4`), composed
-    from the project's config and built as a sweep builds its stages (an embedder handed to a judge
-    that asks for one); with its resolved config.
+    from the project's config and built as a sweep builds its stages (the project's embedder handed to a
+    judge that asks for one, the stage cache to one that asks for `cache`); with its resolved config.
+    Embedders are not wrapped in the stage cache, so a rerun measures the judge's speed, not the cache's.
 
     Raises:
         ValueError: an unknown judge (listing those that exist), `none`, or a bad setting.
@@ -356,17 +357,15 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = ()) 
     if name == "none":
         raise ValueError(refusal)
     from ragsweep.cache import StageCache
-    from ragsweep.runner.build import Built, _container, _instantiate
+    from ragsweep.runner.build import JUDGE_SETTINGS, Built, _container, _instantiate
 
     cfg = _compose(conf_dir, name, overrides)
     cache_cfg = _container(cfg, "cache")
-    cache = StageCache(cache_cfg["dir"], enabled=bool(cache_cfg["enabled"]))
-    stages = {"cache": Built(cache, {})}
+    stages = {"cache": Built(StageCache(cache_cfg["dir"], enabled=bool(cache_cfg["enabled"])), {})}
+    uncached = StageCache(cache_cfg["dir"], enabled=False)  # embeddings computed, not read: s/claim is the judge's
     if "embedder" in cfg and "embedder" in _parameters(cfg.judge.get("_target_")):
-        embedder = _instantiate(cfg, "embedder", {}, cache)
-        embedder.component = cache.embedder(embedder.component, embedder.signature)
-        stages["embedder"] = embedder
-    judge = _instantiate(cfg, "judge", stages, cache).component
+        stages["embedder"] = _instantiate(cfg, "embedder", {}, uncached)
+    judge = _instantiate(cfg, "judge", stages, uncached, runner_keys=JUDGE_SETTINGS).component
     if getattr(judge, "enabled", True) is False:
         raise ValueError(refusal)
     if not callable(getattr(judge, "judge", None)) or not isinstance(getattr(judge, "threshold", None), (int, float)):
