@@ -1,4 +1,4 @@
-"""`ragsweep best | report | gate | ui | calibrate`: from a finished sweep to a config you can trust and guard.
+"""`ragsweep best | report | gate | ui`: from a finished sweep to a config you can trust and guard.
 
 Run from the project folder (the one with sweep.py and conf/); the store defaults to the one
 sweep.py writes, sqlite:///mlruns/mlflow.db.
@@ -231,7 +231,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
         claims = load_claims(args.claims)[: args.limit]
         judge, config = build_judge(args.project / "conf", args.judge, args.overrides)
         result = calibrate(judge, claims, args.judge, str(args.claims or default_claims()), config)
-    except ValueError as error:
+    except (ValueError, OSError) as error:  # a bad file or setting; a judge's model that cannot load
         print(f"ragsweep: error: {error}", file=sys.stderr)
         return 2
     path = write_calibration(result, args.out)
