@@ -148,7 +148,7 @@ class Calibration:
     f1: float
     threshold: float
     seconds_per_claim: float
-    load_s: float  # preflight (model loading), not counted in seconds_per_claim
+    load_s: float  # the judge's preflight(); a model loaded in the first call counts in seconds_per_claim
     kinds: list[KindResult]
     claims: list[ClaimScore]
     config: dict[str, Any] = field(default_factory=dict)
