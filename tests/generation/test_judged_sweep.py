@@ -68,11 +68,28 @@ def test_a_judged_sweep_logs_every_metric_and_pays_for_each_verdict_once(tmp_pat
     judged_calls = runs["metrics.cache_misses_verdicts"].sum()
     assert judged_calls == len(distinct)  # k=1's pairs are among k=2's: judged once over the grid
 
-    again = _sweep(tmp_path, *args, "+force=true")
+    # people label some claims (one of them unsupported, against the judge); the rerun corrects by them
+    labelled = {}
+    for line in next((tmp_path / "outputs" / "multirun").glob("*/0/per_query.jsonl")).read_text().splitlines()[:4]:
+        record = json.loads(line)
+        labelled[(record["id"], record["judged"]["claims"][0]["text"])] = 0 if not labelled else 1
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"id": i, "claim": c, "label": y}) + "\n" for (i, c), y in labelled.items()))
+    again = _sweep(tmp_path, *args, "+force=true", f"judge.labels={labels}")
     assert again.returncode == 0, again.stderr[-3000:]
     rerun = _jobs(tmp_path).iloc[2:]
     assert (rerun["metrics.cache_misses_verdicts"] == 0).all()
     assert (rerun["metrics.cache_hits_verdicts"] > 0).all()
+    for folder in sorted((tmp_path / "outputs" / "multirun").glob("*/*/"))[2:]:
+        found = {(record["id"], claim["text"]) for record in map(json.loads, (folder / "per_query.jsonl").open())
+                 for claim in record["judged"]["claims"]}
+        matched = [y for key, y in labelled.items() if key in found]
+        ppi = json.loads((folder / "metrics.json").read_text())["faithfulness_ppi"]
+        # the judge calls every claim supported (faithfulness 1); people disagree on one labelled claim:
+        # theta = mean(judge) + mean(label - judge) = 1 + (sum(matched) - len(matched)) / len(matched)
+        assert ppi["n_labelled"] == len(matched) >= 2
+        assert ppi["value"] == pytest.approx(sum(matched) / len(matched))
+        assert ppi["judge_estimate"]["value"] == 1.0 and ppi["ci95"][0] < ppi["value"]
 
 
 def test_a_retrieval_only_run_carries_no_judge(tmp_path, small_dataset):

@@ -15,6 +15,7 @@ from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 from ragsweep.cache import StageCache, semantic_config
 from ragsweep.data.base import DatasetLoader
 from ragsweep.generation.prompts import Prompt, load_prompt
+from ragsweep.judging.labels import load_claim_labels
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS, SpanEvaluator
 from ragsweep.metrics.judged import JUDGED_METRICS, TRIAD_WEIGHTS
@@ -53,6 +54,7 @@ class Pipeline:
     max_failure_rate: float = 0.05  # share of judge calls that may fail before the job fails
     triad_weights: tuple[float, float, float] = TRIAD_WEIGHTS
     judge_auc: float | None = None  # the judge's ROC AUC on the shipped claims, shown beside its metrics
+    claim_labels: dict[tuple[str, str], int] | None = None  # people's verdicts on some claims (judge.labels)
 
 
 def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
@@ -120,7 +122,7 @@ def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built]
 
 
 # Keys of the judge group that the runner reads, not the judge's constructor.
-JUDGE_SETTINGS = ("max_failure_rate", "triad_weights", "auc")
+JUDGE_SETTINGS = ("max_failure_rate", "triad_weights", "auc", "labels")
 
 
 def _add_judge(cfg: DictConfig, pipeline: Pipeline, cache: StageCache) -> None:
@@ -143,6 +145,11 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, cache: StageCache) -> None:
     if auc is not None and (isinstance(auc, bool) or not isinstance(auc, (int, float)) or not 0 <= auc <= 1):
         raise ConfigError(f"judge.auc must be null or the judge's measured ROC AUC in [0, 1], got {auc!r}")
     pipeline.judge, pipeline.max_failure_rate, pipeline.judge_auc = judge, float(rate), auc
+    if settings.get("labels"):
+        try:
+            pipeline.claim_labels = load_claim_labels(settings["labels"])
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
     pipeline.triad_weights = tuple(float(w) for w in weights)
 
 

@@ -19,7 +19,9 @@ from ragsweep.cache import fingerprint
 from ragsweep.generation.base import Generation
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.claims import Claim, claims_from_statements, split_claims
+from ragsweep.judging.labels import claim_key
 from ragsweep.metrics import judged
+from ragsweep.metrics.ppi import judge_mean, ppi_mean
 from ragsweep.metrics.answers import cosine_similarity, strip_citations
 from ragsweep.runner.build import Pipeline
 from ragsweep.types import Chunk, Hit
@@ -95,6 +97,32 @@ def judged_scores(judgement: Judgement, question: str, answer: str | None, thres
     diagnostics = judged.diagnose([claim.text for claim in judgement.claims], support, relevance, question,
                                   answer, threshold, RELEVANT) if answer is not None else {}
     return {name: float(value) for name, value in scores.items() if value is not None}, diagnostics
+
+
+def faithfulness_ppi(query_ids: Sequence[str], judgements: Sequence[Judgement], threshold: float,
+                     labels: dict[tuple[str, str], int]) -> dict[str, dict]:
+    """The run's faithfulness (share of supported claims) corrected by people's labels on some of its
+    claims (prediction-powered inference, `metrics.ppi`), beside the judge's own estimate; {} when
+    fewer than 2 of the run's scored claims are labelled."""
+    decided, judged_labelled, human = [], [], []
+    for query_id, judgement in zip(query_ids, judgements, strict=True):
+        for claim, row in zip(judgement.claims, judgement.support, strict=True):
+            scored = [verdict.score for verdict in row if verdict.ok]
+            if not scored:
+                continue
+            decided.append(float(max(scored) >= threshold))
+            label = labels.get(claim_key(query_id, claim.text))
+            if label is not None:
+                judged_labelled.append(decided[-1])
+                human.append(float(label))
+    if len(human) < 2 or len(decided) < 2:
+        log.warning("judge.labels: %d of the run's %d scored claims are labelled; faithfulness_ppi needs 2",
+                    len(human), len(decided))
+        return {}
+    corrected, raw = ppi_mean(decided, judged_labelled, human), judge_mean(decided)
+    return {"faithfulness_ppi": {"value": corrected.mean, "ci95": [corrected.ci_low, corrected.ci_high],
+                                 "n": len(decided), "n_labelled": len(human),
+                                 "judge_estimate": {"value": raw.mean, "ci95": [raw.ci_low, raw.ci_high]}}}
 
 
 def failed_calls(query_ids: Sequence[str], judgements: Sequence[Judgement]) -> list[dict]:

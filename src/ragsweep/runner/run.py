@@ -20,7 +20,7 @@ from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.generation import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
 from ragsweep.metrics.judged import micro_summaries
 from ragsweep.runner.build import ConfigError, Pipeline, build
-from ragsweep.runner.judging import Judgement, failed_calls, judge_answers, judged_scores
+from ragsweep.runner.judging import Judgement, failed_calls, faithfulness_ppi, judge_answers, judged_scores
 from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
 from ragsweep.runner.stages import chunk_dataset, first_stage, generate, latency_sample, rerank
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, parent_run_id
@@ -120,6 +120,9 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
         if judgements is not None:
             summary.update(micro_summaries([[judged_support(row) for row in j.support] for j in judgements],
                                            pipeline.judge.component.threshold))
+            if pipeline.claim_labels:
+                summary.update(faithfulness_ppi([query.id for query in dataset.queries], judgements,
+                                                pipeline.judge.component.threshold, pipeline.claim_labels))
         files = _write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k, generations,
                                diagnostics)
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
@@ -127,7 +130,9 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             {**means, **{f"{name}_std": v["std"] for name, v in summary.items() if "std" in v},
              "n_chunks": float(len(chunks)), **{f"seconds_{stage}": s for stage, s in seconds.items()},
              **timings, **{f"dataset_{name}": float(count) for name, count in dataset.loading.items()},
-             **{name: values["value"] for name, values in summary.items() if name.endswith("_micro")},
+             **{name: values["value"] for name, values in summary.items() if name.endswith(("_micro", "_ppi"))},
+             **{f"{name}_{end}": values["ci95"][side] for name, values in summary.items()
+                if name.endswith("_ppi") for side, end in ((0, "low"), (1, "high"))},
              **_run_failure_rates(judgements),
              **({"judge_auc": float(pipeline.judge_auc)} if pipeline.judge_auc is not None else {}),
              **pipeline.cache.counts()}
