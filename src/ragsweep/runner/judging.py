@@ -142,7 +142,7 @@ def _claims(pipeline: Pipeline, questions: Sequence[str], answers: Sequence[str 
     answer whose decomposition fails falls back to its sentences, and the fallback is logged)."""
     sentences = [split_claims(answer) for answer in answers]
     judge = pipeline.judge.component
-    if not getattr(judge, "decompose", False):
+    if not getattr(judge, "decompose_claims", False):
         return sentences
     wanted = [i for i, answer in enumerate(answers) if answer]
     keys = [fingerprint("claims", pipeline.judge.signature, questions[i], answers[i]) for i in wanted]
