@@ -33,8 +33,8 @@ LEXICAL, STRICT = "lexical (AUC not measured)", "strict (AUC 0.61)"
 TEXTS = {"bridge": "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic.",
          "river": "The river freezes every January. Ferries stop running until the ice melts in March.",
          "library": "The city library holds two million books. It was founded in 1851 by a merchant."}
-QUESTIONS = [("bridge", "When was the Harbour Bridge opened?", "1932"), ("river", "When does the ice melt?", "in March"),
-             ("library", "Who founded the library?", "a merchant")]
+QUESTIONS = [("bridge", "When was the Harbour Bridge opened?", "1932"),
+             ("river", "When does the ice melt?", "in March"), ("library", "Who founded the library?", "a merchant")]
 
 
 def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
@@ -65,7 +65,8 @@ def project(tmp_path_factory, scratch_project) -> Path:
 
 @pytest.fixture(scope="module")
 def tracker(project) -> MlflowTracker:
-    return MlflowTracker(f"sqlite:///{project / 'mlruns' / 'mlflow.db'}", "ragsweep", str(project / "mlruns" / "artifacts"))
+    mlruns = project / "mlruns"
+    return MlflowTracker(f"sqlite:///{mlruns / 'mlflow.db'}", "ragsweep", str(mlruns / "artifacts"))
 
 
 @pytest.fixture(scope="module")
@@ -187,9 +188,9 @@ def test_a_judged_metric_without_a_judge_is_refused_as_an_answer_metric_without_
             "no FINISHED run on dataset sotu_qa has faithfulness: judged metrics need a generator and a judge "
             "(python sweep.py -m generator=extractive judge=lexical)")):
         best(store.tracker, "faithfulness", store.root)
-    with pytest.raises(ResultsError, match=re.escape("has citation_accuracy: citation metrics need a judge and a generator "
-                                                      "prompted to cite its passages (python sweep.py -m generator=llama_cpp "
-                                                      "generator.prompt=qa_cite judge=lexical)")):
+    cite = ("has citation_accuracy: citation metrics need a judge and a generator prompted to cite its passages "
+            "(python sweep.py -m generator=llama_cpp generator.prompt=qa_cite judge=lexical)")
+    with pytest.raises(ResultsError, match=re.escape(cite)):
         best(store.tracker, "citation_accuracy", store.root)
     assert not (store.root / "conf" / "best").exists()
 
@@ -230,7 +231,7 @@ def test_a_judge_read_from_mlflow_params_equals_the_one_read_from_its_config():
     copy = from_config(config, {"judge": "mine"}, {"judge_failure_rate": 0.0})
     assert copy.same_judge(logged) and str(copy) == "mine (AUC 0.52)"  # a copy under another name: the same judge
     assert from_params(LEXICAL_PARAMS, {}) is None  # no judge_failure_rate: no judge ran (judge=none, retrieval only)
-    assert from_config({"k": 3}, {"judge": "lexical"}, {"judge_failure_rate": 0.0}) is None  # judge dropped: no generator
+    assert from_config({"k": 3}, {"judge": "lexical"}, {"judge_failure_rate": 0.0}) is None  # no generator: no judge
 
 
 def test_two_judges_of_one_name_are_told_apart_by_their_settings():

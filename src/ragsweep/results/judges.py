@@ -128,8 +128,8 @@ def judge_notes(runs: pd.DataFrame) -> list[str]:
     how = (f" AUC not measured: `ragsweep calibrate --judge {unmeasured[0]}` measures it (then set judge.auc)."
            if unmeasured else "")
     if len(distinct) == 1:
-        return [f"Judged metrics ({', '.join(_judged_shown(runs))}) are judge {named[0]}'s opinion; its AUC is "
-                "its ROC AUC on labelled claims (0.5 is chance). judge_failure_rate: the share of its calls that "
+        return [f"Judged metrics ({', '.join(_judged_shown(runs))}) are scored by judge {named[0]}: AUC is its "
+                "ROC AUC on labelled claims (0.5 is chance); judge_failure_rate is the share of its calls that "
                 f"failed, left out of the means.{how}"]
     return [f"Not comparable: judged metrics here come from {len(distinct)} different judges ({'; '.join(named)}); "
             f"compare them only between configurations of the same judge (the judge column).{how}"]

@@ -109,8 +109,8 @@ def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folde
         shared = sorted(set(per_query[best_id]) & set(per_query[other_id]))
         scorer = scorers[position]
         if scorers[0] is not None and (scorer is None or not scorers[0].same_judge(scorer)):  # another scale
-            rows.append({"runner-up": runs.label[position], "queries": len(shared),
-                         "verdict": f"not comparable: judged by {scorer or 'an unknown judge'}, the best by {scorers[0]}"})
+            verdict = f"not comparable: judged by {scorer or 'an unknown judge'}, the best by {scorers[0]}"
+            rows.append({"runner-up": runs.label[position], "queries": len(shared), "verdict": verdict})
             continue
         if not shared:  # same dataset name, other questions (e.g. an edited native dataset)
             rows.append({"runner-up": runs.label[position], "queries": 0, "verdict": "no question in common"})
