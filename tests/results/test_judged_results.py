@@ -261,3 +261,11 @@ def test_a_table_without_a_judged_run_is_the_plain_summary_table():
                          "metrics.token_iou": [0.5, 0.6], "params.judge": ["lexical", "lexical"]})  # retrieval only
     assert judges.summary_table(runs, "token_iou").equals(plain_summary_table(runs, "token_iou"))
     assert judges.judge_notes(runs) == []
+
+
+def test_one_measured_judge_is_named_with_its_auc_and_no_calibration_hint():
+    runs = pd.DataFrame({**{f"params.{key}": [value] for key, value in LEXICAL_PARAMS.items()},
+                         "metrics.judge_failure_rate": [0.0], "metrics.judge_auc": [0.52], "metrics.faithfulness": [0.8]})
+    assert judges.judge_notes(runs) == [
+        "Judged metrics (faithfulness) are scored by judge lexical (AUC 0.52): AUC is its ROC AUC on labelled claims "
+        "(0.5 is chance); judge_failure_rate is the share of its calls that failed, left out of the means."]
