@@ -9,6 +9,8 @@ compare a rerun against. `<name>.per_query.jsonl` holds the winner's metrics per
 metrics, one line each, so a review diff is per question; the spans stay in the store), which the
 gate's paired bootstrap needs: committed with the config, it lets CI gate without the MLflow store.
 The manifest records its sha256, so an edited or stale file is refused rather than trusted.
+A judged winner's manifest also names its judge (option, class, scoring settings, AUC): judged metrics
+compare only under the same judge, which the gate checks.
 """
 
 from __future__ import annotations
@@ -28,14 +30,17 @@ from omegaconf import DictConfig, OmegaConf
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS
 from ragsweep.metrics.generation import COST_METRICS
+from ragsweep.results import judges
+from ragsweep.results.judges import JUDGE_HINT, JUDGED_RANKABLE, JUDGED_RECORDED, JudgeInfo
 from ragsweep.runner.identity import LABEL_KEY, group_choices
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import datasets, download, finished_jobs, labels, on_dataset, ranked, where
 
 log = logging.getLogger(__name__)
-RANKABLE = (*METRIC_KEYS, *ANSWER_METRICS)  # higher is better; answer metrics only where a generator ran
+# higher is better; answer metrics only where a generator ran, judged metrics only where a judge did
+RANKABLE = (*METRIC_KEYS, *ANSWER_METRICS, *JUDGED_RANKABLE)
 # what --verify requires equal and the gate can read: deterministic numbers (latency is not one of them)
-RECORDED = (*METRIC_KEYS, *ANSWER_METRICS, *COST_METRICS)
+RECORDED = (*METRIC_KEYS, *ANSWER_METRICS, *COST_METRICS, *JUDGED_RECORDED)
 
 
 class ResultsError(ValueError):
@@ -67,7 +72,8 @@ def candidates(tracker: MlflowTracker, metric: str, dataset: str | None = None,
     """
     if metric not in RANKABLE:
         raise ResultsError(f"--metric {metric} is not a metric; choose one of {', '.join(METRIC_KEYS)}, or with a "
-                           f"generator {', '.join(ANSWER_METRICS)}")
+                           f"generator {', '.join(ANSWER_METRICS)}, or with a generator and a judge "
+                           f"{', '.join(JUDGED_RANKABLE)}")
     every = finished_jobs(tracker)
     if every.empty:
         raise ResultsError(f"experiment {tracker.experiment!r} in {tracker.uri} has no FINISHED runs; "
@@ -80,9 +86,20 @@ def candidates(tracker: MlflowTracker, metric: str, dataset: str | None = None,
     if runs.empty:
         raise ResultsError(f"no FINISHED run on dataset {name} meets --where {condition!r}")
     if pd.isna(runs[f"metrics.{metric}"].iloc[0]):  # ranked puts runs without it last: here, none has it
-        raise ResultsError(f"no FINISHED run on dataset {name} has {metric}: answer metrics need a generator with "
-                           "reference answers (python sweep.py -m +sweep=quick generator=extractive)")
+        raise ResultsError(f"no FINISHED run on dataset {name} has {metric}: {_needs(metric)}")
+    judges.warn_mixed(runs, metric)
     return Candidates(runs.assign(label=labels(runs)), name, datasets(every))
+
+
+def _needs(metric: str) -> str:
+    """What a run must have done to have `metric`."""
+    if metric.startswith("citation_"):
+        return ("citation metrics need a judge and a generator prompted to cite its passages "
+                "(python sweep.py -m generator=llama_cpp generator.prompt=qa_cite judge=lexical)")
+    if metric in JUDGED_RANKABLE:
+        return JUDGE_HINT
+    return ("answer metrics need a generator with reference answers "
+            "(python sweep.py -m +sweep=quick generator=extractive)")
 
 
 def best(tracker: MlflowTracker, metric: str, project: Path, name: str | None = None,
@@ -148,6 +165,7 @@ def _sha256(path: Path) -> str:
 class Rerun:
     metrics: dict[str, float]  # every metric's mean and `<metric>_std`, as the run logged them
     per_query: dict[str, dict[str, float]]  # question id -> its metrics
+    judge: JudgeInfo | None = None  # the judge that scored its judged metrics; None when none ran
 
 
 def rerun(project: Path, config_path: Path) -> Rerun:
@@ -161,15 +179,23 @@ def rerun(project: Path, config_path: Path) -> Rerun:
             raise ResultsError(f"the rerun of {config_path} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         summary = json.loads((Path(output) / "metrics.json").read_text())
         per_query = read_per_query(Path(output) / "per_query.jsonl")
-    return Rerun(logged_metrics(summary), per_query)
+        records = [json.loads(line) for line in (Path(output) / "per_query.jsonl").read_text().splitlines() if line]
+        ran = OmegaConf.to_container(OmegaConf.load(Path(output) / "config.yaml"), resolve=True)
+    exported = OmegaConf.load(config_path)
+    choices = OmegaConf.to_container(exported.hydra.runtime.choices) if OmegaConf.select(
+        exported, "hydra.runtime.choices") is not None else {}
+    metrics = {**logged_metrics(summary), **judges.run_failure_rates(records)}  # as MLflow logs those rates
+    return Rerun(metrics, per_query, judges.from_config(ran, choices, metrics))
 
 
 def logged_metrics(summary: dict[str, dict]) -> dict[str, float]:
-    """metrics.json as MLflow has it: each metric's mean and `<metric>_std`. Latency percentiles
-    (`{value, n, ci95}`, with a generator) are not compared: milliseconds never repeat exactly."""
+    """metrics.json as MLflow has it: each metric's mean and `<metric>_std`, and the micro averages of a judged
+    run (`faithfulness_micro`: `{value, n, ci95}`). Latency percentiles (also `{value, n, ci95}`, with a
+    generator) are not compared: milliseconds never repeat exactly."""
     means = {name: values for name, values in summary.items() if "mean" in values}
     return {**{name: values["mean"] for name, values in means.items()},
-            **{f"{name}_std": values["std"] for name, values in means.items()}}
+            **{f"{name}_std": values["std"] for name, values in means.items()},
+            **{name: values["value"] for name, values in summary.items() if name.endswith("_micro")}}
 
 
 def read_per_query(path: Path) -> dict[str, dict[str, float]]:
@@ -214,6 +240,7 @@ def _standalone_config(tracker: MlflowTracker, winner: pd.Series, project: Path)
 
 def _manifest(winner: pd.Series, metric: str, tracker: MlflowTracker, choices: dict[str, str]) -> dict:
     quality = [*RECORDED, *(f"{m}_std" for m in RECORDED)]
+    judge = judges.run_judges(winner.to_frame().T)[0]
     return {
         "experiment": tracker.experiment,
         "run_id": winner.run_id,
@@ -228,4 +255,5 @@ def _manifest(winner: pd.Series, metric: str, tracker: MlflowTracker, choices: d
                      for column in sorted(winner.index) if column.startswith("tags.version.")},
         "metrics": {name: float(winner[f"metrics.{name}"]) for name in quality
                     if not pd.isna(winner.get(f"metrics.{name}"))},  # a retrieval-only winner: no answer metrics
+        **({"judge": judge.to_dict()} if judge else {}),  # what scored its judged metrics; `gate` checks it
     }

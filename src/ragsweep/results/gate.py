@@ -5,7 +5,10 @@ value by default (`5%`), since an absolute 0.02 on a metric near 0.03 lets throu
 a paired bootstrap over the baseline's questions (the one the report uses) must not find the
 current configuration worse at `--significance`, which catches a small drop every question shares.
 An answer metric exists only for questions that got an answer and have reference answers, so its
-bootstrap pairs the questions that have it in both runs, and the table says how many.
+bootstrap pairs the questions that have it in both runs, and the table says how many. Judged metrics
+are gated the same way, but only between runs scored by the same judge: another judge (or threshold)
+puts the same answers on another scale, so the gate refuses rather than read a change of judge as a
+change of quality. Micro averages (`faithfulness_micro`) have no per-question values to pair.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pandas as pd
 
 from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.results.best import RANKABLE, ResultsError, read_per_query
+from ragsweep.results.judges import JUDGED_RECORDED, MICRO, JudgeInfo, auc_text, from_params
 from ragsweep.runner.identity import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
 from ragsweep.tracking.runs import download, one_run
@@ -68,8 +72,13 @@ def parse_significance(text: str) -> float:
 
 def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
     """The metrics `--metrics` names (default: the baseline's ranking metric), each one with per-question values."""
-    available = [name for name in RANKABLE if name in manifest["metrics"]]
+    available = [name for name in RANKABLE if name in manifest["metrics"] and name not in MICRO]
     names = [name.strip() for name in text.split(",")] if text else [manifest["metric"]]
+    pooled = [name for name in names if name in MICRO]
+    if pooled:
+        raise ResultsError(f"--metrics {','.join(pooled)}: a micro average pools every claim of a run, so it has no "
+                           f"per-question values for the paired bootstrap; guard "
+                           f"{','.join(name.removesuffix('_micro') for name in pooled)} instead")
     unknown = [name for name in names if name not in available]
     if unknown:
         raise ResultsError(f"--metrics {','.join(unknown)}: not a metric the baseline recorded per question; "
@@ -89,8 +98,33 @@ def job_result(tracker: MlflowTracker, run_id: str, what: str, hint: str = "") -
     except ValueError as error:
         raise ResultsError(f"{what}: {error}" + (f"; {hint}" if hint else "")) from None
     tags = run["tags"]
+    params = tracker.client().get_run(run_id).data.params
     return {**run, "per_query": per_query, "fingerprint": tags.get(FINGERPRINT_TAG),
-            "label": tags.get(LABEL_TAG) or tags.get("mlflow.runName")}
+            "label": tags.get(LABEL_TAG) or tags.get("mlflow.runName"), "judge": from_params(params, run["metrics"])}
+
+
+def judge_line(manifest: dict, current: JudgeInfo | None, metrics: list[str]) -> str | None:
+    """The judge behind the guarded judged metrics, to print above the table; None when none is guarded.
+
+    Raises ResultsError (one line, naming both judges) when the baseline and the current run were scored
+    by different judges: their judged metrics are on different scales, so no drop or gain between them means
+    anything."""
+    judged = [name for name in metrics if name in JUDGED_RECORDED]
+    if not judged:
+        return None
+    recorded = JudgeInfo.from_dict(manifest["judge"]) if manifest.get("judge") else None
+    if recorded and current and not recorded.same_judge(current):
+        raise ResultsError(f"--metrics {','.join(judged)}: the baseline was judged by {recorded} and the current run "
+                           f"by {current} ({recorded.differences(current)}); judged metrics of different judges do "
+                           "not compare, so gate them against a run of the same judge or export a new baseline")
+    what = ", ".join(judged)
+    if recorded is None:
+        return (f"{what} judged by {current or 'no judge'} now; the baseline's manifest names no judge (exported "
+                "before judges were recorded: export it again with `ragsweep best` to have it checked)")
+    if current is None:
+        return f"{what} judged by {recorded} in the baseline; the current run was not judged"
+    now = "" if current.auc == recorded.auc else f" (recorded with {auc_text(recorded)}, now {auc_text(current)})"
+    return f"{what} judged by {recorded} in both runs{now}"
 
 
 def other_config(current: dict, manifest: dict, allowed: bool) -> bool:
@@ -134,17 +168,24 @@ def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: 
     return pd.DataFrame(rows)
 
 
+_RATES = {"generation_error_rate": "more questions failed to generate, and the answer metrics above leave them out",
+          "judge_failure_rate": "more judge calls failed, and the judged metrics above leave them out"}
+
+
 def error_rate_note(recorded: dict[str, float], current: dict[str, float]) -> str | None:
-    """A line on `generation_error_rate` when either run generated answers, flagged when it rose: failed
-    questions leave the answer metrics' means, so a rise can hide behind steady answer metrics."""
-    before, after = recorded.get("generation_error_rate"), current.get("generation_error_rate")
-    if before is None and after is None:
-        return None
-    show = lambda value: "none" if value is None else f"{value:.4f}"  # noqa: E731
-    rose = after is not None and after > (before or 0.0) + 1e-12
-    return (f"{'WARNING: ' if rose else ''}generation_error_rate (lower is better): recorded {show(before)}, "
-            f"current {show(after)}" + ("; it rose: more questions failed to generate, and the answer metrics "
-                                        "above leave them out" if rose else ""))
+    """A line on `generation_error_rate` when either run generated answers, and one on `judge_failure_rate`
+    when either was judged, each flagged when it rose: failed questions (calls) leave the answer (judged)
+    metrics' means, so a rise can hide behind steady metrics."""
+    lines = []
+    for name, why in _RATES.items():
+        before, after = recorded.get(name), current.get(name)
+        if before is None and after is None:
+            continue
+        show = lambda value: "none" if value is None else f"{value:.4f}"  # noqa: E731
+        rose = after is not None and after > (before or 0.0) + 1e-12
+        lines.append(f"{'WARNING: ' if rose else ''}{name} (lower is better): recorded {show(before)}, "
+                     f"current {show(after)}" + (f"; it rose: {why}" if rose else ""))
+    return "\n".join(lines) or None
 
 
 def _failures(before: float, after: float, test: dict[str, float], max_drop: MaxDrop, significance: float) -> list[str]:

@@ -3,7 +3,9 @@
 Plots are PNGs inlined as data URIs, so the one file can be mailed, attached to a run or opened
 offline. Significance comes from paired bootstrap over the queries both configs answered, read
 from each run's `per_query.jsonl`. Runs with a generator also get a table of their answer metrics and
-costs; an answer metric is compared only between runs, and on questions, that have it.
+costs; an answer metric is compared only between runs, and on questions, that have it. Runs with a
+judge get a table of their judged metrics beside the judge that scored them and its measured AUC; when
+different judges scored them, the report says so, and never tests one judge's numbers against another's.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ import numpy as np
 import pandas as pd
 
 from ragsweep.metrics.aggregate import paired_bootstrap
+from ragsweep.results import judges
 from ragsweep.results.best import candidates, read_per_query
+from ragsweep.results.judges import JUDGED_RANKABLE, JUDGED_RECORDED, MICRO
 from ragsweep.runner.identity import NON_RESULT_KEYS
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.generation import COST_METRICS
-from ragsweep.tracking.runs import generators, has_generator, summary_table
+from ragsweep.tracking.runs import generators, has_generator
 
 # end to end per question (search + rerank + generation; without a generator, search + rerank), the
 # median: steadier than p95 on few questions
@@ -53,22 +57,29 @@ def write_report(tracker: MlflowTracker, metric: str, output: Path, dataset: str
     found = candidates(tracker, metric, dataset)
     runs = found.runs
     scored = runs[runs[f"metrics.{metric}"].notna()].reset_index(drop=True)  # an answer metric: runs with a generator
+    judged = runs[[judge is not None for judge in judges.run_judges(runs)]]
     with tempfile.TemporaryDirectory(prefix="ragsweep-report-") as folder:
         summaries = {run_id: json.loads(_artifact(tracker, run_id, "metrics.json", folder).read_text())
-                     for run_id in scored.run_id[:MAX_BARS]}
+                     for run_id in {*scored.run_id[:MAX_BARS], *judged.run_id[:MAX_BARS]}}
         tests = _significance(tracker, scored, metric, folder, bootstrap_samples)
-    unscored = (f"<p>{len(runs) - len(scored)} configurations without a generator have no {html.escape(metric)}: "
+    without = "a judge" if metric in JUDGED_RANKABLE else "a generator"
+    unscored = (f"<p>{len(runs) - len(scored)} configurations without {without} have no {html.escape(metric)}: "
                 "they are in the ranking table only.</p>" if len(scored) < len(runs) else "")
+    by = _judged_by(scored, metric)
     sections = [
-        ("Ranking", _table_html(summary_table(runs, metric)) + unscored),
+        ("Ranking", _notes(judges.judge_notes(runs)) + _table_html(judges.summary_table(runs, metric)) + unscored),
         *([("Answers and what they cost (configurations with a generator)", _generation_table(runs))]
           if has_generator(runs).any() else []),
-        (f"Is the best config really better? (paired bootstrap on {metric})", tests),
-        (f"{metric} by configuration (95% bootstrap CI)", _image(_bars(scored, summaries, metric))),
+        *([("Judged answers and the judges that scored them (configurations with a judge)",
+            _judged_table(judged, summaries))] if len(judged) else []),
+        (f"Is the best config really better? (paired bootstrap on {metric}{by})", tests),
+        (f"{metric} by configuration (95% bootstrap CI){by}",
+         _image(_bars(scored, summaries, metric)) if metric not in MICRO else _micro_note(metric)),
         (f"{metric} against k", _image_or_note(_k_curves(scored, metric), "no configuration was run at more than one k")),
         (f"{metric} against median end-to-end latency per question (Pareto front in red)",
          _pareto_note(scored) + _image_or_note(_pareto(scored, metric), "no run recorded its latency")),
-        (f"{metric} per corpus", _image(_heatmap(scored, summaries, metric))),
+        (f"{metric} per corpus{by}", _image(_heatmap(scored, summaries, metric)) if metric not in MICRO
+         else _micro_note(metric)),
     ]
     body = "".join(f"<h2>{html.escape(title)}</h2>\n{content}\n" for title, content in sections)
     others = [name for name in found.datasets if name != found.dataset]
@@ -84,6 +95,9 @@ def write_report(tracker: MlflowTracker, metric: str, output: Path, dataset: str
 def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folder: str, samples: int) -> str:
     if len(runs) < 2:
         return "<p>Only one configuration: nothing to compare.</p>"
+    if metric in MICRO:
+        return _micro_note(metric)
+    scorers = judges.run_judges(runs) if metric in JUDGED_RANKABLE else [None] * len(runs)
     per_query = {run_id: {question: values[metric] for question, values in  # answer metrics: answered questions
                           read_per_query(_artifact(tracker, run_id, "per_query.jsonl", folder)).items()
                           if metric in values}
@@ -93,6 +107,11 @@ def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folde
     for position in range(1, min(RUNNERS_UP + 1, len(runs))):
         other_id = runs.run_id[position]
         shared = sorted(set(per_query[best_id]) & set(per_query[other_id]))
+        scorer = scorers[position]
+        if scorers[0] is not None and (scorer is None or not scorers[0].same_judge(scorer)):  # another scale
+            verdict = f"not comparable: judged by {scorer or 'an unknown judge'}, the best by {scorers[0]}"
+            rows.append({"runner-up": runs.label[position], "queries": len(shared), "verdict": verdict})
+            continue
         if not shared:  # same dataset name, other questions (e.g. an edited native dataset)
             rows.append({"runner-up": runs.label[position], "queries": 0, "verdict": "no question in common"})
             continue
@@ -150,6 +169,46 @@ def _generation_table(runs: pd.DataFrame) -> str:
         if f"metrics.{name}" in runs:
             table[name] = runs[f"metrics.{name}"].round(4)
     return _table_html(table)
+
+
+def _judged_table(runs: pd.DataFrame, summaries: dict) -> str:
+    """The judged configurations: each one's judge (with AUC), judged metrics, triad bands and failure rates."""
+    notes = judges.judge_notes(runs)
+    table = pd.DataFrame({"config": runs.label, "generator": generators(runs),
+                          "judge": judges.judge_labels(judges.run_judges(runs))})
+    for name in JUDGED_RECORDED:
+        if f"metrics.{name}" in runs and runs[f"metrics.{name}"].notna().any():
+            table[name] = runs[f"metrics.{name}"].round(4)
+        if name == "faithfulness_micro" and name in table:
+            table["faithfulness_micro 95% CI (Wilson)"] = [_interval(summaries.get(run_id, {}).get(name))
+                                                           for run_id in runs.run_id]
+    return (_notes(notes) + "<p>triad_excellent/good/fair/poor: the share of questions whose triad_overall is "
+            "&ge; 0.85, 0.70&ndash;0.85, 0.50&ndash;0.70, &lt; 0.50. Micro averages pool every claim of a run.</p>"
+            + _table_html(table))
+
+
+def _judged_by(runs: pd.DataFrame, metric: str) -> str:
+    """`; judge: lexical (AUC 0.52)` for a section title on a judged metric (`; judges differ` for several)."""
+    if metric not in JUDGED_RANKABLE:
+        return ""
+    distinct = judges.mixed_judges(runs)
+    if len(distinct) > 1:
+        return f"; {len(distinct)} different judges, not comparable: see the judge column"
+    return f"; judge: {distinct[0]}" if distinct else ""
+
+
+def _micro_note(metric: str) -> str:
+    return (f"<p><i>{html.escape(metric)} pools every claim of a run: it has no per-question or per-corpus values. "
+            f"Its interval is in the judged table; {html.escape(metric.removesuffix('_micro'))} has them.</i></p>")
+
+
+def _interval(summary: dict | None) -> str:
+    return f"[{summary['ci95'][0]:.4f}, {summary['ci95'][1]:.4f}]" if summary and "ci95" in summary else ""
+
+
+def _notes(lines: list[str]) -> str:
+    return "".join(f"<p><b>{html.escape(line)}</b></p>" if line.startswith("Not comparable")
+                   else f"<p>{html.escape(line)}</p>" for line in lines)
 
 
 def _pareto_note(runs: pd.DataFrame) -> str:

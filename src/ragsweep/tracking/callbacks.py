@@ -22,10 +22,11 @@ from hydra.experimental.callback import Callback
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
+from ragsweep.results.judges import judge_notes, summary_table
 from ragsweep.runner.identity import git_sha, package_versions, sweep_name
 from ragsweep.runner.interrupts import interrupt
 from ragsweep.tracking.mlflow_tracker import PARENT_RUN_FILE, MlflowTracker
-from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, markdown, summary_table, sweep_jobs
+from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, markdown, sweep_jobs
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,8 @@ class SweepRun(Callback):
         failed = int((jobs["status"] == "FAILED").sum()) if not jobs.empty else 0
         files, table = self._write_summary(jobs)
         if table is not None:
-            print(f"\nSweep summary, ranked by {self.metric} (also {files[1]}):\n{markdown(table)}")
+            print(f"\nSweep summary, ranked by {self.metric} (also {files[1]}):\n{markdown(table)}"
+                  + "".join(f"\n{note}\n" for note in judge_notes(jobs)))
         status = "FAILED" if failed else "FINISHED"
         self.tracker.end_parent(self.parent_run_id, status,
                                 {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(failed)}, files)
@@ -80,14 +82,16 @@ class SweepRun(Callback):
             raise SystemExit(1)
 
     def _write_summary(self, jobs: pd.DataFrame) -> tuple[list[Path], pd.DataFrame | None]:
-        """summary.csv and summary.md in the sweep folder: `jobs` ranked by the sweep's metric."""
+        """summary.csv and summary.md in the sweep folder: `jobs` ranked by the sweep's metric, each judged run
+        with its judge and that judge's AUC; summary.md also says which judge(s) scored the judged metrics."""
         if jobs.empty or f"metrics.{self.metric}" not in jobs:
             return [], None
         table = summary_table(jobs, self.metric)
         self.sweep_dir.mkdir(parents=True, exist_ok=True)
         files = [self.sweep_dir / "summary.csv", self.sweep_dir / "summary.md"]
         table.to_csv(files[0], index=False)
-        files[1].write_text(f"{self.heading} ranked by {self.metric}\n\n" + markdown(table))
+        notes = "".join(f"{note}\n\n" for note in judge_notes(jobs))
+        files[1].write_text(f"{self.heading} ranked by {self.metric}\n\n{notes}" + markdown(table))
         return files, table
 
     def _on_interrupt(self, signum: int, frame: FrameType | None) -> None:

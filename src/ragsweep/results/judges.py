@@ -1,0 +1,234 @@
+"""Which judge scored a run's judged metrics, and how far to trust it, shown beside every judged number.
+
+A judged metric is a judge's opinion: faithfulness 0.9 from a judge with ROC AUC 0.52 on labelled
+claims says little, and the same answers score differently under another judge or threshold. So
+tables carry each run's judge with its measured AUC (`judge.auc`, logged as the metric `judge_auc`)
+and its `judge_failure_rate`, and judged metrics of runs scored by different judges are flagged
+rather than silently ranked or gated against each other.
+
+Two runs have the same judge when its class and every `judge.*` setting that can move a score agree;
+`judge.auc` and `judge.max_failure_rate` move none, so they are left out of that comparison. The
+option's name is only how a judge is called: a copy of `lexical` under another name is the same judge.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ragsweep.metrics.judged import BANDS, JUDGED_METRICS
+from ragsweep.tracking import runs as tables
+
+log = logging.getLogger(__name__)
+
+MICRO = ("faithfulness_micro", "groundedness_micro")  # one value per run (claims pooled): nothing per question
+JUDGED_RANKABLE = (*JUDGED_METRICS, *MICRO)  # higher is better
+FAILURE_RATES = ("judge_failure_rate", "judge_failure_rate_support", "judge_failure_rate_relevance")
+JUDGED_RECORDED = (*JUDGED_RANKABLE, *(f"triad_{name}" for name, _ in BANDS), "claims_per_answer", *FAILURE_RATES)
+# the judged columns of summary tables, when some run has them; judge_failure_rate closes the group
+JUDGED_SUMMARY = (*JUDGED_METRICS, "judge_failure_rate")
+NOT_SCORING = ("auc", "max_failure_rate")  # judge settings that change no judged number
+JUDGE_HINT = "judged metrics need a generator and a judge (python sweep.py -m generator=extractive judge=lexical)"
+
+
+@dataclass(frozen=True)
+class JudgeInfo:
+    """One run's judge: its option name, class, scoring settings (as MLflow holds params: text) and measured AUC."""
+
+    name: str
+    target: str
+    settings: tuple[tuple[str, str], ...]
+    auc: float | None = None
+
+    def __str__(self) -> str:
+        return f"{self.name} ({auc_text(self)})"
+
+    def same_judge(self, other: JudgeInfo) -> bool:
+        return (self.target, self.settings) == (other.target, other.settings)
+
+    def differences(self, other: JudgeInfo) -> str:
+        """What separates two judges, e.g. `threshold 0.5 vs 0.9`."""
+        if self.target != other.target:
+            return f"{self.target} vs {other.target}"
+        mine, theirs = dict(self.settings), dict(other.settings)
+        return ", ".join(f"{key} {mine.get(key, 'unset')} vs {theirs.get(key, 'unset')}"
+                         for key in sorted(set(mine) | set(theirs)) if mine.get(key) != theirs.get(key))
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "target": self.target, "settings": dict(self.settings), "auc": self.auc}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> JudgeInfo:
+        return cls(data["name"], data["target"], tuple(sorted(data["settings"].items())), data.get("auc"))
+
+
+def from_params(params: Mapping[str, object], metrics: Mapping[str, float]) -> JudgeInfo | None:
+    """A run's judge from its params (`judge`, `judge._target_`, `judge.<setting>`) and metrics (`judge_auc`);
+    None when no judge ran (a retrieval-only run, `judge=none`): it logged no `judge_failure_rate`."""
+    if _missing(metrics.get("judge_failure_rate")) or _missing(params.get("judge._target_")):
+        return None
+    target = str(params["judge._target_"])
+    settings = tuple(sorted((key.removeprefix("judge."), str(value)) for key, value in params.items()
+                            if key.startswith("judge.") and key != "judge._target_" and not _missing(value)
+                            and key.removeprefix("judge.").split(".")[0] not in NOT_SCORING))
+    auc = metrics.get("judge_auc")
+    name = params.get("judge")
+    return JudgeInfo(str(name) if not _missing(name) else _stem(target), target, settings,
+                     None if _missing(auc) else float(auc))
+
+
+def from_config(config: Mapping, choices: Mapping[str, str], metrics: Mapping[str, float]) -> JudgeInfo | None:
+    """The judge of a resolved job config (what a rerun ran), named by the group choice; None when none ran."""
+    if not isinstance(config.get("judge"), Mapping):
+        return None
+    params = {f"judge.{key}": value for key, value in _flatten(config["judge"]).items()}
+    if "judge" in choices:
+        params["judge"] = choices["judge"]
+    auc = config["judge"].get("auc")
+    return from_params(params, {**metrics, **({"judge_auc": float(auc)} if auc is not None else {})})
+
+
+def run_judges(runs: pd.DataFrame) -> list[JudgeInfo | None]:
+    """Each row's judge, from a table of runs as `mlflow.search_runs` returns it."""
+    params = [c for c in runs.columns if c == "params.judge" or c.startswith("params.judge.")]
+    metrics = [c for c in ("metrics.judge_failure_rate", "metrics.judge_auc") if c in runs]
+    return [from_params({c.removeprefix("params."): row[c] for c in params},
+                        {c.removeprefix("metrics."): row[c] for c in metrics}) for _, row in runs.iterrows()]
+
+
+def judge_labels(judges: Sequence[JudgeInfo | None]) -> list[str]:
+    """`lexical (AUC 0.52)` per run, `none` where no judge ran; two different judges that share an option
+    name (a `judge.threshold=` override) also show the settings that tell them apart."""
+    distinct = _distinct(judges)
+    labels = []
+    for judge in judges:
+        if judge is None:
+            labels.append("none")
+            continue
+        keys = sorted({key for other in distinct if other.name == judge.name and not other.same_judge(judge)
+                       for key in _differing(judge, other)})
+        settings = dict(judge.settings)
+        labels.append(" ".join([judge.name, *(f"{key}={settings.get(key, 'unset')}" for key in keys),
+                                f"({auc_text(judge)})"]))
+    return labels
+
+
+def judge_notes(runs: pd.DataFrame) -> list[str]:
+    """What a reader of the runs' judged metrics must know, one line each: the judge that scored them with
+    its AUC, or a warning that different judges did. Empty when no run was judged."""
+    distinct = _distinct(run_judges(runs))
+    if not distinct:
+        return []
+    named = sorted(judge_labels(distinct))
+    unmeasured = sorted(judge.name for judge in distinct if judge.auc is None)
+    how = (f" AUC not measured: `ragsweep calibrate --judge {unmeasured[0]}` measures it (then set judge.auc)."
+           if unmeasured else "")
+    if len(distinct) == 1:
+        return [f"Judged metrics ({', '.join(_judged_shown(runs))}) are scored by judge {named[0]}: AUC is its "
+                "ROC AUC on labelled claims (0.5 is chance); judge_failure_rate is the share of its calls that "
+                f"failed, left out of the means.{how}"]
+    return [f"Not comparable: judged metrics here come from {len(distinct)} different judges ({'; '.join(named)}); "
+            f"compare them only between configurations of the same judge (the judge column).{how}"]
+
+
+def mixed_judges(runs: pd.DataFrame) -> list[JudgeInfo]:
+    """The distinct judges of the runs that were judged (more than one: their judged metrics do not compare)."""
+    return _distinct(run_judges(runs))
+
+
+def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """`tracking.runs.summary_table` plus, when some run was judged, its judge (with AUC) and judged metrics.
+
+    Ranked by a judged metric, `judge` and `judge_failure_rate` sit beside it; otherwise the judge, the
+    judged metrics and `judge_failure_rate` close the table (before `reused` and `run_id`).
+    """
+    table = tables.summary_table(runs, metric)
+    runs = runs.drop_duplicates("run_id").set_index("run_id", drop=False)
+    judges = dict(zip(runs["run_id"], judge_labels(run_judges(runs)), strict=True))
+    if all(label == "none" for label in judges.values()):
+        return table
+    tail = [column for column in ("reused", "run_id") if column in table]
+    judged = [m for m in JUDGED_SUMMARY if m != metric and f"metrics.{m}" in runs and m not in table]
+    for name in judged:
+        table[name] = table["run_id"].map(runs[f"metrics.{name}"]).round(4)
+    table["judge"] = table["run_id"].map(judges)
+    if metric in JUDGED_RANKABLE:  # rank, config, status, [generator], judge, metric, judge_failure_rate, ...
+        rest = [c for c in table.columns if c not in (*tail, "judge", "judge_failure_rate", metric)]
+        at = rest.index("status") + 1 + ("generator" in rest)
+        order = [*rest[:at], "judge", metric, *(["judge_failure_rate"] if "judge_failure_rate" in table else []),
+                 *rest[at:], *tail]
+    else:
+        order = [*(c for c in table.columns if c not in (*tail, "judge", *judged)), "judge", *judged, *tail]
+    return table[order]
+
+
+def warn_mixed(runs: pd.DataFrame, metric: str) -> None:
+    """Log a warning when `metric` is judged and the runs ranked by it were scored by different judges."""
+    if metric not in JUDGED_RANKABLE:
+        return
+    judged = runs[runs[f"metrics.{metric}"].notna()] if f"metrics.{metric}" in runs else runs.iloc[:0]
+    distinct = mixed_judges(judged)
+    if len(distinct) > 1:
+        log.warning("ranked by %s across %d judges (%s): their scores are not on one scale; see the judge column",
+                    metric, len(distinct), "; ".join(str(j) for j in distinct))
+
+
+def run_failure_rates(records: Sequence[Mapping]) -> dict[str, float]:
+    """A run's judge failure rates as MLflow logs them (failed calls / calls over the whole run, not a mean
+    over questions), from its per_query.jsonl records: each claim's verdict statuses and each passage's
+    relevance (None where its call failed). Empty when no record was judged."""
+    judged = [record["judged"] for record in records if isinstance(record.get("judged"), Mapping)]
+    if not judged:
+        return {}
+    support = [status for entry in judged for claim in entry.get("claims", []) for status in claim["status"]]
+    relevance = [score for entry in judged for score in entry.get("relevance", [])]
+    failed = {"support": sum(status != "ok" for status in support), "relevance": sum(s is None for s in relevance)}
+    made = {"support": len(support), "relevance": len(relevance)}
+    rates = {f"judge_failure_rate_{task}": failed[task] / made[task] if made[task] else 0.0 for task in made}
+    total = sum(made.values())
+    rates["judge_failure_rate"] = sum(failed.values()) / total if total else 0.0
+    return rates
+
+
+def auc_text(judge: JudgeInfo) -> str:
+    return "AUC not measured" if judge.auc is None else f"AUC {judge.auc:.2f}"
+
+
+def _judged_shown(runs: pd.DataFrame) -> list[str]:
+    return [m for m in JUDGED_METRICS if f"metrics.{m}" in runs and runs[f"metrics.{m}"].notna().any()]
+
+
+def _distinct(judges: Sequence[JudgeInfo | None]) -> list[JudgeInfo]:
+    distinct: list[JudgeInfo] = []
+    for judge in judges:
+        if judge is not None and not any(judge.same_judge(seen) for seen in distinct):
+            distinct.append(judge)
+    return distinct
+
+
+def _differing(one: JudgeInfo, other: JudgeInfo) -> list[str]:
+    mine, theirs = dict(one.settings), dict(other.settings)
+    return [key for key in set(mine) | set(theirs) if mine.get(key) != theirs.get(key)]
+
+
+def _flatten(tree: Mapping, prefix: str = "") -> dict[str, object]:
+    """Nested settings as the runner logs them: dotted keys (`embedder._target_`)."""
+    flat: dict[str, object] = {}
+    for key, value in tree.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        flat.update(_flatten(value, name) if isinstance(value, Mapping) else {name: value})
+    return flat
+
+
+def _stem(target: str) -> str:
+    """`ragsweep.judging.lexical.LexicalJudge` -> `lexical`: the option name, for runs that logged no choice."""
+    parts = target.split(".")
+    return parts[-2] if len(parts) > 1 else target
+
+
+def _missing(value: object) -> bool:
+    return value is None or value == "None" or (isinstance(value, float) and math.isnan(value))
