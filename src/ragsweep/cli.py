@@ -54,7 +54,8 @@ def _attach_signed_values(argv: list[str]) -> list[str]:
 
 def best_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import ResultsError, best, compare, rerun
-    from ragsweep.tracking.runs import markdown, summary_table
+    from ragsweep.results.judges import judge_notes, summary_table
+    from ragsweep.tracking.runs import markdown
 
     if args.top < 1:
         raise ResultsError(f"--top {args.top}: give the number of rows to print, 1 or more")
@@ -62,6 +63,8 @@ def best_command(args: argparse.Namespace) -> int:
     print(_dataset_line(export.dataset, export.datasets, args.dataset))
     print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by {args.metric}:\n")
     print(markdown(summary_table(export.table.head(args.top), args.metric)))
+    for note in judge_notes(export.table.head(args.top)):
+        print(note + "\n")
     print(f"wrote {export.config}, {export.manifest.name} and {export.questions.name} (commit all three for "
           f"`ragsweep gate`); rerun with: "
           f"python sweep.py --config-name best/{export.config.stem}")
@@ -101,8 +104,8 @@ def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
 
 def gate_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import read_manifest, rerun
-    from ragsweep.results.gate import (error_rate_note, gate_table, guarded_metrics, job_result, other_config,
-                                       parse_max_drop, parse_significance)
+    from ragsweep.results.gate import (error_rate_note, gate_table, guarded_metrics, job_result, judge_line,
+                                       other_config, parse_max_drop, parse_significance)
     from ragsweep.tracking.runs import markdown
 
     max_drop, significance = parse_max_drop(args.max_drop), parse_significance(args.significance)
@@ -117,14 +120,16 @@ def gate_command(args: argparse.Namespace) -> int:
         what = f"run {args.run} ({current['label']})"
     else:
         result = rerun(args.project, args.baseline)
-        current, what = {"metrics": result.metrics, "per_query": result.per_query}, "a rerun of the baseline config"
+        current = {"metrics": result.metrics, "per_query": result.per_query, "judge": result.judge}
+        what = "a rerun of the baseline config"
+    judged = judge_line(manifest, current["judge"], metrics)  # refuses judged metrics of two different judges
     table = gate_table(manifest["metrics"], current["metrics"], baseline, current["per_query"],
                        metrics, max_drop, significance)
     shared, total = sum(question in current["per_query"] for question in baseline), len(baseline)
     print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
     print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
           f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
-          f" finds it worse at p < {significance:g}\n")
+          f" finds it worse at p < {significance:g}" + (f"\n{judged}" if judged else "") + "\n")
     print(markdown(table.drop(columns=["ok", "paired"])))
     for row in table[table.paired < shared].to_dict("records"):  # answer metrics: only answered questions
         print(f"{row['metric']}: the bootstrap paired the {row['paired']} of those {shared} questions that have it "

@@ -53,7 +53,10 @@ def project(tmp_path_factory, scratch_project) -> Path:
             start = TEXTS[doc].index(answer)
             out.write(json.dumps({"id": f"q{number}", "question": question, "answers": [answer], "references": [
                 {"doc_id": doc, "start": start, "end": start + len(answer)}]}) + "\n")
-    lexical = (folder / "conf" / "judge" / "lexical.yaml").read_text()
+    shipped = (folder / "conf" / "judge" / "lexical.yaml").read_text()
+    lexical = re.sub(r"\nauc: [0-9.]+", "\nauc: null", re.sub(r"\nthreshold: [0-9.]+", "\nthreshold: 0.5", shipped))
+    assert "\nthreshold: 0.5 " in lexical and "\nauc: null " in lexical
+    (folder / "conf" / "judge" / "lexical.yaml").write_text(lexical)  # this project's copy: not yet calibrated
     strict = re.sub(r"auc: null", "auc: 0.61", re.sub(r"threshold: 0.5", "threshold: 0.9", lexical))
     assert strict.count("0.9") == 1 and "auc: 0.61" in strict
     (folder / "conf" / "judge" / "strict.yaml").write_text(strict)  # a user's own judge option
@@ -269,3 +272,18 @@ def test_one_measured_judge_is_named_with_its_auc_and_no_calibration_hint():
     assert judges.judge_notes(runs) == [
         "Judged metrics (faithfulness) are scored by judge lexical (AUC 0.52): AUC is its ROC AUC on labelled claims "
         "(0.5 is chance); judge_failure_rate is the share of its calls that failed, left out of the means."]
+
+
+@pytest.mark.slow
+def test_the_commands_print_the_judge_and_refuse_to_gate_across_judges(project, tracker):
+    from ragsweep import cli
+
+    printed = _run(project, "-m", "ragsweep.cli", "best", "--metric", "faithfulness", "--name", "cli", "--top", "2")
+    assert printed.returncode == 0, printed.stderr[-2000:]
+    assert "ranked by faithfulness across 2 judges" in printed.stderr + printed.stdout
+    assert f"| {LEXICAL}" in printed.stdout and "judge_failure_rate" in printed.stdout
+    assert "Not comparable: judged metrics here come from 2 different judges" in printed.stdout
+    code = cli.main(["--project", str(project), "--tracking-uri", tracker.uri, "gate", "--baseline",
+                     str(project / "conf" / "best" / "cli.yaml"), "--run", _run_id(tracker, "strict"),
+                     "--allow-other-config", "--metrics", "faithfulness"])
+    assert code == 2  # the message itself is checked in test_the_gate_guards_judged_metrics_of_one_judge_and_refuses_two
