@@ -15,12 +15,11 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 
-import yaml
 from tqdm.auto import tqdm
 
 from ragsweep.generation.base import Request
+from ragsweep.generation.prompts import read_template
 from ragsweep.judging.base import Pair, Verdict, check_threshold
 from ragsweep.judging.parsing import Parsed, parse_choice, parse_list, parse_yes_no
 
@@ -198,22 +197,6 @@ def _verdict(raw: str, parsed: object, error: str | None) -> Verdict:
 
 def load_judge_prompt(task: str, name: str) -> JudgePrompt:
     """The shipped prompt `name` (support, relevance, decompose, questions) or the YAML file at path `name`."""
-    shipped = resources.files(__package__).joinpath("prompts", f"{name}.yaml")
-    if shipped.is_file():
-        text = shipped.read_text(encoding="utf-8")
-    elif name.endswith((".yaml", ".yml")) and Path(name).expanduser().is_file():
-        text = Path(name).expanduser().read_text(encoding="utf-8")
-    else:
-        raise ValueError(f"judge.prompts.{task}={name} is neither a shipped prompt ({', '.join(PROMPT_FIELDS)}) "
-                         "nor a YAML file with `system` and `user`; pick one of those or give the file's path")
-    try:
-        template = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ValueError(f"judge.prompts.{task}={name}: not valid YAML ({error})") from None
-    if not isinstance(template, dict) or not all(isinstance(template.get(key), str) for key in ("system", "user")):
-        raise ValueError(f"judge.prompts.{task}={name}: needs string fields `system` and `user`")
-    missing = [field for field in PROMPT_FIELDS[task] if "{" + field + "}" not in template["user"]]
-    if missing:
-        raise ValueError(f"judge.prompts.{task}={name}: the user message must contain "
-                         f"{' and '.join('{' + field + '}' for field in missing)}")
+    template = read_template(resources.files(__package__).joinpath("prompts"), name, f"judge.prompts.{task}",
+                             PROMPT_FIELDS[task])
     return JudgePrompt(name, template["system"].strip(), template["user"])
