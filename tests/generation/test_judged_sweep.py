@@ -61,6 +61,8 @@ def test_a_judged_sweep_logs_every_metric_and_pays_for_each_verdict_once(tmp_pat
                                                   "hints"}
             metrics = json.loads((folder / "metrics.json").read_text())
             assert metrics["faithfulness_micro"]["interval"] == "wilson"
+            calls = sum(len(claim["support"]) for claim in judged["claims"]) + len(judged["relevance"])
+            assert metrics["judge_failure_rate"]["value"] == 0 and metrics["judge_failure_rate"]["n"] >= calls
             documents = {path.stem: path.read_text() for path in (small_dataset / "documents").glob("*.txt")}
             passages = [documents[hit["doc_id"]][hit["start"]:hit["end"]] for hit in record["retrieved"]]
             distinct |= {("support", claim.text, passage) for claim in claims for passage in passages}
@@ -115,6 +117,8 @@ def test_judge_calls_that_fail_are_counted_kept_and_fail_the_run(tmp_path, small
     folder = next((tmp_path / "outputs" / "runs").glob("*/"))
     calls = [json.loads(line) for line in (folder / "judge_failures.jsonl").read_text().splitlines()]
     assert len(calls) == 12 and {call["status"] for call in calls} == {"parse_failed"}  # 6 questions x (1 claim + 1 relevance)
+    rates = json.loads((folder / "metrics.json").read_text())
+    assert rates["judge_failure_rate"] == {"value": 1.0, "n": 12} and rates["judge_failure_rate_support"]["n"] == 6
     assert all(call["raw"].startswith("{") for call in calls)
     import mlflow
 

@@ -23,7 +23,7 @@ import pytest
 from ragsweep.results import judges
 from ragsweep.results.best import ResultsError, best, compare, exported_questions, read_manifest, rerun
 from ragsweep.results.gate import error_rate_note, gate_table, guarded_metrics, job_result, judge_line, parse_max_drop
-from ragsweep.results.judges import JudgeInfo, from_config, from_params, judge_labels, run_failure_rates
+from ragsweep.results.judges import JudgeInfo, from_config, from_params, judge_labels
 from ragsweep.results.report import write_report
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import finished_jobs
@@ -245,18 +245,6 @@ def test_two_judges_of_one_name_are_told_apart_by_their_settings():
         "lexical threshold=0.5 (AUC not measured)", "lexical threshold=0.9 (AUC not measured)", "none",
         "lexical threshold=0.5 (AUC not measured)"]
     assert judge_labels([lexical]) == [LEXICAL]
-
-
-def test_the_run_failure_rates_count_calls_not_questions():
-    """q0: one claim over two passages (one failed) and two relevance calls (one failed); q1: two claims over two
-    passages, all ok, and two relevance calls, ok; q2: generation failed, no call. Support 1/6, relevance 1/4,
-    all 2/10; a mean over questions would give (2/6 + 0/6) / 2 = 1/6 instead of 1/5."""
-    records = [{"judged": {"claims": [{"status": ["ok", "parse_failed"]}], "relevance": [0.9, None]}},
-               {"judged": {"claims": [{"status": ["ok", "ok"]}, {"status": ["ok", "ok"]}], "relevance": [0.2, 0.7]}},
-               {"judged": {"claims": [], "relevance": []}}]
-    assert run_failure_rates(records) == {"judge_failure_rate_support": 1 / 6, "judge_failure_rate_relevance": 1 / 4,
-                                          "judge_failure_rate": 2 / 10}
-    assert run_failure_rates([{"metrics": {}}]) == {}  # no judge: nothing to report
 
 
 def test_a_table_without_a_judged_run_is_the_plain_summary_table():

@@ -179,23 +179,23 @@ def rerun(project: Path, config_path: Path) -> Rerun:
             raise ResultsError(f"the rerun of {config_path} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         summary = json.loads((Path(output) / "metrics.json").read_text())
         per_query = read_per_query(Path(output) / "per_query.jsonl")
-        records = [json.loads(line) for line in (Path(output) / "per_query.jsonl").read_text().splitlines() if line]
         ran = OmegaConf.to_container(OmegaConf.load(Path(output) / "config.yaml"), resolve=True)
     exported = OmegaConf.load(config_path)
     choices = OmegaConf.to_container(exported.hydra.runtime.choices) if OmegaConf.select(
         exported, "hydra.runtime.choices") is not None else {}
-    metrics = {**logged_metrics(summary), **judges.run_failure_rates(records)}  # as MLflow logs those rates
+    metrics = logged_metrics(summary)
     return Rerun(metrics, per_query, judges.from_config(ran, choices, metrics))
 
 
 def logged_metrics(summary: dict[str, dict]) -> dict[str, float]:
-    """metrics.json as MLflow has it: each metric's mean and `<metric>_std`, and the micro averages of a judged
-    run (`faithfulness_micro`: `{value, n, ci95}`). Latency percentiles (also `{value, n, ci95}`, with a
+    """metrics.json as MLflow has it: each metric's mean and `<metric>_std`, and a judged run's micro averages
+    (`faithfulness_micro`: `{value, n, ci95}`) and failure rates (`judge_failure_rate`: `{value, n}`). Latency percentiles (also `{value, n, ci95}`, with a
     generator) are not compared: milliseconds never repeat exactly."""
     means = {name: values for name, values in summary.items() if "mean" in values}
     return {**{name: values["mean"] for name, values in means.items()},
             **{f"{name}_std": values["std"] for name, values in means.items()},
-            **{name: values["value"] for name, values in summary.items() if name.endswith("_micro")}}
+            **{name: values["value"] for name, values in summary.items()
+               if name.endswith("_micro") or name.startswith("judge_failure_rate")}}
 
 
 def read_per_query(path: Path) -> dict[str, dict[str, float]]:

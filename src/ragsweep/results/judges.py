@@ -177,23 +177,6 @@ def warn_mixed(runs: pd.DataFrame, metric: str) -> None:
                     metric, len(distinct), "; ".join(str(j) for j in distinct))
 
 
-def run_failure_rates(records: Sequence[Mapping]) -> dict[str, float]:
-    """A run's judge failure rates as MLflow logs them (failed calls / calls over the whole run, not a mean
-    over questions), from its per_query.jsonl records: each claim's verdict statuses and each passage's
-    relevance (None where its call failed). Empty when no record was judged."""
-    judged = [record["judged"] for record in records if isinstance(record.get("judged"), Mapping)]
-    if not judged:
-        return {}
-    support = [status for entry in judged for claim in entry.get("claims", []) for status in claim["status"]]
-    relevance = [score for entry in judged for score in entry.get("relevance", [])]
-    failed = {"support": sum(status != "ok" for status in support), "relevance": sum(s is None for s in relevance)}
-    made = {"support": len(support), "relevance": len(relevance)}
-    rates = {f"judge_failure_rate_{task}": failed[task] / made[task] if made[task] else 0.0 for task in made}
-    total = sum(made.values())
-    rates["judge_failure_rate"] = sum(failed.values()) / total if total else 0.0
-    return rates
-
-
 def auc_text(judge: JudgeInfo) -> str:
     return "AUC not measured" if judge.auc is None else f"AUC {judge.auc:.2f}"
 

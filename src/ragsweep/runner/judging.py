@@ -87,11 +87,6 @@ def judged_scores(judgement: Judgement, question: str, answer: str | None, thres
         scores.update({f"triad_{name}": float(name == band) for name, _ in judged.BANDS})
     if cites:
         scores.update(judged.citation_scores([claim.citations for claim in judgement.claims], support, threshold))
-    calls = judgement.calls()
-    for task in ("support", "relevance"):
-        made = [v for kind, v in calls if kind == task]
-        scores[f"judge_failure_rate_{task}"] = judged.failure_rate(sum(not v.ok for v in made), len(made))
-    scores["judge_failure_rate"] = judged.failure_rate(sum(not v.ok for _, v in calls), len(calls))
     if answer is not None:
         scores["claims_per_answer"] = float(len(judgement.claims))
     diagnostics = judged.diagnose([claim.text for claim in judgement.claims], support, relevance, question,
@@ -123,6 +118,19 @@ def faithfulness_ppi(query_ids: Sequence[str], judgements: Sequence[Judgement], 
     return {"faithfulness_ppi": {"value": corrected.mean, "ci95": [corrected.ci_low, corrected.ci_high],
                                  "n": len(decided), "n_labelled": len(human),
                                  "judge_estimate": {"value": raw.mean, "ci95": [raw.ci_low, raw.ci_high]}}}
+
+
+def failure_rates(judgements: Sequence[Judgement]) -> dict[str, dict]:
+    """Failed judge calls / calls over the whole run, in all and per task, as metrics.json holds them
+    (`{"value", "n"}`, n the calls): a run's rate, not a mean over questions, so a question with many
+    claims weighs as many calls as it made."""
+    calls = [call for judgement in judgements for call in judgement.calls()]
+    rates = {}
+    for name, made in (("judge_failure_rate", [v for _, v in calls]),
+                       *((f"judge_failure_rate_{task}", [v for kind, v in calls if kind == task])
+                         for task in ("support", "relevance"))):
+        rates[name] = {"value": judged.failure_rate(sum(not v.ok for v in made), len(made)) or 0.0, "n": len(made)}
+    return rates
 
 
 def failed_calls(query_ids: Sequence[str], judgements: Sequence[Judgement]) -> list[dict]:

@@ -20,7 +20,8 @@ from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.generation import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
 from ragsweep.metrics.judged import micro_summaries
 from ragsweep.runner.build import ConfigError, Pipeline, build
-from ragsweep.runner.judging import Judgement, failed_calls, faithfulness_ppi, judge_answers, judged_scores
+from ragsweep.runner.judging import (Judgement, failed_calls, failure_rates, faithfulness_ppi, judge_answers,
+                                     judged_scores)
 from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
 from ragsweep.runner.stages import chunk_dataset, first_stage, generate, latency_sample, rerank
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, parent_run_id
@@ -120,6 +121,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
         if judgements is not None:
             summary.update(micro_summaries([[judged_support(row) for row in j.support] for j in judgements],
                                            pipeline.judge.component.threshold))
+            summary.update(failure_rates(judgements))
             if pipeline.claim_labels:
                 summary.update(faithfulness_ppi([query.id for query in dataset.queries], judgements,
                                                 pipeline.judge.component.threshold, pipeline.claim_labels))
@@ -130,10 +132,9 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             {**means, **{f"{name}_std": v["std"] for name, v in summary.items() if "std" in v},
              "n_chunks": float(len(chunks)), **{f"seconds_{stage}": s for stage, s in seconds.items()},
              **timings, **{f"dataset_{name}": float(count) for name, count in dataset.loading.items()},
-             **{name: values["value"] for name, values in summary.items() if name.endswith(("_micro", "_ppi"))},
+             **{name: values["value"] for name, values in summary.items() if "value" in values},
              **{f"{name}_{end}": values["ci95"][side] for name, values in summary.items()
                 if name.endswith("_ppi") for side, end in ((0, "low"), (1, "high"))},
-             **_run_failure_rates(judgements),
              **({"judge_auc": float(pipeline.judge_auc)} if pipeline.judge_auc is not None else {}),
              **pipeline.cache.counts()}
         )
@@ -192,18 +193,6 @@ def judged_support(row: Sequence[Verdict]) -> float | None:
     return max(scored) if scored else None
 
 
-def _run_failure_rates(judgements: Sequence[Judgement] | None) -> dict[str, float]:
-    """Failed judge calls / calls over the whole run, in all and per task (each question weighs its calls)."""
-    if judgements is None:
-        return {}
-    calls = [call for judgement in judgements for call in judgement.calls()]
-    rates = {"judge_failure_rate": sum(not v.ok for _, v in calls) / len(calls) if calls else 0.0}
-    for task in ("support", "relevance"):
-        made = [v for kind, v in calls if kind == task]
-        rates[f"judge_failure_rate_{task}"] = sum(not v.ok for v in made) / len(made) if made else 0.0
-    return rates
-
-
 def _judge_failures(output_dir: Path, dataset: Dataset, judgements: Sequence[Judgement]) -> list[Path]:
     """`judge_failures.jsonl`, one line per failed judge call with its raw output (none: no file)."""
     failed = failed_calls([query.id for query in dataset.queries], judgements)
@@ -218,7 +207,7 @@ def _judge_failures(output_dir: Path, dataset: Dataset, judgements: Sequence[Jud
 
 
 def _fail_on_judge_failures(judgements: Sequence[Judgement], max_failure_rate: float, output_dir: Path) -> None:
-    rate = _run_failure_rates(judgements)["judge_failure_rate"]
+    rate = failure_rates(judgements)["judge_failure_rate"]["value"]
     if rate > max_failure_rate:
         raise JudgingFailed(
             f"{rate:.1%} of judge calls failed, more than judge.max_failure_rate={max_failure_rate} allows; the failed "
