@@ -91,36 +91,47 @@ class LikelihoodJudge:
         self._model()
 
     def judge(self, pairs: Sequence[Pair]) -> list[Verdict]:
+        return [self._verdict(result) for result in self.token_logprobs(pairs)]
+
+    def token_logprobs(self, pairs: Sequence[Pair]) -> list[tuple[np.ndarray, np.ndarray] | str]:
+        """Per pair, log p(t_i | prompt with passage) and log p(t_i | prompt without) for the claim's
+        tokens, or why the pair failed. Baselines come first, once per distinct claim; then the pairs
+        in passage order, so consecutive evaluations reuse the passage's KV cache."""
         model = self._model()
-        baselines: dict[tuple[str, str], np.ndarray] = {}  # a claim is judged against several passages
+        baselines: dict[tuple[str, str], np.ndarray | str] = {}
+        results: list[tuple[np.ndarray, np.ndarray] | str] = [""] * len(pairs)
         with self.cores.embedding():
-            return [self._verdict(model, pair, baselines)
-                    for pair in tqdm(pairs, desc="likelihood judge", unit="pair", disable=len(pairs) < 50)]
+            for key in tqdm(dict.fromkeys((p.task, p.claim) for p in pairs), desc="likelihood baselines",
+                            unit="claim", disable=len(pairs) < 50):
+                baselines[key] = self._attempt(model, PROMPTS[key[0]][1], key[1])
+            order = sorted(range(len(pairs)), key=lambda i: (pairs[i].task, pairs[i].passage))
+            for i in tqdm(order, desc="likelihood judge", unit="pair", disable=len(pairs) < 50):
+                task, claim, passage = pairs[i].task, pairs[i].claim, pairs[i].passage.strip()
+                baseline = baselines[(task, claim)]
+                head, tail = PROMPTS[task]
+                given = self._attempt(model, head.format(passage=passage) + tail, claim) if passage else baseline
+                results[i] = given if isinstance(given, str) else baseline if isinstance(baseline, str) else (given, baseline)
+        return results
 
-    def token_gains(self, pair: Pair, baselines: dict | None = None) -> np.ndarray:
-        """The per-token differences d_i for one pair (raises ValueError when it does not fit n_ctx)."""
-        model = self._model()
-        head, tail = PROMPTS[pair.task]
-        if not pair.claim.strip():
-            raise ValueError("the claim is empty")
-        target = model.tokenize((" " + pair.claim.strip()).encode(), add_bos=False, special=False)
-        key = (pair.task, pair.claim)
-        baselines = {} if baselines is None else baselines
-        if key not in baselines:
-            baselines[key] = self._logprobs(model, self._context(model, tail), target)
-        with_passage = head.format(passage=pair.passage.strip()) + tail if pair.passage.strip() else tail
-        return self._logprobs(model, self._context(model, with_passage), target) - baselines[key]
+    def _verdict(self, result: tuple[np.ndarray, np.ndarray] | str) -> Verdict:
+        if isinstance(result, str):
+            return Verdict(None, "error", result)
+        statistic = reduce(result[0] - result[1], self.statistic)
+        return Verdict(float(1.0 / (1.0 + np.exp(-self.scale * statistic))), "ok", f"{self.statistic}={statistic:.4f}")
 
-    def _verdict(self, model, pair: Pair, baselines: dict) -> Verdict:
+    def _attempt(self, model, prompt: str, claim: str) -> np.ndarray | str:
+        """The claim's token log-probabilities after `prompt`, or an error message (never raises)."""
         import llama_cpp
 
-        threads = self.threads or self.cores.threads()
+        threads = self.threads or self.cores.threads()  # re-read per pair: the share changes as others start/stop
         llama_cpp.llama_set_n_threads(model.ctx, threads, threads)
+        if not claim.strip():
+            return "the claim is empty"
+        target = model.tokenize((" " + claim.strip()).encode(), add_bos=False, special=False)
         try:
-            statistic = reduce(self.token_gains(pair, baselines), self.statistic)
+            return self._logprobs(model, self._context(model, prompt), target)
         except (ValueError, RuntimeError) as error:  # too long for n_ctx, or llama.cpp failed to decode
-            return Verdict(None, "error", str(error))
-        return Verdict(float(1.0 / (1.0 + np.exp(-self.scale * statistic))), "ok", f"{self.statistic}={statistic:.4f}")
+            return str(error)
 
     @staticmethod
     def _context(model, text: str) -> list[int]:
@@ -153,8 +164,9 @@ class LikelihoodJudge:
 
             log.info("loading %s for the likelihood judge (n_ctx=%d)", self.model_path, self.n_ctx)
             try:
+                threads = self.threads or self.cores.threads()
                 _MODELS[key] = Llama(model_path=self.model_path, n_ctx=self.n_ctx, logits_all=True,
-                                     n_threads=self.threads or self.cores.threads(), verbose=False)
+                                     n_threads=threads, n_threads_batch=threads, verbose=False)
             except ValueError as error:
                 raise ValueError(f"judge.model_path={self.model_path}: llama.cpp cannot load it ({error})") from None
         return _MODELS[key]
