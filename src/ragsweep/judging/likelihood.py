@@ -15,6 +15,12 @@ For task "relevance" the question takes the claim's place: log p(question | pass
 i.e. how much the passage makes the question more predictable (pointwise mutual information, as in
 PMI-based passage scoring); same statistics and mapping.
 
+Measured on the shipped 250-claim set (claim score = max over its passages, SmolLM2-135M, ROC AUC):
+mean 0.43, min 0.57, min2 0.57. The mean rewards copying the passage's words, which the hard negatives
+(one changed number, name or word) do more than the paraphrases: it ranks them the wrong way round.
+The minimum catches swapped names (0.72 against the supported claims) far better than numbers (0.62),
+since the passage still lifts a wrong number a lot; negations stay below chance. Default: min.
+
 Sources: the PMI / contrastive likelihood view of grounding (Holtzman et al., 2021, "Surface Form
 Competition"; van der Poel et al., 2022, "Mutual Information Alleviates Hallucinations").
 """
@@ -54,18 +60,19 @@ class LikelihoodJudge:
 
     Args:
         model_path: A .gguf file; null uses the llama_cpp generator's model (SmolLM2-135M-Instruct).
-        statistic: mean | min | min2 over the claim's tokens (see the module docstring).
+        statistic: min | min2 | mean over the claim's tokens (see the module docstring for their AUCs).
         scale: Slope of the logistic from nats to a probability (> 0); does not change the ranking.
         threshold: Score at which a claim counts as supported (set by `ragsweep calibrate`).
         n_ctx: Context window in tokens; a longer passage + claim is that pair's error.
-        threads: CPU threads; null shares the cores among the processes embedding or generating.
+        threads: CPU threads; null shares the cores among the processes embedding or generating. On an
+            oversubscribed machine 1 is much faster than 2 (llama.cpp's threads spin-wait for each other).
         max_failure_rate: Share of failed pairs a run may have (checked by the runner).
     """
 
     preload = ("llama_cpp",)  # libraries its work imports (runner.workers)
 
-    def __init__(self, model_path: str | None = None, statistic: str = "mean", scale: float = 1.0,
-                 threshold: float = 0.5, n_ctx: int = 2048, threads: int | None = None,
+    def __init__(self, model_path: str | None = None, statistic: str = "min", scale: float = 1.0,
+                 threshold: float = 0.27, n_ctx: int = 2048, threads: int | None = None,
                  max_failure_rate: float = 0.05) -> None:
         if statistic not in STATISTICS:
             raise ValueError(f"judge.statistic must be one of {STATISTICS}, got {statistic!r}")
