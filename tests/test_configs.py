@@ -33,7 +33,9 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
         # loads as a CrossEncoder with an untrained head: enough to prove the option builds and preflights
         ("reranker", "cross_encoder"): [f"reranker.model={minilm_path()}"],
         ("generator", "openai"): ["generator.base_url=http://127.0.0.1:9/v1", "generator.model=any"],
-    }.get((group, option), [])
+        # MiniLM with an untrained two-label head: no label is called entailment, so name one
+        ("judge", "nli"): [f"judge.model_path={minilm_path()}", "judge.entailment_label=1"],
+    }.get((group, option), []) + (["generator=extractive"] if group == "judge" else [])  # judges judge answers
 
 
 @pytest.mark.parametrize(("group", "option"), OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
@@ -42,8 +44,8 @@ def test_every_option_builds(group, option, tmp_path):
     preflight = (group, option) != ("generator", "openai")
     cfg = _compose(f"{group}={option}", f"paths.root={tmp_path}", *_required(group, option, tmp_path))
     pipeline = build(cfg, preflight=preflight)
-    if (group, option) == ("generator", "none"):
-        assert pipeline.generator is None  # a retrieval-only job: no generation stage at all
+    if option == "none" and group in ("generator", "judge"):
+        assert getattr(pipeline, group) is None  # no generation (or judging) stage at all
         return
     attribute = {"metrics": "evaluator", "embedder": "retriever", "store": "retriever"}.get(group, group)
     built = getattr(pipeline, attribute)
