@@ -12,8 +12,10 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+import orjson
 
 from ragsweep.cache import fingerprint
 from ragsweep.generation.base import Generation
@@ -118,6 +120,42 @@ def faithfulness_ppi(query_ids: Sequence[str], judgements: Sequence[Judgement], 
     return {"faithfulness_ppi": {"value": corrected.mean, "ci95": [corrected.ci_low, corrected.ci_high],
                                  "n": len(decided), "n_labelled": len(human),
                                  "judge_estimate": {"value": raw.mean, "ci95": [raw.ci_low, raw.ci_high]}}}
+
+
+class JudgingFailed(RuntimeError):
+    """More judge calls failed than `judge.max_failure_rate` allows."""
+
+
+def run_summaries(pipeline: Pipeline, query_ids: Sequence[str], judgements: Sequence[Judgement]) -> dict[str, dict]:
+    """What metrics.json holds for the whole run beside the per-question means: the micro averages, the
+    failure rates, and with `judge.labels` the prediction-powered faithfulness."""
+    threshold = pipeline.judge.component.threshold
+    supports = [judged.claim_support([[v.score for v in row] for row in j.support]) for j in judgements]
+    summary = {**judged.micro_summaries(supports, threshold), **failure_rates(judgements)}
+    if pipeline.claim_labels:
+        summary.update(faithfulness_ppi(query_ids, judgements, threshold, pipeline.claim_labels))
+    return summary
+
+
+def write_failed_calls(output_dir: Path, query_ids: Sequence[str], judgements: Sequence[Judgement]) -> list[Path]:
+    """`judge_failures.jsonl`, one line per failed judge call with its raw output (none: no file)."""
+    failed = failed_calls(query_ids, judgements)
+    if not failed:
+        return []
+    path = output_dir / "judge_failures.jsonl"
+    with path.open("wb") as out:
+        for call in failed:
+            out.write(orjson.dumps(call, option=orjson.OPT_APPEND_NEWLINE))
+    log.warning("%d judge calls failed; see %s", len(failed), path)
+    return [path]
+
+
+def fail_on_judge_failures(judgements: Sequence[Judgement], max_failure_rate: float, output_dir: Path) -> None:
+    rate = failure_rates(judgements)["judge_failure_rate"]["value"]
+    if rate > max_failure_rate:
+        raise JudgingFailed(
+            f"{rate:.1%} of judge calls failed, more than judge.max_failure_rate={max_failure_rate} allows; the failed "
+            f"calls and what the judge answered are in {output_dir / 'judge_failures.jsonl'}; a rerun retries only them")
 
 
 def failure_rates(judgements: Sequence[Judgement]) -> dict[str, dict]:

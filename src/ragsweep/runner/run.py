@@ -18,14 +18,12 @@ from ragsweep.data.base import DatasetError, load_once
 from ragsweep.generation.base import Generation
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.generation import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
-from ragsweep.metrics.judged import micro_summaries
 from ragsweep.runner.build import ConfigError, Pipeline, build
-from ragsweep.runner.judging import (Judgement, failed_calls, failure_rates, faithfulness_ppi, judge_answers,
-                                     judged_scores)
+from ragsweep.runner.judging import (Judgement, JudgingFailed, fail_on_judge_failures, judge_answers, judged_scores,
+                                     run_summaries, write_failed_calls)
 from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
 from ragsweep.runner.stages import chunk_dataset, first_stage, generate, latency_sample, rerank
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, parent_run_id
-from ragsweep.judging.base import Verdict
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)
@@ -119,12 +117,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             summary.update(summarize(costs, corpora, cfg.get("bootstrap_samples", 1000)))
             summary.update(latency_metrics(search_ms, rerank_ms, generations, summaries=True))
         if judgements is not None:
-            summary.update(micro_summaries([[judged_support(row) for row in j.support] for j in judgements],
-                                           pipeline.judge.component.threshold))
-            summary.update(failure_rates(judgements))
-            if pipeline.claim_labels:
-                summary.update(faithfulness_ppi([query.id for query in dataset.queries], judgements,
-                                                pipeline.judge.component.threshold, pipeline.claim_labels))
+            summary.update(run_summaries(pipeline, [query.id for query in dataset.queries], judgements))
         files = _write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k, generations,
                                diagnostics)
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
@@ -143,22 +136,18 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
                 query_traces(dataset, chunks, first, hits, generations, search_ms, rerank_ms, pipeline))
             files += _check_errors(output_dir, dataset, generations, pipeline.max_error_rate)
         if judgements is not None:
-            files += _judge_failures(output_dir, dataset, judgements)
+            files += write_failed_calls(output_dir, [query.id for query in dataset.queries], judgements)
         pipeline.tracker.log_artifacts(*files)
         if generations is not None:
             _fail_on_errors(generations, pipeline.max_error_rate, output_dir)
         if judgements is not None:
-            _fail_on_judge_failures(judgements, pipeline.max_failure_rate, output_dir)
+            fail_on_judge_failures(judgements, pipeline.max_failure_rate, output_dir)
     log.info("%s", " ".join(f"{name}={value:.4f}" for name, value in means.items()))
     return means
 
 
 class GenerationFailed(RuntimeError):
     """More questions failed to generate than `generator.max_error_rate` allows."""
-
-
-class JudgingFailed(RuntimeError):
-    """More judge calls failed than `judge.max_failure_rate` allows."""
 
 
 def _score(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]],
@@ -185,33 +174,6 @@ def _score(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk], hits: 
                                        for claim, row in zip(judgement.claims, judgement.support, strict=True)],
                             "relevance": [v.score for v in judgement.relevance], "diagnostics": diagnosis})
     return per_query, diagnostics
-
-
-def judged_support(row: Sequence[Verdict]) -> float | None:
-    """A claim's support: its best passage's score over the calls that succeeded."""
-    scored = [verdict.score for verdict in row if verdict.ok]
-    return max(scored) if scored else None
-
-
-def _judge_failures(output_dir: Path, dataset: Dataset, judgements: Sequence[Judgement]) -> list[Path]:
-    """`judge_failures.jsonl`, one line per failed judge call with its raw output (none: no file)."""
-    failed = failed_calls([query.id for query in dataset.queries], judgements)
-    if not failed:
-        return []
-    path = output_dir / "judge_failures.jsonl"
-    with path.open("wb") as out:
-        for call in failed:
-            out.write(orjson.dumps(call, option=orjson.OPT_APPEND_NEWLINE))
-    log.warning("%d judge calls failed; see %s", len(failed), path)
-    return [path]
-
-
-def _fail_on_judge_failures(judgements: Sequence[Judgement], max_failure_rate: float, output_dir: Path) -> None:
-    rate = failure_rates(judgements)["judge_failure_rate"]["value"]
-    if rate > max_failure_rate:
-        raise JudgingFailed(
-            f"{rate:.1%} of judge calls failed, more than judge.max_failure_rate={max_failure_rate} allows; the failed "
-            f"calls and what the judge answered are in {output_dir / 'judge_failures.jsonl'}; a rerun retries only them")
 
 
 def latency_metrics(search_ms: np.ndarray, rerank_ms: np.ndarray, generations: Sequence[Generation] | None = None,
