@@ -30,6 +30,9 @@ def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str) -> st
     """sha256 of the resolved job config (`OmegaConf.to_container(cfg, resolve=True)`) minus output
     paths and speed-only keys, plus the dataset's content (its path is left to that fingerprint)."""
     tree = {key: value for key, value in resolved.items() if key not in NON_RESULT_KEYS and key != "hydra"}
+    generator = tree.get("generator") if isinstance(tree.get("generator"), dict) else {}
+    if str(generator.get("_target_", "")).endswith(".NoGenerator"):  # nothing is judged: the judge is not part of it
+        tree.pop("judge", None)
     if isinstance(tree.get("dataset"), dict):
         tree["dataset"] = {key: value for key, value in tree["dataset"].items() if key != "path"}
     return fingerprint("config", semantic_config(tree), dataset_fingerprint)
