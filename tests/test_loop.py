@@ -205,6 +205,7 @@ def test_a_failing_job_is_recorded_with_its_traceback_and_the_sweep_goes_on(proj
     result = _sweep(project, "-m", FAILING, "experiment=failing")
     assert result.returncode == 1
     assert "1 of 2 job(s) FAILED" in result.stderr
+    assert "RuntimeError: retriever exploded on purpose" in result.stderr.split("job(s) FAILED")[1]  # says why
     jobs = _jobs(_runs(project, "failing")).set_index("params.retriever._target_")
     assert jobs.loc["tests.faults.ExplodingRetriever", "status"] == "FAILED"
     assert jobs.loc["ragsweep.retrieval.dense.DenseRetriever", "status"] == "FINISHED"  # ran after the failure

@@ -26,7 +26,7 @@ from ragsweep.results.judges import judge_notes, summary_table
 from ragsweep.runner.identity import git_sha, package_versions, sweep_name
 from ragsweep.runner.interrupts import interrupt
 from ragsweep.tracking.mlflow_tracker import PARENT_RUN_FILE, MlflowTracker
-from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, markdown, sweep_jobs
+from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, failure_lines, markdown, sweep_jobs
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +79,8 @@ class SweepRun(Callback):
         if failed:
             print(f"ragsweep: {failed} of {len(jobs)} job(s) FAILED; their tracebacks are in MLflow "
                   "(artifact traceback.txt). Re-running the sweep runs only those.", file=sys.stderr)
+            for line in failure_lines(jobs):
+                print(f"  {line}", file=sys.stderr)
             raise SystemExit(1)
 
     def _write_summary(self, jobs: pd.DataFrame) -> tuple[list[Path], pd.DataFrame | None]:

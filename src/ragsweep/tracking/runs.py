@@ -46,6 +46,21 @@ def sweep_jobs(tracker: MlflowTracker, parent_run_id: str) -> pd.DataFrame:
     return children
 
 
+def failure_lines(jobs: pd.DataFrame) -> list[str]:
+    """`<config>: <last line of its traceback.txt>` for each FAILED job, so a sweep's last words say why."""
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
+    lines = []
+    for _, job in jobs[jobs["status"] == "FAILED"].iterrows():
+        try:
+            reason = mlflow.artifacts.load_text(f"{job['artifact_uri']}/traceback.txt").strip().splitlines()[-1]
+        except (MlflowException, OSError):  # failed before its traceback was written, or on a store gone since
+            reason = "no traceback.txt (see its run)"
+        lines.append(f"{job.get(CONFIG, job['run_id'])}: {reason}")
+    return lines
+
+
 def finished_jobs(tracker: MlflowTracker) -> pd.DataFrame:
     """Every configuration's newest FINISHED job run in the experiment."""
     import mlflow
