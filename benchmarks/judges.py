@@ -1,0 +1,90 @@
+"""How well does the trained judge separate the shipped claims, and what does it cost?
+
+Trains (or reads from the cache) a `TrainedJudge` on the sotu_qa documents, or with --corpus claims on
+the claims file's passages (never its labels), then scores every claim of the labelled set: a claim's
+score is the maximum over its context passages. Prints ROC AUC (scikit-learn) overall and per kind
+(each unsupported kind against all supported claims; each supported kind against all unsupported
+ones), training minutes and seconds per claim, and writes the same as JSON.
+
+Usage: python benchmarks/judges.py [--corpus sotu_qa|claims] [--examples N] [--epochs E] [--seed S]
+       [--threads T] [--cache-dir DIR] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from importlib import resources
+from pathlib import Path
+
+import ragsweep  # noqa: F401  (offline defaults)
+
+
+def claims_file() -> Path:
+    return Path(str(resources.files("ragsweep.data") / "claims" / "sotu_claims.jsonl"))
+
+
+def auc_table(rows: list[dict], scores: list[float]) -> dict[str, float]:
+    """Overall ROC AUC and one per kind (that kind against every claim of the other label)."""
+    from sklearn.metrics import roc_auc_score
+
+    labels = [row["label"] for row in rows]
+    table = {"overall": roc_auc_score(labels, scores)}
+    for kind in sorted({row["kind"] for row in rows}):
+        label = next(row["label"] for row in rows if row["kind"] == kind)
+        picked = [i for i, row in enumerate(rows) if row["kind"] == kind or row["label"] != label]
+        table[kind] = roc_auc_score([labels[i] for i in picked], [scores[i] for i in picked])
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", choices=["sotu_qa", "claims"], default="sotu_qa")
+    parser.add_argument("--examples", type=int, default=3000)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--cache-dir", default=".cache/ragsweep")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+
+    from ragsweep.judging.base import Pair
+    from ragsweep.judging.synthetic import claims_passages
+    from ragsweep.judging.trained import TrainedJudge
+
+    if args.corpus == "claims":
+        corpus = claims_passages(claims_file())
+    else:
+        from ragsweep.data.sotu_qa import SotuQADataset
+
+        corpus = SotuQADataset().load()
+    judge = TrainedJudge(dataset=corpus, examples=args.examples, epochs=args.epochs, seed=args.seed,
+                         threads=args.threads, cache_dir=args.cache_dir)
+    started = time.perf_counter()
+    judge.preflight()
+    build_s = time.perf_counter() - started
+    training = json.loads((judge.path / "training.json").read_text())
+    rows = [json.loads(line) for line in claims_file().read_text().splitlines() if line.strip()]
+    pairs = [Pair(row["claim"], passage) for row in rows for passage in row["context"]]
+    started = time.perf_counter()
+    verdicts = judge.judge(pairs)
+    score_s = time.perf_counter() - started
+    failed = sum(not verdict.ok for verdict in verdicts)
+    it = iter(verdicts)
+    scores = [max(next(it).score or 0.0 for _ in row["context"]) for row in rows]
+    table = auc_table(rows, scores)
+    result = {"corpus": args.corpus, "settings": training["settings"], "training_minutes": training["seconds"] / 60,
+              "build_seconds_this_run": round(build_s, 1), "seconds_per_claim": score_s / len(rows),
+              "pairs": len(pairs), "failed": failed, "auc": table, "model": str(judge.path)}
+    for kind, value in table.items():
+        print(f"{kind:24s} {value:.3f}")
+    print(f"training {result['training_minutes']:.1f} min ({training['threads']} threads, "
+          f"{training['settings']['examples']} examples, {training['settings']['epochs']} epoch(s)); "
+          f"{result['seconds_per_claim']:.3f} s per claim; {failed} failed pairs")
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
