@@ -6,8 +6,8 @@ score is the maximum over its context passages. Prints ROC AUC (scikit-learn) ov
 (each unsupported kind against all supported claims; each supported kind against all unsupported
 ones), training minutes and seconds per claim, and writes the same as JSON.
 
-Usage: python benchmarks/judges.py [--corpus sotu_qa|claims] [--examples N] [--epochs E] [--seed S]
-       [--threads T] [--cache-dir DIR] [--out FILE.json]
+Usage: python benchmarks/judges.py [--corpus sotu_qa|claims] [--claims FILE.jsonl] [--examples N] [--epochs E]
+       [--seed S] [--threads T] [--cache-dir DIR] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import ragsweep  # noqa: F401  (offline defaults)
 
 
-def claims_file() -> Path:
+def shipped_claims() -> Path:
     return Path(str(resources.files("ragsweep.data") / "claims" / "sotu_claims.jsonl"))
 
 
@@ -47,6 +47,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--cache-dir", default=".cache/ragsweep")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--claims", type=Path, default=shipped_claims(), help="labelled claims file (.jsonl)")
     args = parser.parse_args()
 
     from ragsweep.judging.base import Pair
@@ -54,7 +55,7 @@ def main() -> None:
     from ragsweep.judging.trained import TrainedJudge
 
     if args.corpus == "claims":
-        corpus = claims_passages(claims_file())
+        corpus = claims_passages(args.claims)
     else:
         from ragsweep.data.sotu_qa import SotuQADataset
 
@@ -65,7 +66,7 @@ def main() -> None:
     judge.preflight()
     build_s = time.perf_counter() - started
     training = json.loads((judge.path / "training.json").read_text())
-    rows = [json.loads(line) for line in claims_file().read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in args.claims.read_text().splitlines() if line.strip()]
     pairs = [Pair(row["claim"], passage) for row in rows for passage in row["context"]]
     started = time.perf_counter()
     verdicts = judge.judge(pairs)

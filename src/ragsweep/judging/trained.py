@@ -48,7 +48,7 @@ class TrainedJudge:
         threshold: Score at which a claim counts as supported, in [0, 1] (`ragsweep calibrate` sets it).
         max_length: Tokens per (passage, claim) input, 32-512; a longer passage is judged in sentence
             windows that fit and the pair gets the best window's score.
-        batch_size: Pairs per training step (>= 1); part of the cache key, as it changes the model.
+        train_batch_size: Pairs per training step (>= 1); part of the model's key, as it changes the model.
         learning_rate: AdamW's peak rate (> 0), linear warm-up over 10% of steps, then linear decay.
         model: Encoder folder to start from; null = the packaged all-MiniLM-L6-v2.
         cache_dir: Stage cache root; the model goes to `<cache_dir>/judges/<key>/`.
@@ -59,11 +59,11 @@ class TrainedJudge:
     preload = ("torch", "transformers")
 
     def __init__(self, dataset: Any = None, examples: int = 4000, epochs: int = 1, seed: int = 0,
-                 threshold: float = 0.5, max_length: int = 256, batch_size: int = 16, learning_rate: float = 5e-5,
+                 threshold: float = 0.5, max_length: int = 256, train_batch_size: int = 16, learning_rate: float = 5e-5,
                  model: str | None = None, cache_dir: str = ".cache/ragsweep", threads: int | None = None,
                  progress: bool = True) -> None:
         check_threshold(threshold)
-        for key, value, low in (("examples", examples, 2), ("epochs", epochs, 1), ("batch_size", batch_size, 1),
+        for key, value, low in (("examples", examples, 2), ("epochs", epochs, 1), ("train_batch_size", train_batch_size, 1),
                                 ("seed", seed, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"judge.{key} must be an integer >= {low}, got {value!r}")
@@ -75,7 +75,7 @@ class TrainedJudge:
             raise ValueError(f"judge.threads must be null or an integer >= 1, got {threads!r}")
         self.dataset, self.threshold, self.threads, self.progress = dataset, float(threshold), threads, progress
         self.settings = {"examples": examples, "epochs": epochs, "seed": seed, "max_length": max_length,
-                         "batch_size": batch_size, "learning_rate": float(learning_rate), "model": model or "minilm",
+                         "train_batch_size": train_batch_size, "learning_rate": float(learning_rate), "model": model or "minilm",
                          "recipe": RECIPE_VERSION}
         self.base_model = model
         self.cache_dir = Path(cache_dir)
@@ -152,7 +152,7 @@ class TrainedJudge:
         tokenizer = AutoTokenizer.from_pretrained(base)
         model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
         examples = make_examples(self.texts, s["examples"], s["seed"])
-        batches = math.ceil(len(examples) / s["batch_size"])
+        batches = math.ceil(len(examples) / s["train_batch_size"])
         steps, warmup = batches * s["epochs"], max(1, batches * s["epochs"] // 10)
         model.base_model.embeddings.requires_grad_(False)  # a few thousand pairs can't improve them; AdamW skips 12M
         trainable = [parameter for parameter in model.parameters() if parameter.requires_grad]
@@ -163,7 +163,7 @@ class TrainedJudge:
         model.train()
         with tqdm(total=steps, desc="training judge", unit="step", disable=not self.progress) as bar:
             for _ in range(s["epochs"]):
-                for batch in _batches(examples, s["batch_size"], rng):
+                for batch in _batches(examples, s["train_batch_size"], rng):
                     inputs = tokenizer([e.passage for e in batch], [e.claim for e in batch], truncation="only_first",
                                        max_length=s["max_length"], padding=True, return_tensors="pt")
                     logits = model(**inputs).logits.squeeze(-1)
