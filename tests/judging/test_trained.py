@@ -105,3 +105,19 @@ def _doc(doc_id: str, text: str):
     from ragsweep.types import Document
 
     return Document(doc_id, text)
+
+
+def test_train_judge_command_builds_then_finds_the_model(scratch_project, tmp_path, capsys):
+    from ragsweep.cli import main
+
+    project = scratch_project(tmp_path / "project")
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text("\n".join(json.dumps({"id": str(i), "claim": "x", "context": [text]})
+                                for i, text in enumerate(TEXTS)))
+    command = ["--project", str(project), "train-judge", "--claims", str(claims), "--examples", "8"]
+    assert main(command) == 0
+    first = capsys.readouterr().out
+    assert f"2 passages of {claims}: {project / '.cache' / 'ragsweep' / 'judges'}" in first
+    assert main(command) == 0 and capsys.readouterr().out.split(" (")[0] == first.split(" (")[0]
+    assert main(command[:-1] + ["1"]) == 2
+    assert "judge.examples must be an integer >= 2" in capsys.readouterr().err

@@ -23,7 +23,7 @@ from ragsweep.chunking.sentence import sentence_bounds
 
 SUPPORTED = ("sentence", "clause_drop", "fragment", "reorder", "merge")
 UNSUPPORTED = ("number", "entity", "pronoun", "negation", "invented", "same_document", "other_document")
-RECIPE_VERSION = "1"  # bump when a rule changes: trained judges are cached by it
+RECIPE_VERSION = "2"  # bump when a rule changes: trained judges are cached by it
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _CLAUSE = re.compile(r"\s*(?:[,;:—]|--)\s*")
@@ -80,19 +80,21 @@ class Corpus:
         self.lowercase = {w for sents in self.docs for s in sents for w in _WORD.findall(s) if w.islower()}
 
     def passage(self, rng: random.Random) -> tuple[int, int, int]:
-        """(document, first sentence, end) of a window of 1-3 sentences and at most ~100 words: the size of a
+        """(document, first sentence, end) of a window of 1-3 sentences and at most ~80 words: the size of a
         retrieved passage's sentence window, and short inputs keep training on a CPU to minutes."""
         doc = rng.choices(range(len(self.docs)), weights=[len(d) for d in self.docs])[0]
         size = rng.choice((1, 2, 2, 3))
         first = rng.randrange(max(1, len(self.docs[doc]) - size + 1))
         end = min(first + size, len(self.docs[doc]))
-        while end - first > 1 and sum(len(s.split()) for s in self.docs[doc][first:end]) > 100:
+        while end - first > 1 and sum(len(s.split()) for s in self.docs[doc][first:end]) > 80:
             end -= 1
         return doc, first, end
 
 
 def make_examples(texts: Sequence[str], n: int, seed: int = 0) -> list[Example]:
-    """`n` examples (half supported, each kind of a label about equally often) from `texts`, the same for a seed.
+    """`n` examples, the same for a seed: supported and unsupported in turn, each kind of a label about equally
+    often. Each supported claim and the unsupported one after it come from the same sentence of the same
+    passage (a minimal pair), so what tells them apart is the change, not the passage.
 
     Raises:
         ValueError: n < 2, or a corpus with no usable sentence.
@@ -101,24 +103,23 @@ def make_examples(texts: Sequence[str], n: int, seed: int = 0) -> list[Example]:
         raise ValueError(f"judge.examples must be >= 2 (half supported, half not), got {n}")
     corpus, rng = Corpus(texts), random.Random(seed)
     examples: list[Example] = []
-    kinds = [SUPPORTED[i // 2 % len(SUPPORTED)] if i % 2 == 0 else UNSUPPORTED[i // 2 % len(UNSUPPORTED)]
-             for i in range(n)]
-    for kind in kinds:
-        example = None
-        for _ in range(200):  # a rule that does not apply to a passage (no number in it) tries another passage
-            example = _attempt(corpus, kind, rng)
-            if example is not None:
+    for i in range((n + 1) // 2):
+        kinds = (SUPPORTED[i % len(SUPPORTED)], UNSUPPORTED[i % len(UNSUPPORTED)])
+        pair = None
+        for _ in range(2000):  # a rule that does not apply to a passage (no number in it) tries another passage
+            pair = _pair(corpus, kinds, rng)
+            if pair is not None:
                 break
-        if example is None:  # e.g. a corpus without numbers: fall back to a kind that always applies
-            example = _attempt(corpus, "sentence" if kind in SUPPORTED else "same_document", rng) \
-                or _attempt(corpus, "other_document", rng)
-        if example is None:
+        if pair is None:  # e.g. a corpus without numbers: fall back to kinds that always apply
+            pair = _pair(corpus, ("sentence", "same_document"), rng) or _pair(corpus, ("sentence", "other_document"), rng)
+        if pair is None:
             raise ValueError("the corpus is too small to make claims from: give it at least two sentences of 6+ words")
-        examples.append(example)
-    return examples
+        examples += pair
+    return examples[:n]
 
 
-def _attempt(corpus: Corpus, kind: str, rng: random.Random) -> Example | None:
+def _pair(corpus: Corpus, kinds: tuple[str, str], rng: random.Random) -> tuple[Example, Example] | None:
+    """A supported and an unsupported claim from one sentence of one passage, with the same frame (or none)."""
     doc, first, end = corpus.passage(rng)
     sents = corpus.docs[doc]
     usable = [i for i in range(first, end) if _usable(sents[i])]
@@ -126,20 +127,21 @@ def _attempt(corpus: Corpus, kind: str, rng: random.Random) -> Example | None:
         return None
     index = rng.choice(usable)
     source, passage = sents[index], " ".join(sents[first:end])
-    if kind in ("same_document", "other_document", "invented"):
-        claim = _outside(corpus, kind, doc, first, end, source, rng)
-    elif kind == "merge":
-        others = [i for i in usable if i != index]
-        claim = _merge(source, sents[rng.choice(others)], corpus, rng) if others else None
-    else:
-        claim = RULES[kind](source, corpus, passage, rng)
-    if claim is None or len(claim.split()) < 4:
-        return None
-    if kind in UNSUPPORTED and _normal(claim) == _normal(source):
-        return None
-    if rng.random() < 0.3:
-        claim = _frame(claim, corpus, rng)
-    return Example(passage, claim, int(kind in SUPPORTED), kind, source)
+    claims = []
+    for kind in kinds:
+        if kind in ("same_document", "other_document", "invented"):
+            claim = _outside(corpus, kind, doc, first, end, source, rng)
+        elif kind == "merge":
+            others = [i for i in usable if i != index]
+            claim = _merge(source, sents[rng.choice(others)], corpus, rng) if others else None
+        else:
+            claim = RULES[kind](source, corpus, passage, rng)
+        if claim is None or len(claim.split()) < 4 or (kind in UNSUPPORTED and _normal(claim) == _normal(source)):
+            return None
+        claims.append(claim)
+    frame = rng.choice(_FRAMES) if rng.random() < 0.3 else None
+    return tuple(Example(passage, _frame(claim, frame, corpus) if frame else claim, int(kind in SUPPORTED), kind,
+                         source) for kind, claim in zip(kinds, claims))
 
 
 def _outside(corpus: Corpus, kind: str, doc: int, first: int, end: int, source: str,
@@ -259,9 +261,8 @@ RULES: dict[str, Callable[[str, Corpus, str, random.Random], str | None]] = {
 }
 
 
-def _frame(claim: str, corpus: Corpus, rng: random.Random) -> str:
+def _frame(claim: str, frame: str, corpus: Corpus) -> str:
     """A reporting frame; the past-tense ones shift the claim's present tense back, as reported speech does."""
-    frame = rng.choice(_FRAMES)
     if " said " in frame or "declared" in frame:
         claim = re.sub(r"\b(is|are|has|have|will|can|shall|may)\b", lambda m: _BACKSHIFT[m.group()], claim)
     return frame + _lower_first(claim, corpus)
