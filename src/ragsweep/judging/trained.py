@@ -45,8 +45,11 @@ class TrainedJudge:
         epochs: Passes over them (>= 1).
         seed: Seeds the examples, the head's initialisation and the batch order.
         threshold: Score at which a claim counts as supported, in [0, 1] (`ragsweep calibrate` sets it).
-        max_length: Tokens per (passage, claim) input, 32-512; a longer passage is judged in sentence
-            windows that fit and the pair gets the best window's score.
+        max_length: Tokens per (passage, claim) input, 32-512.
+        window_sentences: A passage of more sentences is judged in windows of this many consecutive sentences
+            (also cut to fit `max_length`) and gets its best window's score: the model was trained on passages
+            of 1-3 sentences, and a claim drawn from one of 8 sentences was missed (SummaC judges sentence
+            windows likewise). null = whole passages, windowed only when too long. Not part of the model's key.
         train_batch_size: Pairs per training step (>= 1); part of the model's key, as it changes the model.
         learning_rate: AdamW's peak rate for the encoder (> 0; the fresh head gets 10x), linear warm-up over 10%
             of the steps, then linear decay.
@@ -60,8 +63,8 @@ class TrainedJudge:
 
     def __init__(self, dataset: Any = None, examples: int = 4000, epochs: int = 1, seed: int = 0,
                  threshold: float = 0.5, max_length: int = 256, train_batch_size: int = 16, learning_rate: float = 1e-4,
-                 model: str | None = None, cache_dir: str = ".cache/ragsweep", threads: int | None = None,
-                 progress: bool = True) -> None:
+                 window_sentences: int | None = 3, model: str | None = None, cache_dir: str = ".cache/ragsweep",
+                 threads: int | None = None, progress: bool = True) -> None:
         check_threshold(threshold)
         for key, value, low in (("examples", examples, 2), ("epochs", epochs, 1), ("train_batch_size", train_batch_size, 1),
                                 ("seed", seed, 0)):
@@ -71,13 +74,16 @@ class TrainedJudge:
             raise ValueError(f"judge.max_length must be an integer in [32, 512] (MiniLM's limit), got {max_length!r}")
         if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool) or not learning_rate > 0:
             raise ValueError(f"judge.learning_rate must be > 0, e.g. 5e-5, got {learning_rate!r}")
+        if window_sentences is not None and (isinstance(window_sentences, bool) or not isinstance(window_sentences, int)
+                                             or window_sentences < 1):
+            raise ValueError(f"judge.window_sentences must be null or an integer >= 1, got {window_sentences!r}")
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ValueError(f"judge.threads must be null or an integer >= 1, got {threads!r}")
         self.dataset, self.threshold, self.threads, self.progress = dataset, float(threshold), threads, progress
         self.settings = {"examples": examples, "epochs": epochs, "seed": seed, "max_length": max_length,
                          "train_batch_size": train_batch_size, "learning_rate": float(learning_rate), "model": model or "minilm",
                          "recipe": RECIPE_VERSION}
-        self.base_model = model
+        self.base_model, self.window_sentences = model, window_sentences
         self.cache_dir = Path(cache_dir)
 
     @cached_property
@@ -240,18 +246,20 @@ class TrainedJudge:
         return verdicts
 
     def _windows(self, tokenizer: Any, pair: Pair) -> list[str]:
-        """The passage whole if it fits beside the claim, else runs of its sentences that fit (one per start)."""
+        """Runs of at most `window_sentences` sentences of the passage (one per start, none inside another) that
+        fit `max_length` beside the claim; the passage whole when it is short enough on both counts."""
         from ragsweep.chunking.sentence import sentence_bounds
 
         budget = self.settings["max_length"] - len(tokenizer.tokenize(pair.claim)) - 3
-        if len(tokenizer.tokenize(pair.passage)) <= budget:
-            return [pair.passage]
+        most = self.window_sentences or 10**9
         sentences = [pair.passage[a:b].strip() for a, b in sentence_bounds(pair.passage) if pair.passage[a:b].strip()]
+        if len(sentences) <= most and len(tokenizer.tokenize(pair.passage)) <= budget:
+            return [pair.passage]
         lengths = [len(tokenizer.tokenize(sentence)) for sentence in sentences]
         windows, last_end = [], -1
         for first in range(len(sentences)):
             end, used = first + 1, lengths[first]
-            while end < len(sentences) and used + lengths[end] <= budget:
+            while end < len(sentences) and end - first < most and used + lengths[end] <= budget:
                 used, end = used + lengths[end], end + 1
             if end > last_end:  # a window inside the previous one adds nothing
                 windows.append(" ".join(sentences[first:end]))
