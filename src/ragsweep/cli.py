@@ -226,7 +226,7 @@ def train_judge_command(args: argparse.Namespace) -> int:
 
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
-    from hydra.utils import instantiate
+    from hydra.utils import get_class, instantiate
     from omegaconf import OmegaConf
 
     from ragsweep.judging.synthetic import claims_passages
@@ -239,8 +239,9 @@ def train_judge_command(args: argparse.Namespace) -> int:
         with initialize_config_dir(config_dir=str((args.project / "conf").resolve()), version_base="1.3"):
             cfg = compose("config", overrides=overrides)
         corpus = claims_passages(args.claims) if args.claims else instantiate(cfg.dataset).load()
-        settings = OmegaConf.to_container(cfg.trained_judge, resolve=True)
-        judge = instantiate({k: v for k, v in settings.items() if k not in ("max_failure_rate", "auc")}, dataset=corpus)
+        settings = {k: v for k, v in OmegaConf.to_container(cfg.trained_judge, resolve=True).items()
+                    if k not in ("max_failure_rate", "auc")}  # the runner's keys, not the judge's
+        judge = get_class(settings.pop("_target_"))(dataset=corpus, **settings)
         started = time.perf_counter()
         path = judge.build()
     except (HydraException, ValueError, OSError) as error:

@@ -66,18 +66,16 @@ def test_every_unsupported_claim_differs_from_its_source_sentence(examples):
 
 
 CORPUS = Corpus(["In 1862 Lincoln wrote to Congress about the blockade of 3,000 miles of coast.",
-                 "Later Roosevelt spoke to Congress about Europe and Asia; he said we will act.",
-                 "A treaty was unlikely and the supply was inadequate."])
+                 "Later Roosevelt spoke to Congress about Europe and Asia; he said we will act."])
 
 
 @pytest.mark.parametrize(("rule", "source", "changed"), [
     (_number, "The blockade covered 3,000 miles in 1862.", r"^The blockade covered (?!3,000 miles in 1862)"),
     (_number, "We have two ships and twenty men here.", r"^We have (?!two ships and twenty)\w+ ships and \w+ men here"),
     (_negation, "The treaty was signed by both nations.", r"^The treaty was (not|never) signed by both nations\.$"),
-    (_negation, "Peace is likely and the army adequate.", r"^Peace is (not likely|unlikely) and the army adequate\.$"
-                                                        r"|^Peace is likely and the army inadequate\.$"),
-    (_negation, "Nothing is inadequate here.", r"^(Something is inadequate|Nothing is adequate|Nothing is not "
-                                               r"inadequate|Nothing is never inadequate) here\.$"),
+    (_negation, "Peace was likely and the army is ready.", r"^Peace was (not|never) likely and the army is ready\.$"
+                                                         r"|^Peace was likely and the army is not ready\.$"),
+    (_negation, "It will not have become full.", r"^It will have become full\.$"),
     (_negation, "We can't go back to the old era.", r"^We can go back to the old era\.$"),
     (_negation, "This is not the time to wait.", r"^This is the time to wait\.$"),
     (_pronoun, "He said that we will act.", r"^(She said that we|He said that they) will act\.$"),
