@@ -6,8 +6,9 @@ and on rule-made corruptions of those sentences as inconsistent ones. The same r
 corpus: a passage is a few consecutive sentences of a document; a supported claim is one of its
 sentences, a clause-dropped, cut, reordered or merged form of it; an unsupported claim is that sentence
 with one number, name, pronoun or negation changed, with a detail from elsewhere added, or a sentence
-from outside the passage. A share of both gets a reporting frame ("The speaker said that ..."), as
-answers about a text are often worded, so the frame itself says nothing about the label.
+from outside the passage. Claims come in minimal pairs (one of each label from the same sentence), and a
+share of pairs gets a reporting frame ("The speaker said that ...", as answers about a text are often
+worded) on both claims, so neither the passage nor the frame says anything about the label.
 """
 
 from __future__ import annotations
@@ -71,12 +72,7 @@ class Corpus:
         self.docs = [sents for sents in (_sentences(text) for text in texts) if sents]
         if not self.docs:
             raise ValueError("the corpus has no sentences to make claims from; give it documents with text")
-        counts: dict[str, int] = {}
-        for sents in self.docs:
-            for sent in sents:
-                for name in _names(sent):
-                    counts[name] = counts.get(name, 0) + 1
-        self.names = sorted(counts)
+        self.names = sorted({name for sents in self.docs for sent in sents for name in _names(sent)})
         self.lowercase = {w for sents in self.docs for s in sents for w in _WORD.findall(s) if w.islower()}
 
     def passage(self, rng: random.Random) -> tuple[int, int, int]:
@@ -104,14 +100,12 @@ def make_examples(texts: Sequence[str], n: int, seed: int = 0) -> list[Example]:
     corpus, rng = Corpus(texts), random.Random(seed)
     examples: list[Example] = []
     for i in range((n + 1) // 2):
-        kinds = (SUPPORTED[i % len(SUPPORTED)], UNSUPPORTED[i % len(UNSUPPORTED)])
-        pair = None
-        for _ in range(2000):  # a rule that does not apply to a passage (no number in it) tries another passage
-            pair = _pair(corpus, kinds, rng)
-            if pair is not None:
-                break
-        if pair is None:  # e.g. a corpus without numbers: fall back to kinds that always apply
-            pair = _pair(corpus, ("sentence", "same_document"), rng) or _pair(corpus, ("sentence", "other_document"), rng)
+        wanted = (SUPPORTED[i % len(SUPPORTED)], UNSUPPORTED[i % len(UNSUPPORTED)])
+        # a rule that does not apply to a passage (no number in it) tries other passages, then kinds that apply
+        # to any corpus of two or more texts (short passages as documents have no sentence outside the passage)
+        pair = next((pair for kinds in (wanted, (wanted[0], "other_document"), ("sentence", "other_document"),
+                                        ("sentence", "same_document"))
+                     for _ in range(1000 if kinds == wanted else 100) if (pair := _pair(corpus, kinds, rng))), None)
         if pair is None:
             raise ValueError("the corpus is too small to make claims from: give it at least two sentences of 6+ words")
         examples += pair
@@ -208,6 +202,7 @@ def _merge(source: str, other: str, corpus: Corpus, rng: random.Random) -> str:
 
 
 def _number(source: str, corpus: Corpus, passage: str, rng: random.Random) -> str | None:
+    """One number changed: digits (a year by 1-15, others scaled), a number word, an ordinal or a month."""
     spots = [(m.start(), m.end(), _new_number(m.group(), rng)) for m in _NUMBER.finditer(source)]
     spots += [(m.start(), m.end(), _swap_word(m.group(), rng)) for m in _WORD.finditer(source)
               if m.group().lower() in _NUMBER_SWAP or m.group() in _NUMBER_SWAP]
@@ -233,6 +228,7 @@ def _entity(source: str, corpus: Corpus, passage: str, rng: random.Random) -> st
 
 
 def _pronoun(source: str, corpus: Corpus, passage: str, rng: random.Random) -> str | None:
+    """One pronoun changed in person, number or gender: he/she, we/they, our/their, I/we."""
     spots = [(m.start(), m.end(), _same_case(m.group() if m.start() == 0 else m.group().lower(),
                                               _PRONOUNS[m.group().lower()]))
              for m in _WORD.finditer(source) if m.group().lower() in _PRONOUNS]
@@ -298,7 +294,9 @@ def _sentences(text: str) -> list[str]:
 
 
 def _names(sentence: str) -> list[str]:
-    return [m.group() for m in _NAME.finditer(sentence) if _mid_sentence(sentence, m.start()) and m.group() not in _NOT_NAMES]
+    """Capitalised word runs inside the sentence: people, places, institutions (no tagger needed)."""
+    return [m.group() for m in _NAME.finditer(sentence)
+            if _mid_sentence(sentence, m.start()) and m.group() not in _NOT_NAMES]
 
 
 def _mid_sentence(sentence: str, start: int) -> bool:

@@ -55,34 +55,35 @@ class TrainedJudge:
             of the steps, then linear decay.
         model: Encoder folder to start from; null = the packaged all-MiniLM-L6-v2.
         cache_dir: Stage cache root; the model goes to `<cache_dir>/judges/<key>/`.
-        threads: torch threads; null = every core or this worker's share. Left out of the key.
+        threads: torch threads; null = every core or this worker's share. Left out of the key. With other
+            processes busy on a 2-core machine, 1 thread trained about 3x faster than 2 (2.7 vs 8.9 s a step).
         progress: Show a progress bar while training.
     """
 
     preload = ("torch", "transformers")
 
-    def __init__(self, dataset: Any = None, examples: int = 4000, epochs: int = 1, seed: int = 0,
-                 threshold: float = 0.5, max_length: int = 256, train_batch_size: int = 16, learning_rate: float = 1e-4,
-                 window_sentences: int | None = 3, model: str | None = None, cache_dir: str = ".cache/ragsweep",
-                 threads: int | None = None, progress: bool = True) -> None:
+    def __init__(self, dataset: Any = None, examples: int = 3000, epochs: int = 1, seed: int = 0,
+                 threshold: float = 0.5, max_length: int = 256, train_batch_size: int = 16,
+                 learning_rate: float = 1e-4, window_sentences: int | None = 3, model: str | None = None,
+                 cache_dir: str = ".cache/ragsweep", threads: int | None = None, progress: bool = True) -> None:
         check_threshold(threshold)
-        for key, value, low in (("examples", examples, 2), ("epochs", epochs, 1), ("train_batch_size", train_batch_size, 1),
-                                ("seed", seed, 0)):
+        for key, value, low in (("examples", examples, 2), ("epochs", epochs, 1), ("seed", seed, 0),
+                                ("train_batch_size", train_batch_size, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"judge.{key} must be an integer >= {low}, got {value!r}")
         if isinstance(max_length, bool) or not isinstance(max_length, int) or not 32 <= max_length <= 512:
             raise ValueError(f"judge.max_length must be an integer in [32, 512] (MiniLM's limit), got {max_length!r}")
         if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool) or not learning_rate > 0:
-            raise ValueError(f"judge.learning_rate must be > 0, e.g. 5e-5, got {learning_rate!r}")
-        if window_sentences is not None and (isinstance(window_sentences, bool) or not isinstance(window_sentences, int)
-                                             or window_sentences < 1):
+            raise ValueError(f"judge.learning_rate must be > 0, e.g. 1e-4, got {learning_rate!r}")
+        if window_sentences is not None and (isinstance(window_sentences, bool)
+                                             or not isinstance(window_sentences, int) or window_sentences < 1):
             raise ValueError(f"judge.window_sentences must be null or an integer >= 1, got {window_sentences!r}")
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ValueError(f"judge.threads must be null or an integer >= 1, got {threads!r}")
         self.dataset, self.threshold, self.threads, self.progress = dataset, float(threshold), threads, progress
         self.settings = {"examples": examples, "epochs": epochs, "seed": seed, "max_length": max_length,
-                         "train_batch_size": train_batch_size, "learning_rate": float(learning_rate), "model": model or "minilm",
-                         "recipe": RECIPE_VERSION}
+                         "train_batch_size": train_batch_size, "learning_rate": float(learning_rate),
+                         "model": model or "minilm", "recipe": RECIPE_VERSION}
         self.base_model, self.window_sentences = model, window_sentences
         self.cache_dir = Path(cache_dir)
 
