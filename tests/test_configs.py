@@ -35,6 +35,8 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
         ("generator", "openai"): ["generator.base_url=http://127.0.0.1:9/v1", "generator.model=any"],
         # MiniLM with an untrained two-label head: no label is called entailment, so name one
         ("judge", "nli"): [f"judge.model_path={minilm_path()}", "judge.entailment_label=1"],
+        # the preflight trains it for real, on 4 synthetic claims of the dataset: one step, seconds
+        ("judge", "trained"): ["judge.examples=4", "judge.progress=false"],
     }.get((group, option), []) + (["generator=extractive"] if group == "judge" else [])  # judges judge answers
 
 

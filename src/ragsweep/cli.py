@@ -233,8 +233,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
     try:
         if args.limit is not None and args.limit < 1:
             raise ValueError(f"--limit {args.limit}: give the number of claims to judge, 1 or more")
-        claims = load_claims(args.claims)[: args.limit]
-        judge, config = build_judge(args.project / "conf", args.judge, args.overrides)
+        claims = load_claims(args.claims)
+        judge, config = build_judge(args.project / "conf", args.judge, args.overrides, claims)
+        claims = claims[: args.limit]
         result = calibrate(judge, claims, args.judge, str(args.claims or default_claims()), config)
     except (ValueError, OSError) as error:  # a bad file or setting; a judge's model that cannot load
         print(f"ragsweep: error: {error}", file=sys.stderr)
@@ -243,6 +244,41 @@ def calibrate_command(args: argparse.Namespace) -> int:
     run_id = log_calibration(_uri(args), str(args.project / "mlruns" / "artifacts"), result, path)
     print(format_table(result))
     print(f"wrote {path}; logged as run {run_id} of the MLflow experiment {EXPERIMENT!r}")
+    return 0
+
+
+def train_judge_command(args: argparse.Namespace) -> int:
+    """Build the `trained` judge for a corpus (conf/judge/trained.yaml's settings) or find it in the cache."""
+    import json
+    import time
+
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from hydra.utils import get_class, instantiate
+    from omegaconf import OmegaConf
+
+    from ragsweep.judging.synthetic import claims_passages
+
+    overrides = [f"paths.root={args.project.resolve()}", "+judge@trained_judge=trained",
+                 *([f"dataset={args.dataset}"] if args.dataset else []),
+                 *(f"trained_judge.{key}={value}" for key, value in (("examples", args.examples), ("epochs", args.epochs))
+                   if value is not None)]
+    try:
+        with initialize_config_dir(config_dir=str((args.project / "conf").resolve()), version_base="1.3"):
+            cfg = compose("config", overrides=overrides)
+        corpus = claims_passages(args.claims) if args.claims else instantiate(cfg.dataset).load()
+        settings = {k: v for k, v in OmegaConf.to_container(cfg.trained_judge, resolve=True).items()
+                    if k not in ("max_failure_rate", "auc")}  # the runner's keys, not the judge's
+        judge = get_class(settings.pop("_target_"))(dataset=corpus, **settings)
+        started = time.perf_counter()
+        path = judge.build()
+    except (HydraException, ValueError, OSError) as error:
+        print(f"ragsweep: error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return 2
+    what = f"{len(judge.texts)} passages of {args.claims}" if args.claims else \
+        f"dataset {corpus.name} ({len(judge.texts)} documents)"
+    print(f"trained judge for {what}: {path} ({time.perf_counter() - started:.1f} s; training took "
+          f"{json.loads((path / 'training.json').read_text())['seconds'] / 60:.1f} min)")
     return 0
 
 
@@ -316,6 +352,14 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--allow-other-config", action="store_true",
                       help="let --run be another configuration than the baseline's (other config fingerprint)")
     gate.set_defaults(command=gate_command)
+
+    train = commands.add_parser("train-judge", help="fine-tune the `trained` judge on claims made from a corpus")
+    corpus = train.add_mutually_exclusive_group()
+    corpus.add_argument("--dataset", help="conf/dataset option whose documents to train on (default: config.yaml's)")
+    corpus.add_argument("--claims", type=Path, help="claims file (.jsonl) whose passages to train on; labels unread")
+    train.add_argument("--examples", type=int, help="synthetic pairs (default: conf/judge/trained.yaml)")
+    train.add_argument("--epochs", type=int, help="passes over them (default: conf/judge/trained.yaml)")
+    train.set_defaults(command=train_judge_command)
 
     ui = commands.add_parser("ui", help="start the MLflow UI on the project's store (127.0.0.1, one worker)")
     ui.add_argument("--port", type=int, default=5000)

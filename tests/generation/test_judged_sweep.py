@@ -157,3 +157,28 @@ def test_the_issues_grid_judges_a_local_models_answers_with_two_judges(tmp_path)
             pairs |= {(record["question"], passage) for passage in passages}
     assert likelihood["metrics.cache_misses_verdicts"].sum() == len(pairs)  # each distinct pair judged once
     assert (runs[runs["params.judge"] == "lexical"]["metrics.cache_hits_verdicts"].fillna(0) == 0).all()  # not cached
+
+
+def test_the_trained_judge_learns_from_the_sweeps_dataset_and_its_verdicts_are_its_models(tmp_path, small_dataset):
+    tiny = ("judge.examples=8", "judge.max_length=64", "judge.progress=false")
+    args = ("k=1", "generator=extractive", "judge=trained", "dataset=native", f"dataset.path={small_dataset}", *tiny)
+    first = _sweep(tmp_path, *args)
+    assert first.returncode == 0, first.stderr[-3000:]
+    models = list((tmp_path / ".cache" / "ragsweep" / "judges").iterdir())
+    assert len(models) == 1  # trained once, before the job, on the dataset the sweep loaded
+    record = json.loads((models[0] / "training.json").read_text())
+    documents = len(list(Path(small_dataset, "documents").iterdir()))
+    assert record["corpus_texts"] == documents and record["settings"]["examples"] == 8
+    # a document no question retrieves changes the corpus, so the model, but not one (claim, passage) pair:
+    # only the model's identity in the verdict keys keeps the first model's verdicts from being served
+    (Path(small_dataset) / "documents" / "zebras.txt").write_text("Zebras graze on the savanna grass at dawn.")
+    second = _sweep(tmp_path, *args)
+    assert second.returncode == 0, second.stderr[-3000:]
+    runs = _jobs(tmp_path)
+    assert list(runs.status) == ["FINISHED", "FINISHED"] and runs["metrics.faithfulness"].notna().all()
+    pairs = [{(claim["text"], json.dumps(record["retrieved"])) for record in map(json.loads, (
+              folder / "per_query.jsonl").read_text().splitlines()) for claim in record["judged"]["claims"]}
+             for folder in sorted((tmp_path / "outputs" / "runs").glob("*/"), key=lambda f: f.stat().st_mtime)]
+    assert len(pairs) == 2 and pairs[0] == pairs[1]  # the same pairs judged...
+    assert (runs["metrics.cache_hits_verdicts"].fillna(0) == 0).all()  # ...afresh by the new model
+    assert len(list((tmp_path / ".cache" / "ragsweep" / "judges").iterdir())) == 2

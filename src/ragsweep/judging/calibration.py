@@ -336,10 +336,13 @@ def write_calibration(result: Calibration, folder: str | Path) -> Path:
     return path
 
 
-def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = ()) -> tuple[Judge, dict[str, Any]]:
+def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
+                claims: Sequence[LabelledClaim] = ()) -> tuple[Judge, dict[str, Any]]:
     """The judge `conf/judge/<name>.yaml` describes, with `overrides` (`judge.threshold=0.4`), composed
     from the project's config and built as a sweep builds its stages (the project's embedder handed to a
-    judge that asks for one, the stage cache to one that asks for `cache`); with its resolved config.
+    judge that asks for one, the stage cache to one that asks for `cache`, and to one that asks for a
+    `dataset` the distinct passages of `claims`: the trained judge learns from the file's texts, never
+    its labels); with its resolved config.
     Embedders are not wrapped in the stage cache, so a rerun measures the judge's speed, not the cache's.
 
     Raises:
@@ -365,6 +368,9 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = ()) 
     uncached = StageCache(cache_cfg["dir"], enabled=False)  # embeddings computed, not read: s/claim is the judge's
     if "embedder" in cfg and "embedder" in _parameters(cfg.judge.get("_target_")):
         stages["embedder"] = _instantiate(cfg, "embedder", {}, uncached)
+    if "dataset" in _parameters(cfg.judge.get("_target_")):
+        passages = list(dict.fromkeys(passage for claim in claims for passage in claim.context))
+        stages["dataset"] = Built(passages, {"passages": len(passages)})
     judge = _instantiate(cfg, "judge", stages, uncached, runner_keys=JUDGE_SETTINGS).component
     if getattr(judge, "enabled", True) is False:
         raise ValueError(refusal)
@@ -375,14 +381,15 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = ()) 
 
 
 def _compose(conf_dir: Path, name: str, overrides: Sequence[str]):
-    """The project's config with `judge=<name>`, appended (`+judge=`) when the defaults list has no judge."""
+    """The project's config with `judge=<name>`, appended (`+judge=`) when the defaults list has no judge;
+    its paths (the stage cache a judge's model is kept in) under the project folder, wherever this runs."""
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
     with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base="1.3"):
         for choice in (f"judge={name}", f"+judge={name}"):
             try:
-                return compose("config", overrides=[choice, *overrides])
+                return compose("config", overrides=[f"paths.root={conf_dir.resolve().parent}", choice, *overrides])
             except HydraException as error:
                 if choice.startswith("judge") and "Could not override 'judge'." in str(error):
                     continue  # no judge in the defaults list: append it

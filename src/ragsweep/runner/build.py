@@ -73,8 +73,9 @@ def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
     candidates = getattr(reranker.component, "candidates", 0)
     if candidates and candidates < k:
         raise ConfigError(f"reranker.candidates ({candidates}) must be >= k ({k}); raise reranker.candidates or lower k")
+    dataset = _instantiate(cfg, "dataset", {}, cache)
     pipeline = Pipeline(
-        dataset=_instantiate(cfg, "dataset", {}, cache).component,
+        dataset=dataset.component,
         chunker=_instantiate(cfg, "chunker", stages, cache),
         retriever=_instantiate(cfg, "retriever", stages, cache),
         reranker=reranker,
@@ -86,7 +87,7 @@ def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
         depth=max(k, candidates, _positive_int(cfg, "depth")),
     )
     _add_generator(cfg, pipeline, stages, cache)
-    _add_judge(cfg, pipeline, cache)
+    _add_judge(cfg, pipeline, {"dataset": dataset}, cache)
     metric = cfg.get("optimized_metric")
     known = (*METRIC_KEYS, *(ANSWER_METRICS if pipeline.generator else ()), *(JUDGED_METRICS if pipeline.judge else ()))
     if metric is not None and metric not in known:
@@ -125,14 +126,21 @@ def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built]
 JUDGE_SETTINGS = ("max_failure_rate", "triad_weights", "auc", "labels")
 
 
-def _add_judge(cfg: DictConfig, pipeline: Pipeline, cache: StageCache) -> None:
-    """The judge, its failure budget and triad weights; nothing without a generator or for `judge=none`."""
+def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache) -> None:
+    """The judge, its failure budget and triad weights; nothing without a generator or for `judge=none`.
+    A judge that asks for `dataset` gets the job's (the trained judge learns from it)."""
     if "judge" not in cfg or pipeline.generator is None:
         return
     settings = _container(cfg, "judge")
-    judge = _instantiate(cfg, "judge", {}, cache, runner_keys=JUDGE_SETTINGS)
+    judge = _instantiate(cfg, "judge", stages, cache, runner_keys=JUDGE_SETTINGS)
     if not getattr(judge.component, "enabled", True):
         return
+    try:  # a judge built from data (the trained judge) names its model: verdicts of two models never share keys
+        model_key = getattr(judge.component, "model_key", None)
+    except ValueError as error:
+        raise ConfigError(f"judge: {error}") from None
+    if model_key is not None:
+        judge.signature = {**judge.signature, "model": model_key}
     rate = settings.get("max_failure_rate", 0.05)
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
         raise ConfigError(f"judge.max_failure_rate must be a share between 0 and 1, got {rate!r}; e.g. 0.05")
@@ -207,8 +215,7 @@ def _instantiate(cfg: DictConfig, group: str, stages: dict[str, Built], cache: S
     _unknown_parameters(group, config, component_class, stages)
     given = {name: stage for name, stage in stages.items() if name in inspect.signature(component_class).parameters}
     try:
-        node = OmegaConf.masked_copy(cfg[group], [key for key in cfg[group] if key not in runner_keys]) \
-            if runner_keys else cfg[group]
+        node = OmegaConf.create(config) if runner_keys else cfg[group]  # resolved: a copy has no root to resolve in
         component = instantiate(node, **{name: stage.component for name, stage in given.items()})
     except InstantiationException as error:
         cause = error.__cause__ or error
