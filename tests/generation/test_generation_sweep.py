@@ -52,7 +52,7 @@ def sotu_subset(tmp_path) -> Path:
 
 
 def test_llama_cpp_answers_are_scored_traced_and_paid_for_once(tmp_path, sotu_subset):
-    args = ("-m", "store=numpy,qdrant", "generator=llama_cpp", "k=2", "dataset=native", f"dataset.path={sotu_subset}")
+    args = ("-m", "store=numpy,qdrant", "generator=llama_cpp", "judge=lexical", "k=2", "dataset=native", f"dataset.path={sotu_subset}")
     first = _sweep(tmp_path, *args)
     assert first.returncode == 0, first.stderr[-3000:]
     runs = _runs(tmp_path)
@@ -99,7 +99,7 @@ def test_llama_cpp_answers_are_scored_traced_and_paid_for_once(tmp_path, sotu_su
 def test_a_server_that_stops_mid_sweep_fails_its_jobs_with_counted_errors_and_a_rerun_resumes(
         tmp_path, llama_server, small_dataset):
     server = llama_server()
-    args = ("-m", "k=1,2", "generator=openai", f"generator.base_url={server.base_url}", "generator.model=smollm2",
+    args = ("-m", "k=1,2", "generator=openai", "judge=lexical", f"generator.base_url={server.base_url}", "generator.model=smollm2",
             "generator.max_retries=1", "generator.timeout=10", "dataset=native", f"dataset.path={small_dataset}")
     sweep = subprocess.Popen(**_command(tmp_path, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 600

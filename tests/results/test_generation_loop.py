@@ -22,7 +22,7 @@ def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, scratch_project) -> Path:
     folder = scratch_project(tmp_path_factory.mktemp("generation"))
-    swept = _run(folder, "sweep.py", "-m", "generator=extractive", "k=3,5")
+    swept = _run(folder, "sweep.py", "-m", "generator=extractive", "judge=lexical", "k=3,5")
     assert swept.returncode == 0, swept.stderr[-3000:]
     return folder
 
