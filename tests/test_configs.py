@@ -37,8 +37,10 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
         ("judge", "nli"): [f"judge.model_path={minilm_path()}", "judge.entailment_label=1"],
         # the preflight trains it for real, on 4 synthetic claims of the dataset: one step, seconds
         ("judge", "trained"): ["judge.examples=4", "judge.progress=false"],
-    }.get((group, option), []) + (["generator=extractive"] if group == "judge" else [])  # judges judge answers\
-        + (["judge=lexical"] if group == "generator" else [])  # not the default judge, which trains a model first
+        ("judge", "ensemble"): ["judge.members.trained.examples=4", "judge.members.trained.progress=false"],
+    }.get((group, option), []) + (
+        ["generator=extractive"] if group == "judge" else []  # judges judge answers
+    ) + (["judge=lexical"] if group == "generator" else [])  # not the default judge, which trains a model first
 
 
 @pytest.mark.parametrize(("group", "option"), OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])

@@ -242,7 +242,21 @@ def calibrate_command(args: argparse.Namespace) -> int:
         return 2
     path = write_calibration(result, args.out)
     run_id = log_calibration(_uri(args), str(args.project / "mlruns" / "artifacts"), result, path)
-    print(format_table(result))
+    use = None
+    if callable(getattr(judge, "fit", None)):  # the ensemble: its fitted weights become a judge option
+        from omegaconf import OmegaConf
+
+        from ragsweep.judging.calibration import _compose
+        from ragsweep.judging.ensemble import write_fitted
+
+        name = args.judge if args.judge.endswith("_fitted") else f"{args.judge}_fitted"
+        raw = OmegaConf.to_container(_compose(args.project / "conf", args.judge, args.overrides).judge, resolve=False)
+        fitted = write_fitted(args.project / "conf" / "judge" / f"{name}.yaml", raw, judge, result.threshold,
+                              result.auc, result.claims_file, judge.in_sample_auc, args.judge)
+        print(f"fitted weights {judge.weights}, bias {judge.bias}; out-of-fold AUC {result.auc:.3f} "
+              f"(in-sample {judge.in_sample_auc:.3f}); wrote {fitted}")
+        use = f"judge={name}"
+    print(format_table(result, use))
     print(f"wrote {path}; logged as run {run_id} of the MLflow experiment {EXPERIMENT!r}")
     return 0
 

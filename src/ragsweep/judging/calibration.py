@@ -176,7 +176,8 @@ def calibrate(judge: Judge, claims: Sequence[LabelledClaim], name: str = "", cla
     if hasattr(judge, "preflight"):
         judge.preflight()
     load_s = time.perf_counter() - started
-    scored, failed_verdicts, verdicts, judging_s = score_claims(judge, claims)
+    fit = getattr(judge, "fit", None)  # a judge fitted on the claims (the ensemble) returns out-of-fold scores
+    scored, failed_verdicts, verdicts, judging_s = fit(claims) if callable(fit) else score_claims(judge, claims)
     ok = [claim for claim in scored if claim.score is not None]
     labels = np.array([claim.label for claim in ok])
     scores = np.array([claim.score for claim in ok])
@@ -189,6 +190,8 @@ def calibrate(judge: Judge, claims: Sequence[LabelledClaim], name: str = "", cla
         log.warning("%d of %d claims failed on every passage and are left out (first: %s, %s: %.200s)",
                     len(claims) - len(ok), len(claims), first.id, first.status, first.raw)
     threshold = best_threshold(labels, scores)
+    if callable(fit):
+        judge.threshold = threshold
     predicted = scores >= threshold
     return Calibration(
         judge=name or type(judge).__name__, claims_file=claims_file, n=len(claims),
@@ -299,8 +302,8 @@ def _accuracy(claims: Sequence[ClaimScore], threshold: float) -> float:
     return float(np.mean([(claim.score >= threshold) == bool(claim.label) for claim in claims]))
 
 
-def format_table(result: Calibration) -> str:
-    """The plain-text summary `ragsweep calibrate` prints."""
+def format_table(result: Calibration, use: str | None = None) -> str:
+    """The plain-text summary `ragsweep calibrate` prints; `use` replaces its last line's settings."""
     lines = [f"judge {result.judge} on {Path(result.claims_file).name or 'claims'}: {result.n} claims",
              f"  ROC AUC            {result.auc:.3f}",
              f"  balanced accuracy  {result.balanced_accuracy:.3f}",
@@ -320,7 +323,7 @@ def format_table(result: Calibration) -> str:
     if result.auc < 0.55:
         lines.append(f"note: an AUC of {result.auc:.2f} is chance or worse: this judge does not tell supported from "
                      "unsupported claims on this set, whatever its threshold")
-    lines.append(f"use it: judge={result.judge} judge.threshold={result.threshold} judge.auc={result.auc:.3f}")
+    lines.append(f"use it: {use or f'judge={result.judge} judge.threshold={result.threshold} judge.auc={result.auc:.3f}'}")
     return "\n".join(lines)
 
 
