@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -207,25 +207,31 @@ def calibrate(judge: Judge, claims: Sequence[LabelledClaim], name: str = "", cla
 def score_claims(judge: Judge, claims: Sequence[LabelledClaim]) -> tuple[list[ClaimScore], int, int, float]:
     """Each claim's score over its passages, the failed and total verdicts, and the seconds spent judging."""
     scored, failed, total, seconds = [], 0, 0, 0.0
+    for batch, pairs in claim_batches(claims):
+        began = time.perf_counter()
+        verdicts = judge.judge(pairs)
+        seconds += time.perf_counter() - began
+        if len(verdicts) != len(pairs):
+            raise ValueError(f"{type(judge).__name__}.judge returned {len(verdicts)} verdicts for "
+                             f"{len(pairs)} pairs; a judge must return one verdict per pair, in order")
+        position = 0
+        for claim in batch:
+            mine = verdicts[position:position + len(claim.context)]
+            position += len(claim.context)
+            scored.append(_claim_score(claim, mine))
+            failed += sum(not verdict.ok for verdict in mine)
+        total += len(pairs)
+    return scored, failed, total, seconds
+
+
+def claim_batches(claims: Sequence[LabelledClaim]) -> Iterator[tuple[Sequence[LabelledClaim], list[Pair]]]:
+    """Claims `BATCH_CLAIMS` at a time, each batch with its (claim, passage) support pairs in order, under one
+    progress bar."""
     with tqdm(total=len(claims), desc="judging claims", unit="claim", disable=len(claims) < 2) as bar:
         for start in range(0, len(claims), BATCH_CLAIMS):
             batch = claims[start:start + BATCH_CLAIMS]
-            pairs = [Pair(claim.claim, passage, "support") for claim in batch for passage in claim.context]
-            began = time.perf_counter()
-            verdicts = judge.judge(pairs)
-            seconds += time.perf_counter() - began
-            if len(verdicts) != len(pairs):
-                raise ValueError(f"{type(judge).__name__}.judge returned {len(verdicts)} verdicts for "
-                                 f"{len(pairs)} pairs; a judge must return one verdict per pair, in order")
-            position = 0
-            for claim in batch:
-                mine = verdicts[position:position + len(claim.context)]
-                position += len(claim.context)
-                scored.append(_claim_score(claim, mine))
-                failed += sum(not verdict.ok for verdict in mine)
-            total += len(pairs)
+            yield batch, [Pair(claim.claim, passage, "support") for claim in batch for passage in claim.context]
             bar.update(len(batch))
-    return scored, failed, total, seconds
 
 
 def _claim_score(claim: LabelledClaim, verdicts: Sequence[Verdict]) -> ClaimScore:

@@ -158,33 +158,28 @@ class EnsembleJudge:
         from sklearn.linear_model import LogisticRegression
         from sklearn.metrics import roc_auc_score
         from sklearn.model_selection import StratifiedKFold
-        from tqdm.auto import tqdm
 
-        from ragsweep.judging.calibration import BATCH_CLAIMS, ClaimScore
+        from ragsweep.judging.calibration import ClaimScore, claim_batches
 
         names = list(self.members)
         per_claim: list[np.ndarray | None] = []  # (passages ok for every member) x members
         firsts: list[Verdict | None] = []
         failed = total = 0
         seconds = 0.0
-        with tqdm(total=len(claims), desc="judging claims", unit="claim", disable=len(claims) < 2) as bar:
-            for start in range(0, len(claims), BATCH_CLAIMS):
-                batch = claims[start:start + BATCH_CLAIMS]
-                pairs = [Pair(claim.claim, passage, "support") for claim in batch for passage in claim.context]
-                began = time.perf_counter()
-                verdicts = self.member_verdicts(pairs)
-                seconds += time.perf_counter() - began
-                combined = self.combine(verdicts, dict.fromkeys(names, 0.0), 0.0, len(pairs))  # statuses only
-                position = 0
-                for claim in batch:
-                    span = range(position, position + len(claim.context))
-                    position += len(claim.context)
-                    ok = [i for i in span if combined[i].ok]
-                    failed += len(span) - len(ok)
-                    per_claim.append(np.array([[verdicts[n][i].score for n in names] for i in ok]) if ok else None)
-                    firsts.append(None if ok else combined[span[0]])
-                total += len(pairs)
-                bar.update(len(batch))
+        for batch, pairs in claim_batches(claims):
+            began = time.perf_counter()
+            verdicts = self.member_verdicts(pairs)
+            seconds += time.perf_counter() - began
+            combined = self.combine(verdicts, dict.fromkeys(names, 0.0), 0.0, len(pairs))  # statuses only
+            position = 0
+            for claim in batch:
+                span = range(position, position + len(claim.context))
+                position += len(claim.context)
+                ok = [i for i in span if combined[i].ok]
+                failed += len(span) - len(ok)
+                per_claim.append(np.array([[verdicts[n][i].score for n in names] for i in ok]) if ok else None)
+                firsts.append(None if ok else combined[span[0]])
+            total += len(pairs)
         scored_index = [i for i, matrix in enumerate(per_claim) if matrix is not None]
         labels = np.array([claims[i].label for i in scored_index])
         if len(labels) == 0 or min(np.sum(labels == 0), np.sum(labels == 1)) < 2:

@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 
 MICRO = ("faithfulness_micro", "groundedness_micro")  # one value per run (claims pooled): nothing per question
 JUDGED_RANKABLE = (*JUDGED_METRICS, *MICRO)  # higher is better
-FAILURE_RATES = ("judge_failure_rate", "judge_failure_rate_support", "judge_failure_rate_relevance")
+FAILURE_RATES = ("judge_failure_rate", "judge_failure_rate_support", "judge_failure_rate_relevance",
+                 "judge_failure_rate_questions")  # questions: the llm judge writing questions from an answer
 JUDGED_RECORDED = (*JUDGED_RANKABLE, *(f"triad_{name}" for name, _ in BANDS), "claims_per_answer", *FAILURE_RATES)
 # the judged columns of summary tables, when some run has them; judge_failure_rate closes the group
 JUDGED_SUMMARY = (*JUDGED_METRICS, "judge_failure_rate")

@@ -41,9 +41,11 @@ class Judgement:
     support: list[list[Verdict]] = field(default_factory=list)  # claims × passages, in rank order
     relevance: list[Verdict] = field(default_factory=list)  # passages, in rank order
     answer_relevance: float | None = None
+    questions: Verdict | None = None  # the judge writing questions from the answer (RAGAS answer relevance), if asked
 
     def calls(self) -> list[tuple[str, Verdict]]:
-        return [("support", v) for row in self.support for v in row] + [("relevance", v) for v in self.relevance]
+        return ([("support", v) for row in self.support for v in row] + [("relevance", v) for v in self.relevance]
+                + [("questions", self.questions)] * (self.questions is not None))
 
 
 def judge_answers(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk],
@@ -164,9 +166,9 @@ def failure_rates(judgements: Sequence[Judgement]) -> dict[str, dict]:
     claims weighs as many calls as it made."""
     calls = [call for judgement in judgements for call in judgement.calls()]
     rates = {}
+    tasks = ("support", "relevance", *(("questions",) if any(kind == "questions" for kind, _ in calls) else ()))
     for name, made in (("judge_failure_rate", [v for _, v in calls]),
-                       *((f"judge_failure_rate_{task}", [v for kind, v in calls if kind == task])
-                         for task in ("support", "relevance"))):
+                       *((f"judge_failure_rate_{task}", [v for kind, v in calls if kind == task]) for task in tasks)):
         rates[name] = {"value": judged.failure_rate(sum(not v.ok for v in made), len(made)) or 0.0, "n": len(made)}
     return rates
 
@@ -180,6 +182,9 @@ def failed_calls(query_ids: Sequence[str], judgements: Sequence[Judgement]) -> l
                         "status": v.status, "raw": v.raw} for p, v in enumerate(row) if not v.ok]
         failed += [{"id": query_id, "task": "relevance", "passage": p + 1, "status": v.status, "raw": v.raw}
                    for p, v in enumerate(judgement.relevance) if not v.ok]
+        if judgement.questions is not None and not judgement.questions.ok:
+            failed.append({"id": query_id, "task": "questions", "status": judgement.questions.status,
+                           "raw": judgement.questions.raw})
     return failed
 
 
@@ -244,15 +249,21 @@ def _answer_relevance(pipeline: Pipeline, questions: Sequence[str], answers: Seq
         return
     judge = pipeline.judge.component
     asked = {i: [strip_citations(answers[i])] for i in answered}
+    generated: dict[int, list[str] | None] = {}
     if hasattr(judge, "questions_for"):
-        generated = _generated_questions(pipeline, [answers[i] for i in answered])
-        asked = {i: found for i, found in zip(answered, generated, strict=True) if found}
+        generated = dict(zip(answered, _generated_questions(pipeline, [answers[i] for i in answered]), strict=True))
+        asked = {i: found for i, found in generated.items() if found}
+        for i in set(generated) - set(asked):  # a failed call, counted in judge_failure_rate like any other
+            judgements[i].questions = Verdict(None, "parse_failed", "no list of questions in the judge's output "
+                                              "(its raw output is in the job's log)")
     texts = list(dict.fromkeys([questions[i] for i in asked] + [text for found in asked.values() for text in found]))
     row = {text: position for position, text in enumerate(texts)}
     vectors = embedder.encode(texts, role="passage")
     for i, found in asked.items():
         cosines = [cosine_similarity(vectors[row[questions[i]]], vectors[[row[text]]]) for text in found]
         judgements[i].answer_relevance = max(0.0, float(np.mean(cosines)))
+        if i in generated:  # the judge wrote these questions: an ok call, kept with its output
+            judgements[i].questions = Verdict(judgements[i].answer_relevance, "ok", json.dumps(found))
 
 
 def _generated_questions(pipeline: Pipeline, answers: Sequence[str]) -> list[list[str] | None]:
