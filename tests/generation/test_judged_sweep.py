@@ -104,10 +104,10 @@ def test_a_retrieval_only_run_carries_no_judge(tmp_path, small_dataset):
 
 
 def test_judge_calls_that_fail_are_counted_kept_and_fail_the_run(tmp_path, small_dataset):
-    """SmolLM2 with room for 3 tokens cannot finish its JSON verdict: every call is parse_failed, with
-    what it said kept; the run logs everything, then ends FAILED with the calls as an artifact."""
-    args = ("k=1", "generator=extractive", "judge=llm", "judge.generator.max_tokens=3", "judge.retries=0",
-            "dataset=native", f"dataset.path={small_dataset}")
+    """SmolLM2 with room for 3 tokens cannot finish its JSON verdict nor its list of questions: every call is
+    parse_failed, with what it said kept; the run logs everything, then ends FAILED with the calls as an artifact."""
+    args = ("k=1", "generator=extractive", "judge=llm", "judge.generator.max_tokens=3", "judge.list_max_tokens=3",
+            "judge.retries=0", "dataset=native", f"dataset.path={small_dataset}")
     failed = _sweep(tmp_path, *args)
     assert failed.returncode == 1
     assert "judge.max_failure_rate=0.05" in failed.stderr and "judge_failures.jsonl" in failed.stderr
@@ -116,10 +116,13 @@ def test_judge_calls_that_fail_are_counted_kept_and_fail_the_run(tmp_path, small
     assert "metrics.faithfulness" not in run or run.isna()["metrics.faithfulness"]  # never a 0 that reads as a score
     folder = next((tmp_path / "outputs" / "runs").glob("*/"))
     calls = [json.loads(line) for line in (folder / "judge_failures.jsonl").read_text().splitlines()]
-    assert len(calls) == 12 and {call["status"] for call in calls} == {"parse_failed"}  # 6 questions x (1 claim + 1 relevance)
+    # 6 questions x (1 claim + 1 relevance + 1 list of questions written from the answer)
+    assert len(calls) == 18 and {call["status"] for call in calls} == {"parse_failed"}
     rates = json.loads((folder / "metrics.json").read_text())
-    assert rates["judge_failure_rate"] == {"value": 1.0, "n": 12} and rates["judge_failure_rate_support"]["n"] == 6
-    assert all(call["raw"].startswith("{") for call in calls)
+    assert rates["judge_failure_rate"] == {"value": 1.0, "n": 18}
+    assert [rates[f"judge_failure_rate_{task}"]["n"] for task in ("support", "relevance", "questions")] == [6, 6, 6]
+    assert all(call["raw"].startswith("{") for call in calls if call["task"] != "questions")
+    assert "answer_relevance" not in json.loads((folder / "metrics.json").read_text())  # unscored, not 0
     import mlflow
 
     artifacts = [a.path for a in mlflow.MlflowClient().list_artifacts(run.run_id)]
