@@ -246,11 +246,12 @@ def calibrate_command(args: argparse.Namespace) -> int:
     if callable(getattr(judge, "fit", None)):  # the ensemble: its fitted weights become a judge option
         from omegaconf import OmegaConf
 
-        from ragsweep.judging.calibration import _compose
+        from ragsweep.judging.calibration import compose_with_judge
         from ragsweep.judging.ensemble import write_fitted
 
         name = args.judge if args.judge.endswith("_fitted") else f"{args.judge}_fitted"
-        raw = OmegaConf.to_container(_compose(args.project / "conf", args.judge, args.overrides).judge, resolve=False)
+        composed = compose_with_judge(args.project / "conf", args.judge, args.overrides)
+        raw = OmegaConf.to_container(composed.judge, resolve=False)
         fitted = write_fitted(args.project / "conf" / "judge" / f"{name}.yaml", raw, judge, result.threshold,
                               result.auc, result.claims_file, judge.in_sample_auc, args.judge)
         print(f"fitted weights {judge.weights}, bias {judge.bias}; out-of-fold AUC {result.auc:.3f} "
@@ -272,6 +273,7 @@ def train_judge_command(args: argparse.Namespace) -> int:
     from omegaconf import OmegaConf
 
     from ragsweep.judging.synthetic import claims_passages
+    from ragsweep.runner.build import JUDGE_SETTINGS
 
     overrides = [f"paths.root={args.project.resolve()}", "+judge@trained_judge=trained",
                  *([f"dataset={args.dataset}"] if args.dataset else []),
@@ -282,7 +284,7 @@ def train_judge_command(args: argparse.Namespace) -> int:
             cfg = compose("config", overrides=overrides)
         corpus = claims_passages(args.claims) if args.claims else instantiate(cfg.dataset).load()
         settings = {k: v for k, v in OmegaConf.to_container(cfg.trained_judge, resolve=True).items()
-                    if k not in ("max_failure_rate", "auc")}  # the runner's keys, not the judge's
+                    if k not in JUDGE_SETTINGS}  # the runner's keys, not the judge's
         judge = get_class(settings.pop("_target_"))(dataset=corpus, **settings)
         started = time.perf_counter()
         path = judge.build()

@@ -371,7 +371,7 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
     from ragsweep.cache import StageCache
     from ragsweep.runner.build import JUDGE_SETTINGS, Built, _container, _instantiate
 
-    cfg = _compose(conf_dir, name, overrides)
+    cfg = compose_with_judge(conf_dir, name, overrides)
     cache_cfg = _container(cfg, "cache")
     stages = {"cache": Built(StageCache(cache_cfg["dir"], enabled=bool(cache_cfg["enabled"])), {})}
     uncached = StageCache(cache_cfg["dir"], enabled=False)  # embeddings computed, not read: s/claim is the judge's
@@ -389,7 +389,7 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
     return judge, _container(cfg, "judge")
 
 
-def _compose(conf_dir: Path, name: str, overrides: Sequence[str]):
+def compose_with_judge(conf_dir: Path, name: str, overrides: Sequence[str]):
     """The project's config with `judge=<name>`, appended (`+judge=`) when the defaults list has no judge;
     its paths (the stage cache a judge's model is kept in) under the project folder, wherever this runs."""
     from hydra import compose, initialize_config_dir

@@ -95,7 +95,9 @@ class TrainedJudge:
             raise ValueError("judge.dataset: the trained judge needs a corpus to train on; a sweep passes its "
                              "dataset, `ragsweep train-judge` takes --dataset NAME or --claims FILE.jsonl")
         if hasattr(corpus, "load") and not hasattr(corpus, "documents"):
-            corpus = corpus.load()
+            from ragsweep.data.base import load_once
+
+            corpus = load_once(corpus)  # the loader the job loads from: read once per process
         documents = getattr(corpus, "documents", corpus)
         if isinstance(documents, Mapping):
             return [documents[doc_id].text for doc_id in sorted(documents)]
