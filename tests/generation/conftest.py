@@ -42,7 +42,18 @@ class LlamaServer:
                 time.sleep(0.2)
         raise AssertionError("llama.cpp server did not answer within 90 s")
 
-    def answered(self) -> int:
+    def answered(self, settle: float = 0.0) -> int:
+        """Chat completions the server logged as answered. uvicorn logs a request after sending its
+        response, so a client can hold the answer before the line exists: with `settle`, wait (at most
+        that many seconds) until the count has not changed for one second."""
+        count, since = self._answered(), time.monotonic()
+        while time.monotonic() - since < min(1.0, settle):
+            time.sleep(0.1)
+            if (now := self._answered()) != count:
+                count, since = now, time.monotonic()
+        return count
+
+    def _answered(self) -> int:
         return sum('"POST /v1/chat/completions HTTP/1.1" 200' in line for line in self.log)
 
     def stop(self) -> None:
