@@ -36,13 +36,19 @@ class NativeDataset:
 
     def load(self) -> Dataset:
         folder = require_dir(self.path, "dataset.path", "documents/*.txt and queries.jsonl")
-        paths = sorted((folder / "documents").glob("*.txt"))
-        if not paths:
-            raise DatasetError(f"{folder / 'documents'}: no *.txt documents found")
-        located = [(str(path), Document(path.stem, read_text(path))) for path in paths]
-        checker = SpanChecker({d.id: d for _, d in located}, self.on_span_mismatch, self.repair_window)
+        documents = read_documents(folder / "documents", "dataset.path")
+        located = [(str(folder / "documents" / f"{d.id}.txt"), d) for d in documents.values()]
+        checker = SpanChecker(documents, self.on_span_mismatch, self.repair_window)
         queries = read_queries(require_file(folder / "queries.jsonl", "one JSON question per line"), checker)
         return build_dataset(folder.name, located, queries, str(folder), checker.finish(str(folder)))
+
+
+def read_documents(folder: str | Path, key: str) -> dict[str, Document]:
+    """The UTF-8 `*.txt` files of `folder` by id (the file name without .txt), in id order."""
+    paths = sorted(require_dir(folder, key, "UTF-8 *.txt documents").glob("*.txt"))
+    if not paths:
+        raise DatasetError(f"{folder}: no *.txt documents found")
+    return {path.stem: Document(path.stem, read_text(path)) for path in paths}
 
 
 def read_queries(path: Path, checker: SpanChecker) -> list[tuple[str, Query]]:

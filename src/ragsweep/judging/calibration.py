@@ -369,24 +369,24 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
     if name == "none":
         raise ValueError(refusal)
     from ragsweep.cache import StageCache
-    from ragsweep.runner.build import JUDGE_SETTINGS, Built, _container, _instantiate
+    from ragsweep.runner.build import JUDGE_SETTINGS, Built, group_config, instantiate_stage
 
     cfg = compose_with_judge(conf_dir, name, overrides)
-    cache_cfg = _container(cfg, "cache")
+    cache_cfg = group_config(cfg, "cache")
     stages = {"cache": Built(StageCache(cache_cfg["dir"], enabled=bool(cache_cfg["enabled"])), {})}
     uncached = StageCache(cache_cfg["dir"], enabled=False)  # embeddings computed, not read: s/claim is the judge's
     if "embedder" in cfg and "embedder" in _parameters(cfg.judge.get("_target_")):
-        stages["embedder"] = _instantiate(cfg, "embedder", {}, uncached)
+        stages["embedder"] = instantiate_stage(cfg, "embedder", {}, uncached)
     if "dataset" in _parameters(cfg.judge.get("_target_")):
         passages = list(dict.fromkeys(passage for claim in claims for passage in claim.context))
         stages["dataset"] = Built(passages, {"passages": len(passages)})
-    judge = _instantiate(cfg, "judge", stages, uncached, runner_keys=JUDGE_SETTINGS).component
+    judge = instantiate_stage(cfg, "judge", stages, uncached, runner_keys=JUDGE_SETTINGS).component
     if getattr(judge, "enabled", True) is False:
         raise ValueError(refusal)
     if not callable(getattr(judge, "judge", None)) or not isinstance(getattr(judge, "threshold", None), (int, float)):
         raise ValueError(f"judge._target_={cfg.judge.get('_target_')}: {type(judge).__name__} is not a judge; it "
                          "needs a judge(pairs) method and a numeric threshold (see ragsweep.judging.base.Judge)")
-    return judge, _container(cfg, "judge")
+    return judge, group_config(cfg, "judge")
 
 
 def compose_with_judge(conf_dir: Path, name: str, overrides: Sequence[str]):

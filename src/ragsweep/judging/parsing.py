@@ -75,6 +75,19 @@ def parse_list(raw: str, keys: tuple[str, ...] = LIST_KEYS) -> list[str] | None:
     return items or None
 
 
+def parse_object(raw: str) -> tuple[dict | None, str]:
+    """The first JSON object in `raw` (fenced, inside prose, or missing its closing braces) and how it
+    was read; None with the reason when there is none, or when the output stops inside a string (a
+    value cut mid-way is not trusted, as for verdicts)."""
+    found = _json_values(_unfence(raw or "").strip())
+    objects = [value for value in found.values if isinstance(value, dict)]
+    if not objects:
+        return None, "truncated JSON (cut off inside a value)" if found.truncated else "no JSON object"
+    if found.cut is not None and objects[0] is found.values[-1]:
+        return None, f"truncated JSON (the {found.cut!r} value is cut off)"
+    return objects[0], "json"
+
+
 @dataclass
 class _Found:
     values: list = field(default_factory=list)  # JSON objects and lists, in order

@@ -64,23 +64,23 @@ def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
     k = _positive_int(cfg, "k")
     if "bootstrap_samples" in cfg:
         _positive_int(cfg, "bootstrap_samples")
-    cache_cfg = _container(cfg, "cache")
+    cache_cfg = group_config(cfg, "cache")
     cache = StageCache(cache_cfg["dir"], enabled=bool(cache_cfg["enabled"]))
-    embedder = _instantiate(cfg, "embedder", {}, cache)
+    embedder = instantiate_stage(cfg, "embedder", {}, cache)
     embedder.component = cache.embedder(embedder.component, embedder.signature)
-    stages = {"embedder": embedder, "store": _instantiate(cfg, "store", {}, cache), "cache": Built(cache, {})}
-    reranker = _instantiate(cfg, "reranker", stages, cache)
+    stages = {"embedder": embedder, "store": instantiate_stage(cfg, "store", {}, cache), "cache": Built(cache, {})}
+    reranker = instantiate_stage(cfg, "reranker", stages, cache)
     candidates = getattr(reranker.component, "candidates", 0)
     if candidates and candidates < k:
         raise ConfigError(f"reranker.candidates ({candidates}) must be >= k ({k}); raise reranker.candidates or lower k")
-    dataset = _instantiate(cfg, "dataset", {}, cache)
+    dataset = instantiate_stage(cfg, "dataset", {}, cache)
     pipeline = Pipeline(
         dataset=dataset.component,
-        chunker=_instantiate(cfg, "chunker", stages, cache),
-        retriever=_instantiate(cfg, "retriever", stages, cache),
+        chunker=instantiate_stage(cfg, "chunker", stages, cache),
+        retriever=instantiate_stage(cfg, "retriever", stages, cache),
         reranker=reranker,
-        evaluator=_instantiate(cfg, "metrics", {}, cache).component,
-        tracker=_instantiate(cfg, "tracking", {}, cache).component,
+        evaluator=instantiate_stage(cfg, "metrics", {}, cache).component,
+        tracker=instantiate_stage(cfg, "tracking", {}, cache).component,
         cache=cache,
         k=k,
         candidates=candidates,
@@ -108,8 +108,8 @@ def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built]
     """The generator stage, its prompt and error budget; nothing for `generator=none` (or no group)."""
     if "generator" not in cfg:
         return
-    settings = _container(cfg, "generator")
-    generator = _instantiate(cfg, "generator", stages, cache, runner_keys=GENERATOR_SETTINGS)
+    settings = group_config(cfg, "generator")
+    generator = instantiate_stage(cfg, "generator", stages, cache, runner_keys=GENERATOR_SETTINGS)
     if not getattr(generator.component, "enabled", True):
         return
     rate = settings.get("max_error_rate", 0.05)
@@ -131,16 +131,10 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], ca
     A judge that asks for `dataset` gets the job's (the trained judge learns from it)."""
     if "judge" not in cfg or pipeline.generator is None:
         return
-    settings = _container(cfg, "judge")
-    judge = _instantiate(cfg, "judge", stages, cache, runner_keys=JUDGE_SETTINGS)
-    if not getattr(judge.component, "enabled", True):
+    settings = group_config(cfg, "judge")
+    judge = judge_stage(cfg, stages, cache)
+    if judge is None:
         return
-    try:  # a judge built from data (the trained judge) names its model: verdicts of two models never share keys
-        model_key = getattr(judge.component, "model_key", None)
-    except ValueError as error:
-        raise ConfigError(f"judge: {error}") from None
-    if model_key is not None:
-        judge.signature = {**judge.signature, "model": model_key}
     rate = settings.get("max_failure_rate", 0.05)
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
         raise ConfigError(f"judge.max_failure_rate must be a share between 0 and 1, got {rate!r}; e.g. 0.05")
@@ -159,6 +153,21 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], ca
         except ValueError as error:
             raise ConfigError(str(error)) from None
     pipeline.triad_weights = tuple(float(w) for w in weights)
+
+
+def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache) -> Built | None:
+    """The judge of `cfg` (None for `judge=none`); a judge built from data (the trained judge) has its
+    model in its signature, so verdicts of two models never share cache keys."""
+    judge = instantiate_stage(cfg, "judge", stages, cache, runner_keys=JUDGE_SETTINGS)
+    if not getattr(judge.component, "enabled", True):
+        return None
+    try:
+        model_key = getattr(judge.component, "model_key", None)
+    except ValueError as error:
+        raise ConfigError(f"judge: {error}") from None
+    if model_key is not None:
+        judge.signature = {**judge.signature, "model": model_key}
+    return judge
 
 
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
@@ -200,11 +209,11 @@ def _unknown_parameters(group: str, config: dict[str, Any], component: type, inj
                               f"{', '.join(f'{group}.{name}' for name in takes) or 'none'}")
 
 
-def _instantiate(cfg: DictConfig, group: str, stages: dict[str, Built], cache: StageCache,
+def instantiate_stage(cfg: DictConfig, group: str, stages: dict[str, Built], cache: StageCache,
                  runner_keys: tuple[str, ...] = ()) -> Built:
     """Build `cfg[group]`, handing it the built stages its constructor asks for by name; `runner_keys`
     of the group are the runner's settings, kept from the constructor and from the signature."""
-    config = {key: value for key, value in _container(cfg, group).items() if key not in runner_keys}
+    config = {key: value for key, value in group_config(cfg, group).items() if key not in runner_keys}
     try:
         component_class = _locate(config["_target_"])  # hydra's get_class also logs the error, on 3 lines
     except (ImportError, ValueError) as error:  # a bad _target_
@@ -230,7 +239,7 @@ def _instantiate(cfg: DictConfig, group: str, stages: dict[str, Built], cache: S
     return Built(component, signature)
 
 
-def _container(cfg: DictConfig, group: str) -> dict[str, Any]:
+def group_config(cfg: DictConfig, group: str) -> dict[str, Any]:
     if group not in cfg:
         raise ConfigError(f"config group {group!r} is missing; add '{group}: <option>' to the defaults list")
     try:

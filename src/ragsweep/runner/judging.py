@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from ragsweep.cache import fingerprint
+from ragsweep.cache import StageCache, fingerprint
 from ragsweep.generation.base import Generation
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.claims import Claim, claims_from_statements, split_claims
@@ -25,7 +25,7 @@ from ragsweep.judging.labels import claim_key
 from ragsweep.metrics import judged
 from ragsweep.metrics.ppi import judge_mean, ppi_mean
 from ragsweep.metrics.answers import cosine_similarity, strip_citations
-from ragsweep.runner.build import Pipeline
+from ragsweep.runner.build import Built, Pipeline
 from ragsweep.types import Chunk, Hit
 
 log = logging.getLogger(__name__)
@@ -220,7 +220,11 @@ def _claims(pipeline: Pipeline, questions: Sequence[str], answers: Sequence[str 
 
 
 def _verdicts(pipeline: Pipeline, pairs: Sequence[Pair]) -> list[Verdict]:
-    judge, cache = pipeline.judge, pipeline.cache
+    return cached_verdicts(pipeline.judge, pipeline.cache, pairs)
+
+
+def cached_verdicts(judge: Built, cache: StageCache, pairs: Sequence[Pair]) -> list[Verdict]:
+    """One verdict per pair; judged once per (judge, task, texts) across jobs and runs, failures never stored."""
     if not pairs:
         return []
     if not getattr(judge.component, "cached", True):
