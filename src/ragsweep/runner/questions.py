@@ -61,6 +61,7 @@ class Attempt:
     passage: Chunk
     type: str
     difficulty: str
+    schema: dict  # the JSON schema sent with the request (part of the draft's cache key)
 
 
 @dataclass
@@ -112,8 +113,9 @@ class QuestionSetWriter:
         settings, documents = self.settings, self.documents
         passages = {doc_id: self.passage_chunker.split(doc) for doc_id, doc in documents.items()}
         wanted = quotas({doc_id: len(doc.text) for doc_id, doc in documents.items()}, settings["questions_per_document"])
-        chunks = [chunk for doc_id in sorted(documents) for chunk in self.chunker.split(documents[doc_id])]
+        chunks = []  # the round trip's index, when it is on
         if settings["filters"]["round_trip_k"]:
+            chunks = [chunk for doc_id in sorted(documents) for chunk in self.chunker.split(documents[doc_id])]
             self.retriever.index(chunks)
         report = Report(wanted, settings)
         kept: list[Screened] = []
@@ -148,7 +150,7 @@ class QuestionSetWriter:
             level = next_wanted(self.settings["difficulties"], pending["difficulty"])
             pending["type"][kind] += 1
             pending["difficulty"][level] += 1
-            attempts.append(Attempt(passage, kind, level))
+            attempts.append(Attempt(passage, kind, level, schema_for(passage.text, self.settings["constrain_excerpts"])))
         return attempts
 
     def _drafts(self, attempts: Sequence[Attempt], report: Report) -> list[tuple[Draft | None, tuple[str, str]]]:
@@ -156,7 +158,7 @@ class QuestionSetWriter:
         None with (reason, detail): `generation_failed` or `unparseable`."""
         generator = self.generator
         keys = [fingerprint("question_draft", generator.signature, self.prompt.system, self.prompt.user,
-                            self._schema(a), a.passage.text, a.type, a.difficulty, self.settings["retries"])
+                            a.schema, a.passage.text, a.type, a.difficulty, self.settings["retries"])
                 for a in attempts]
 
         def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
@@ -184,7 +186,7 @@ class QuestionSetWriter:
             messages = self.prompt.render(attempt.passage.text, attempt.type, attempt.difficulty)
             outputs, error = [], ""
             for _ in range(self.settings["retries"] + 1):
-                request = Request(attempt.passage.text, (), messages, {"type": "json_object", "schema": self._schema(attempt)})
+                request = Request(attempt.passage.text, (), messages, {"type": "json_object", "schema": attempt.schema})
                 made = self.generator.component.generate([request])[0]
                 if made.error is not None or made.answer is None:
                     error = made.error or "the generator returned no answer"
@@ -196,9 +198,6 @@ class QuestionSetWriter:
                 messages = (*messages, {"role": "assistant", "content": made.answer}, {"role": "user", "content": REASK})
             results.append((SEPARATOR.join(outputs), error))
         return results
-
-    def _schema(self, attempt: Attempt) -> dict:
-        return schema_for(attempt.passage.text, self.settings["constrain_excerpts"])
 
     def _screen(self, screened: Screened, vectors: list[np.ndarray], chunks: Sequence[Chunk]) -> Screened:
         """Run the filters in order; the first that fails sets `reason` and `detail`."""
