@@ -28,6 +28,7 @@ from ragsweep.data.locate import Located, locate
 from ragsweep.generation.base import Request
 from ragsweep.judging.base import Pair
 from ragsweep.judging.claims import split_claims
+from ragsweep.judging.llm import SEPARATOR  # between the outputs of one draft's calls, as in the llm judge's raw
 from ragsweep.questions import filters
 from ragsweep.questions.drafts import (
     DIFFICULTIES, REASK, TYPES, Draft, check_mix, load_draft_prompt, next_wanted, parse_draft, schema_for,
@@ -244,7 +245,6 @@ class QuestionSetWriter:
         return screened
 
 
-SEPARATOR = "\n--- re-asked ---\n"
 _TOKENIZER = Tokenizer("cl100k_base")  # excerpt lengths in the report
 
 
