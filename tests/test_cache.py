@@ -162,3 +162,105 @@ def test_each_entry_without_a_cache_is_computed_and_not_stored(tmp_path):
     keys = ["a", "b"]
     entries = cache.get_or_compute_each("answers", keys, lambda positions: _entries(positions, keys), progress=False)
     assert [str(e["value"]) for e in entries] == keys and not any(tmp_path.iterdir())
+
+
+def _race(root, start, log, rounds):
+    """One racer with locks off: wait for the start, compute the shared entry, then rewrite it `rounds` times."""
+    big = lambda: {"x": np.arange(2_000_000, dtype=np.float64), "tag": np.array("same")}  # noqa: E731
+    cache = StageCache(root, locks=False)
+    start.wait()
+    entry = cache.get_or_compute("index", "shared", lambda: open(log, "a").write("computed\n") and big())
+    for _ in range(rounds):
+        cache.save("index", "shared", big())
+    assert np.array_equal(entry["x"], big()["x"])
+
+
+def _read_while_racing(root, start, stop, log):
+    """Read the shared entry as fast as possible; log every read that was not a whole, verified entry."""
+    import time
+
+    start.wait()
+    path = StageCache(root)._path("index", "shared")
+    deadline = time.monotonic() + 120
+    while not stop.is_set() and time.monotonic() < deadline:
+        if path.exists():
+            entry = read_entry(path)
+            with open(log, "a") as out:
+                out.write("whole\n" if entry is not None and entry["x"].shape == (2_000_000,) else "broken\n")
+
+
+def test_racing_processes_without_locks_agree_and_readers_never_see_half_an_entry(tmp_path):
+    """Four processes (nodes of a cluster, on a mount without locks) compute the same entry at once and
+    keep rewriting it while two readers poll it: every racer gets the same content, readers only ever
+    see whole entries that pass their checksum, and no lock or temporary file is left behind.
+    Writing the entry in place instead of renaming a finished temporary file fails this test."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    start, stop = context.Barrier(6), context.Event()
+    computed, reads = tmp_path / "computed.txt", tmp_path / "reads.txt"
+    racers = [context.Process(target=_race, args=(tmp_path / "cache", start, computed, 15)) for _ in range(4)]
+    readers = [context.Process(target=_read_while_racing, args=(tmp_path / "cache", start, stop, reads), daemon=True)
+               for _ in range(2)]
+    for process in racers + readers:
+        process.start()
+    try:
+        for racer in racers:
+            racer.join(120)
+    finally:
+        stop.set()
+        for reader in readers:
+            reader.join(30)
+    assert [racer.exitcode for racer in racers] == [0] * 4
+    assert computed.read_text().count("computed") >= 2  # they raced: without locks nobody waited
+    outcomes = reads.read_text().split()
+    assert outcomes.count("whole") > 10 and "broken" not in outcomes
+    stored = read_entry(tmp_path / "cache" / "index" / "sh" / "shared.npz")
+    assert stored is not None and np.array_equal(stored["x"], np.arange(2_000_000, dtype=np.float64))
+    leftovers = [p.name for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.suffix != ".npz"]
+    assert leftovers == [] and not (tmp_path / "cache" / ".locks").exists()
+
+
+def _embed_without_locks(root, start, texts, out):
+    start.wait()
+    vectors = StageCache(root, locks=False).embedder(CountingEmbedder(), {"_target_": "m"}).encode(texts)
+    np.save(out, vectors)
+
+
+def test_embedders_racing_without_locks_store_the_same_vectors(tmp_path):
+    """Three processes embedding the same texts with locks off each write a shard; a later reader gets
+    every text from those shards, equal to what each racer computed, and embeds nothing."""
+    import multiprocessing
+
+    texts = [f"text {i}" for i in range(50)]
+    context = multiprocessing.get_context("fork")
+    start = context.Barrier(3)
+    outs = [tmp_path / f"racer{i}.npy" for i in range(3)]
+    racers = [context.Process(target=_embed_without_locks, args=(tmp_path / "cache", start, texts, out))
+              for out in outs]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(60)
+        assert racer.exitcode == 0
+    model = CountingEmbedder()
+    later = StageCache(tmp_path / "cache").embedder(model, {"_target_": "m"}).encode(texts)
+    assert model.seen == []
+    for out in outs:
+        assert np.array_equal(np.load(out), later)
+
+
+def test_a_filesystem_that_refuses_locks_costs_a_warning_not_the_entry(tmp_path, monkeypatch, caplog):
+    """Some network mounts answer flock with ENOLCK. No such mount exists on this machine, so the
+    refusal is injected at the system call (fcntl.flock); the cache must go on without the lock."""
+    import errno
+    import fcntl
+
+    def refuse(handle, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", refuse)
+    cache = StageCache(tmp_path)
+    entry = cache.get_or_compute("chunks", "k", lambda: {"x": np.arange(3)})
+    assert np.array_equal(entry["x"], np.arange(3)) and "no file locks" in caplog.text
+    assert np.array_equal(cache.get_or_compute("chunks", "k", lambda: 1 / 0)["x"], np.arange(3))

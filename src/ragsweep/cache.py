@@ -6,6 +6,11 @@ numpy archives written to a temporary file and renamed into place (atomic on POS
 parallel job never reads half an entry. Each archive carries a sha256 of its own arrays; an
 entry that fails to load or to verify is logged, deleted and rebuilt.
 
+Correctness needs no locks: two processes (or nodes of a cluster) computing the same entry write
+the same content under the same name, and the last rename wins. File locks only save the second
+computation where the filesystem honours them; `locks=False` (or a filesystem that refuses them)
+drops them, and a network filesystem whose locks are unreliable costs time, never results.
+
 Embeddings are cached per text, not per run: each embedder has a folder of immutable shards
 (text hashes + vectors), so a text embedded by any configuration is never embedded again by that
 embedder, whichever chunker, store, k or reranker asks for it.
@@ -14,6 +19,7 @@ embedder, whichever chunker, store, k or reranker asks for it.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -62,14 +68,22 @@ class StageCache:
     Args:
         root: Folder of the cache (created on first write).
         enabled: False computes everything and stores nothing (`cache=off`).
+        locks: False never takes a file lock: parallel jobs may compute an entry twice (same
+            content, written atomically) instead of waiting for each other.
     """
 
-    def __init__(self, root: str | Path, enabled: bool = True) -> None:
+    def __init__(self, root: str | Path, enabled: bool = True, locks: bool = True) -> None:
         self.root = Path(root)
         self.enabled = enabled
+        self.locks = locks
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.bypassing = False
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> StageCache:
+        """The cache a `conf/cache/` group describes (`dir`, `enabled`, optional `locks`)."""
+        return cls(settings["dir"], enabled=bool(settings["enabled"]), locks=bool(settings.get("locks", True)))
 
     @contextmanager
     def embeddings_bypassed(self) -> Iterator[None]:
@@ -90,7 +104,7 @@ class StageCache:
         stored = self._usable(stage, key, usable)
         if stored is None:
             # parallel jobs that need the same entry: one computes it while the others wait, then read it
-            with exclusive(self.root / ".locks" / f"{stage}-{key}.lock"):
+            with self.lock(f"{stage}-{key}"):
                 stored = self._usable(stage, key, usable)
                 if stored is None:
                     self.misses[stage] += 1
@@ -132,7 +146,7 @@ class StageCache:
                     mine = []
                     for position in pending[start : start + batch]:
                         key = keys[position]
-                        if self.enabled and not locks.enter_context(self._key_lock(stage, key, blocking)):
+                        if self.enabled and not locks.enter_context(self.lock(f"{stage}-{key}", blocking)):
                             deferred.append(position)
                             continue
                         stored = self.load(stage, key) if self.enabled else None
@@ -155,9 +169,12 @@ class StageCache:
         return [results[first_of[key]] for key in keys]
 
     @contextmanager
-    def _key_lock(self, stage: str, key: str, blocking: bool) -> Iterator[bool]:
-        """The lock of one key's entry: yields whether it is held (always, when `blocking`)."""
-        with exclusive(self.root / ".locks" / f"{stage}-{key}.lock", blocking) as held:
+    def lock(self, name: str, blocking: bool = True, folder: Path | None = None) -> Iterator[bool]:
+        """`exclusive` on `<folder or root/.locks>/<name>.lock`; yields True at once when locks are off."""
+        if not self.locks:
+            yield True
+            return
+        with exclusive((folder or self.root / ".locks") / f"{name}.lock", blocking) as held:
             yield held
 
     def _usable(self, stage: str, key: str, usable: Callable[[Arrays], bool]) -> Arrays | None:
@@ -212,7 +229,7 @@ class CachedEmbedder:
             # parallel jobs that miss the same texts (the k values of one chunking, the questions) embed
             # them once: one holds this lock, the others wait and read its shard; other texts go on in parallel
             batch = hashlib.sha256("".join(sorted(missing)).encode()).hexdigest()[:32]
-            with exclusive(self.folder / "locks" / f"{batch}.lock"):
+            with self.cache.lock(batch, folder=self.folder / "locks"):
                 missing = self._missing(keys, texts)
                 if missing:
                     vectors = np.asarray(self.embedder.encode(list(missing.values()), role=role), dtype=np.float32)
@@ -248,7 +265,9 @@ class CachedEmbedder:
 @contextmanager
 def exclusive(path: Path, blocking: bool = True) -> Iterator[bool]:
     """An advisory lock across processes; the kernel drops it if its holder dies, even by kill -9.
-    Yields True once held; without `blocking`, yields False at once if another process holds it."""
+    Yields True once held; without `blocking`, yields False at once if another process holds it.
+    A filesystem that refuses locks (some network mounts) gives no lock and a warning, not an error:
+    the cache is correct without them."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as handle:
         try:
@@ -256,10 +275,21 @@ def exclusive(path: Path, blocking: bool = True) -> Iterator[bool]:
         except BlockingIOError:
             yield False
             return
+        except OSError as error:  # ENOLCK, EOPNOTSUPP: no lock service on this mount
+            _warn_no_locks(str(path.parent), str(error))
+            yield True
+            return
         try:
             yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@functools.cache
+def _warn_no_locks(folder: str, reason: str) -> None:
+    """Once per folder: a filesystem without locks is worth one line, not one per entry."""
+    log.warning("no file locks under %s (%s): going on without them; parallel jobs may compute an entry twice "
+                "(cache.locks=false silences this)", folder, reason)
 
 
 def write_entry(path: Path, arrays: Arrays) -> None:

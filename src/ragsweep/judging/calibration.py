@@ -373,7 +373,7 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
 
     cfg = compose_with_judge(conf_dir, name, overrides)
     cache_cfg = group_config(cfg, "cache")
-    stages = {"cache": Built(StageCache(cache_cfg["dir"], enabled=bool(cache_cfg["enabled"])), {})}
+    stages = {"cache": Built(StageCache.from_settings(cache_cfg), {})}
     uncached = StageCache(cache_cfg["dir"], enabled=False)  # embeddings computed, not read: s/claim is the judge's
     if "embedder" in cfg and "embedder" in _parameters(cfg.judge.get("_target_")):
         stages["embedder"] = instantiate_stage(cfg, "embedder", {}, uncached)

@@ -65,7 +65,7 @@ def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
     if "bootstrap_samples" in cfg:
         _positive_int(cfg, "bootstrap_samples")
     cache_cfg = group_config(cfg, "cache")
-    cache = StageCache(cache_cfg["dir"], enabled=bool(cache_cfg["enabled"]))
+    cache = StageCache.from_settings(cache_cfg)
     embedder = instantiate_stage(cfg, "embedder", {}, cache)
     embedder.component = cache.embedder(embedder.component, embedder.signature)
     stages = {"embedder": embedder, "store": instantiate_stage(cfg, "store", {}, cache), "cache": Built(cache, {})}

@@ -84,7 +84,7 @@ class QuestionSetWriter:
         self.documents = documents
         self.settings = check_settings(cfg)
         cache_cfg = group_config(cfg, "cache")
-        self.cache = StageCache(cache_cfg["dir"], enabled=bool(cache_cfg["enabled"]))
+        self.cache = StageCache.from_settings(cache_cfg)
         stages: dict[str, Built] = {"cache": Built(self.cache, {})}
         self.generator = instantiate_stage(cfg, "generator", stages, self.cache, runner_keys=GENERATOR_SETTINGS)
         if not getattr(self.generator.component, "enabled", True) or not hasattr(self.generator.component, "max_tokens"):
