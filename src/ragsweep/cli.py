@@ -1,4 +1,4 @@
-"""`ragsweep best | report | gate | ui`: from a finished sweep to a config you can trust and guard.
+"""`ragsweep best | report | gate | ui | server | sync`: from a finished sweep to a config you can trust and guard.
 
 Run from the project folder (the one with sweep.py and conf/); the store defaults to the one
 sweep.py writes, sqlite:///mlruns/mlflow.db.
@@ -174,12 +174,58 @@ def ui_command(args: argparse.Namespace) -> int:
     """
     uri = _existing_uri(args)
     print(f"MLflow UI for {uri}: http://127.0.0.1:{args.port}  (Ctrl-C stops it)", flush=True)
-    command = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
-               "--host", "127.0.0.1", "--port", str(args.port), "--workers", "1"]
+    return _serve([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
+                   "--host", "127.0.0.1", "--port", str(args.port), "--workers", "1"])
+
+
+def server_command(args: argparse.Namespace) -> int:
+    """A team's tracking server: PostgreSQL backend store, artifacts on a shared path (stopped like `ui`)."""
+    from ragsweep.tracking.server import ServerError, server_command as command_line
+
+    try:
+        command, env = command_line(args.backend_store_uri, args.artifacts_destination, args.host, args.port,
+                                    args.workers)
+    except ServerError as error:
+        print(f"ragsweep: error: {error}", file=sys.stderr)
+        return 2
+    print(f"MLflow tracking server on http://{args.host}:{args.port} (Ctrl-C stops it); sweeps log to it with "
+          f"tracking.uri=http://{args.host}:{args.port}", flush=True)
+    return _serve(command, env)
+
+
+def sync_command(args: argparse.Namespace) -> int:
+    """Log the runs a tracking server did not take (their records, `mlflow_run.json`) from job folders."""
+    from ragsweep.tracking.mlflow_tracker import RECORD_FILE, MlflowTracker, RunRecord
+
+    records = sorted(args.folder.rglob(RECORD_FILE))
+    if not records:
+        print(f"ragsweep: error: no {RECORD_FILE} under {args.folder}: give a job's output folder "
+              "(outputs/multirun/<time>/<n>) or a sweep's", file=sys.stderr)
+        return 2
+    unlogged = 0
+    for path in records:
+        record = RunRecord.read(path)
+        if not record.unsent:
+            print(f"{path.parent}: already logged as run {record.run_id}")
+            continue
+        tracker = MlflowTracker(args.tracking_uri or record.uri, record.experiment,
+                                str(args.project / "mlruns" / "artifacts"))
+        try:
+            run_id = tracker.sync(path)
+        except Exception as error:  # noqa: BLE001  (the store still refuses: say so, keep the record, go on)
+            print(f"{path.parent}: not logged, {tracker.uri} refused it ({error}); the record is kept", file=sys.stderr)
+            unlogged += 1
+            continue
+        print(f"{path.parent}: logged as run {run_id} in {tracker.uri}")
+    return 1 if unlogged else 0
+
+
+def _serve(command: list[str], env: dict[str, str] | None = None) -> int:
+    """Run a server until it exits or this process gets Ctrl-C or SIGTERM, then stop its whole process group."""
     signal.signal(signal.SIGTERM, _interrupt)  # `kill <pid>` stops the server too, not only this process
     server = None
     try:
-        server = subprocess.Popen(command, start_new_session=True)
+        server = subprocess.Popen(command, start_new_session=True, env=env)
         return server.wait()
     except KeyboardInterrupt:
         return 0
@@ -437,6 +483,19 @@ def _parser() -> argparse.ArgumentParser:
     ui = commands.add_parser("ui", help="start the MLflow UI on the project's store (127.0.0.1, one worker)")
     ui.add_argument("--port", type=int, default=5000)
     ui.set_defaults(command=ui_command)
+
+    server = commands.add_parser("server", help="start a team's MLflow tracking server: PostgreSQL store, shared artifacts")
+    server.add_argument("--backend-store-uri", required=True, help="postgresql://USER:PASSWORD@HOST:5432/DATABASE")
+    server.add_argument("--artifacts-destination", required=True, help="folder (a shared mount) or s3:// URI for artifacts")
+    server.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface; default "
+                                                            "127.0.0.1)")
+    server.add_argument("--port", type=int, default=5000)
+    server.add_argument("--workers", type=int, default=4, help="uvicorn workers (each ~150 MB)")
+    server.set_defaults(command=server_command)
+
+    sync = commands.add_parser("sync", help="log job results a tracking server did not take (kept in their folders)")
+    sync.add_argument("folder", type=Path, help="a job's output folder, or a sweep's (every job under it)")
+    sync.set_defaults(command=sync_command)
 
     calibrate = commands.add_parser("calibrate", help="measure a judge against labelled claims and find its threshold")
     calibrate.add_argument("--judge", required=True, help="an option of conf/judge/, e.g. lexical")

@@ -174,7 +174,7 @@ def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache) ->
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
             "tracking", "paths", "cache", LABEL_KEY, "hydra")
-CACHE_KEYS = ("enabled", "dir")
+CACHE_KEYS = ("enabled", "dir", "locks")
 STAGES = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "generator", "judge", "metrics")
 
 
@@ -187,7 +187,7 @@ def check_settings(cfg: DictConfig) -> None:
                               f"the keys ragsweep reads are {', '.join(known[:-1])}")
     for key in cfg.get("cache") or {}:
         if key not in CACHE_KEYS:
-            raise ConfigError(f"cache.{key}: the cache reads only {' and '.join(CACHE_KEYS)}; "
+            raise ConfigError(f"cache.{key}: the cache reads only {', '.join(CACHE_KEYS)}; "
                               f"{_closest(key, CACHE_KEYS, 'cache.')}remove cache.{key}")
 
 

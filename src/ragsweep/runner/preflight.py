@@ -85,7 +85,8 @@ def check_config(cfg: DictConfig) -> None:
     tracker = pipeline.tracker
     if tracker.uri.startswith("sqlite:///"):
         writable(Path(tracker.uri.removeprefix("sqlite:///")), "tracking.uri")
-    writable(Path(str(tracker.artifacts)), "tracking.artifacts")
+    if not tracker.uri.startswith(("http://", "https://")):  # a tracking server keeps its own artifacts
+        writable(Path(str(tracker.artifacts)), "tracking.artifacts")
 
 
 def writable(path: Path, key: str) -> None:

@@ -23,7 +23,7 @@ from ragsweep.runner.judging import (Judgement, JudgingFailed, fail_on_judge_fai
                                      run_summaries, write_failed_calls)
 from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
 from ragsweep.runner.stages import chunk_dataset, first_stage, generate, latency_sample, rerank
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, parent_run_id
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, TrackingUnavailable, parent_run_id
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def main(cfg: DictConfig, output_dir: Path | None = None) -> float | None:
     except (ConfigError, DatasetError) as error:
         print(f"ragsweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    except (GenerationFailed, JudgingFailed) as error:
+    except (GenerationFailed, JudgingFailed, TrackingUnavailable) as error:
         if parent_run_id() is None:  # one run: its FAILED record is in MLflow; the user needs one line
             print(f"ragsweep: error: {error}", file=sys.stderr)
             raise SystemExit(1) from None
@@ -97,7 +97,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
             FINGERPRINT_TAG: config_id, "ragsweep.sweep": _sweep_name(), "ragsweep.git_sha": git_sha(),
             "ragsweep.version": ragsweep.__version__, LABEL_TAG: label,
             **{f"version.{name}": version for name, version in package_versions().items()}}
-    with pipeline.tracker.start_run(label, params, tags, parent):
+    with pipeline.tracker.start_run(label, params, tags, parent, record_dir=output_dir):
         pipeline.tracker.log_dataset(dataset.name, dataset.fingerprint, _dataset_source(cfg), len(dataset.queries))
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]

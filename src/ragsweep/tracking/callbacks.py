@@ -1,9 +1,10 @@
 """Hydra callback: one MLflow parent run per multirun, its summary table at the end.
 
 Runs in the process that launches the jobs, so the experiment and parent run are created once,
-before any job runs. Jobs find the parent in the file `PARENT_RUN_FILE` in the sweep folder.
-Hydra calls no callback when a sweep stops early, so an exit handler closes the parent then:
-KILLED with a summary of the finished jobs after Ctrl-C, FAILED otherwise.
+before any job runs. Jobs receive the parent's id through their own config, which every launcher
+(local, joblib, Ray, submitit) rebuilds from the launching process's. Hydra calls no callback when
+a sweep stops early, so an exit handler closes the parent then, with a summary of the finished
+jobs: KILLED after Ctrl-C, FAILED otherwise (a job raised through the launcher, a node was lost).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from typing import Any
 import pandas as pd
 from hydra.experimental.callback import Callback
 from hydra.utils import instantiate
-from omegaconf import DictConfig
+from omegaconf import DictConfig, read_write
 
 from ragsweep.results.judges import judge_notes, summary_table
 from ragsweep.runner.identity import git_sha, package_versions, sweep_name
 from ragsweep.runner.interrupts import interrupt
-from ragsweep.tracking.mlflow_tracker import PARENT_RUN_FILE, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV, MlflowTracker
 from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, failure_lines, markdown, sweep_jobs
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,6 @@ class SweepRun(Callback):
     def __init__(self) -> None:
         self.tracker: MlflowTracker | None = None
         self.parent_run_id: str | None = None
-        self.parent_file: Path | None = None
         self.interrupted = False  # set by Ctrl-C (SIGINT) while the sweep runs
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
@@ -49,10 +49,8 @@ class SweepRun(Callback):
                 **{f"version.{package}": version for package, version in package_versions().items()}}
         title = f"sweep {overrides}"[:200] if name == "adhoc" else f"sweep:{name}"
         self.parent_run_id = self.tracker.start_parent(f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
-        self.parent_file = Path(str(config.hydra.sweep.dir)) / PARENT_RUN_FILE
-        self.parent_file.parent.mkdir(parents=True, exist_ok=True)
-        self.parent_file.write_text(self.parent_run_id)
-        self.sweep_dir = self.parent_file.parent
+        hand_to_jobs(config, self.parent_run_id)
+        self.sweep_dir = Path(str(config.hydra.sweep.dir))
         self.heading = f"# Sweep {name}"
         self.metric = config.get("optimized_metric") or DEFAULT_RANKING_METRIC
         if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, interrupt):  # not if SIGINT is ignored
@@ -65,22 +63,26 @@ class SweepRun(Callback):
             return
         if signal.getsignal(signal.SIGINT) == self._on_interrupt:
             signal.signal(signal.SIGINT, interrupt)
+        self.tracker.kill_running_children(self.parent_run_id, wait_s=0)  # every job has returned: any still RUNNING was lost
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
-        failed = int((jobs["status"] == "FAILED").sum()) if not jobs.empty else 0
+        failed, lost = (int((jobs["status"] == status).sum()) if not jobs.empty else 0 for status in ("FAILED", "KILLED"))
         files, table = self._write_summary(jobs)
         if table is not None:
             print(f"\nSweep summary, ranked by {self.metric} (also {files[1]}):\n{markdown(table)}"
                   + "".join(f"\n{note}\n" for note in judge_notes(jobs)))
-        status = "FAILED" if failed else "FINISHED"
-        self.tracker.end_parent(self.parent_run_id, status,
-                                {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(failed)}, files)
-        self.parent_file.unlink(missing_ok=True)
+        status = "FAILED" if failed or lost else "FINISHED"
+        self.tracker.end_parent(self.parent_run_id, status, {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs":
+                                                             str(failed), "ragsweep.lost_jobs": str(lost)}, files)
         self.parent_run_id = None
         if failed:
             print(f"ragsweep: {failed} of {len(jobs)} job(s) FAILED; their tracebacks are in MLflow "
                   "(artifact traceback.txt). Re-running the sweep runs only those.", file=sys.stderr)
             for line in failure_lines(jobs):
                 print(f"  {line}", file=sys.stderr)
+        if lost:
+            print(f"ragsweep: {lost} job(s) lost their process or node (marked KILLED); re-running the sweep runs "
+                  "only those.", file=sys.stderr)
+        if failed or lost:
             raise SystemExit(1)
 
     def _write_summary(self, jobs: pd.DataFrame) -> tuple[list[Path], pd.DataFrame | None]:
@@ -106,22 +108,32 @@ class SweepRun(Callback):
             return
         if self.interrupted:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not leave the runs half closed
-            self._end_interrupted()
-        else:
-            self.tracker.end_parent(self.parent_run_id, "FAILED", {}, [])  # fail_fast or an error
-        self.parent_file.unlink(missing_ok=True)
+        self._end_stopped("KILLED" if self.interrupted else "FAILED")  # FAILED: fail_fast, an error, a lost node
         self.parent_run_id = None
 
-    def _end_interrupted(self) -> None:
-        """Close the runs Ctrl-C stopped as KILLED and the parent as KILLED with a summary of what finished."""
+    def _end_stopped(self, status: str) -> None:
+        """Close the runs the stop left RUNNING as KILLED, and the parent as `status` with a summary of what finished."""
         self.tracker.kill_running_children(self.parent_run_id)
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
         count = {status: int((jobs["status"] == status).sum()) if not jobs.empty else 0
                  for status in ("FINISHED", "FAILED", "KILLED")}
         files, _ = self._write_summary(jobs[jobs["status"] == "FINISHED"] if not jobs.empty else jobs)
-        self.tracker.end_parent(self.parent_run_id, "KILLED",
+        self.tracker.end_parent(self.parent_run_id, status,
                                 {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
                                  "ragsweep.interrupted_jobs": str(count["KILLED"])}, files)
         summary = f", summary in {files[1]}" if files else ""
-        print(f"ragsweep: interrupted: {count['FINISHED']} job(s) finished, {count['KILLED']} stopped (KILLED)"
-              f"{summary}; run the same command again to run the rest", file=sys.stderr, flush=True)
+        how = "interrupted" if status == "KILLED" else "the sweep stopped early"
+        print(f"ragsweep: {how}: {count['FINISHED']} job(s) finished, {count['FAILED']} failed, {count['KILLED']} "
+              f"stopped (KILLED){summary}; run the same command again to run the rest", file=sys.stderr, flush=True)
+
+
+def hand_to_jobs(config: DictConfig, parent_run_id: str) -> None:
+    """Give every job of this sweep the parent run's id, wherever it runs.
+
+    Launchers build each job's config anew from `hydra.overrides.hydra` of the launching process's
+    config (Hydra's `load_sweep_config`), and Hydra's `run_job` sets `hydra.job.env_set` in the job's
+    own process, so the id reaches jobs on other machines, which the launching process's environment
+    and files do not (Ray, SLURM).
+    """
+    with read_write(config.hydra.overrides):
+        config.hydra.overrides.hydra.append(f"++hydra.job.env_set.{PARENT_RUN_ENV}={parent_run_id}")

@@ -29,7 +29,8 @@ GENERATOR = "params.generator"
 
 
 def sweep_jobs(tracker: MlflowTracker, parent_run_id: str) -> pd.DataFrame:
-    """The child runs of a sweep's parent run, plus the finished runs its skipped jobs reused."""
+    """The child runs of a sweep's parent run, plus the finished runs its skipped jobs reused, one row per
+    configuration: a job that ran again after losing its node shows as its FINISHED attempt."""
     import mlflow
 
     tracker.client()
@@ -43,7 +44,10 @@ def sweep_jobs(tracker: MlflowTracker, parent_run_id: str) -> pd.DataFrame:
         reused = mlflow.search_runs([experiment_id], f"attributes.run_id IN ({ids})")
         reused["reused"] = True
         children = pd.concat([children, reused], ignore_index=True)
-    return children
+    if children.empty or FINGERPRINT not in children:
+        return children
+    attempts = children.assign(finished=children["status"] == "FINISHED").sort_values(["finished", "start_time"])
+    return attempts.drop_duplicates(FINGERPRINT, keep="last").drop(columns="finished").sort_index()
 
 
 def failure_lines(jobs: pd.DataFrame) -> list[str]:

@@ -23,15 +23,25 @@ def log_dataset(run_id: str, name: str, fingerprint: str, source: str, queries: 
 
     Only metadata is logged, never the data. The digest is the fingerprint's first 36 hex
     characters (MLflow's limit); the profile keeps the whole fingerprint and the question count.
+    Parallel jobs starting together both insert the experiment's dataset row, and the store refuses
+    the second (a unique constraint, in SQLite and PostgreSQL alike); that job's second try links
+    the row the first one made.
     """
     import mlflow
     from mlflow.entities import Dataset, DatasetInput, InputTag
+    from mlflow.exceptions import MlflowException
 
     dataset = Dataset(name=name, digest=fingerprint[:DIGEST_CHARS], source_type="local",
                       source=json.dumps({"uri": source}),
                       profile=json.dumps({"queries": queries, "fingerprint": fingerprint}))
     context = InputTag(key="mlflow.data.context", value="evaluation")
-    mlflow.MlflowClient().log_inputs(run_id, datasets=[DatasetInput(dataset, tags=[context])])
+    inputs = [DatasetInput(dataset, tags=[context])]
+    try:
+        mlflow.MlflowClient().log_inputs(run_id, datasets=inputs)
+    except MlflowException as error:
+        if not any(word in str(error) for word in ("UNIQUE constraint", "duplicate key", "IntegrityError")):
+            raise
+        mlflow.MlflowClient().log_inputs(run_id, datasets=inputs)
 
 
 def log_traces(traces: Sequence[Mapping[str, Any]], run_id: str, experiment_id: str) -> int:
