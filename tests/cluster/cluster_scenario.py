@@ -54,7 +54,15 @@ def ray_nodes(head: RayNode) -> dict[str, bool]:
     return json.loads(answer.stdout.strip().splitlines()[-1]) if answer.returncode == 0 else {}
 
 
+def phase(name: str, began: list[float] = [time.monotonic()]) -> None:  # noqa: B006  (one clock for the file)
+    """Seconds since the last phase, printed: the whole scenario must stay under 5 minutes in CI."""
+    now = time.monotonic()
+    print(f"[cluster scenario] {name}: {now - began[0]:.1f} s", flush=True)
+    began[0] = now
+
+
 def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(tmp_path, scratch_project):
+    phase("start")
     project = scratch_project(tmp_path / "project")
     with Postgres() as postgres, \
             MlflowServer(postgres.create("mlflow"), tmp_path / "mlflow") as server, \
@@ -63,6 +71,7 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             nodes: dict[str, bool] = {}
             wait_for(lambda: len(nodes.update(ray_nodes(head)) or nodes) == 2, "two Ray nodes", 120, worker.log)
             worker_id = next(node for node, is_head in nodes.items() if not is_head)
+            phase("services up")
 
             # 1. The grid on the cluster: one parent, 8 FINISHED children, jobs on both nodes.
             cluster = on_cluster(head, server, tmp_path / "shared-cache", "cluster")
@@ -76,6 +85,7 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             assert set(children["tags.mlflow.parentRunId"]) == {parents.run_id.iloc[0]}
             assert set(children["tags.ragsweep.ray_node"]) == set(nodes)  # both nodes ran jobs
             assert children["artifact_uri"].str.startswith("mlflow-artifacts:").all()  # through the server
+            phase("grid on the cluster")
 
             # 2. The same grid on this machine alone (its own cache): the same numbers.
             local = subprocess.run(sweep_command(project, *GRID, f"tracking.uri={server.uri}", "experiment=local",
@@ -86,6 +96,7 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             ours = children.set_index(label)[[f"metrics.{m}" for m in COMPARED]].sort_index()
             theirs = jobs(runs(server, "local")).set_index(label)[[f"metrics.{m}" for m in COMPARED]].sort_index()
             pd.testing.assert_frame_equal(ours, theirs, check_exact=False, rtol=0, atol=1e-9)
+            phase("grid on one machine")
 
             # 3. The worker node dies inside a job.
             failover = on_cluster(head, server, tmp_path / "failover-cache", "failover")
@@ -104,6 +115,7 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             stop(worker.process)
             worker.process = None
             sweep.wait(timeout=600)
+            phase("failover sweep")
         assert not jobs(runs(server, "failover")).query("status == 'RUNNING'").shape[0]
 
         # 4. Run the sweep again (on the head alone): it completes the rest, none twice.
@@ -117,3 +129,4 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
         lost = table[table.status == "KILLED"]
         assert (lost["tags.ragsweep.ray_node"] == worker_id).any(), table[["status", "tags.ragsweep.ray_node"]]
         assert lost["tags.ragsweep.lost"].notna().all()
+        phase("rerun")
