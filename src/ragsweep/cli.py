@@ -486,7 +486,7 @@ def _parser() -> argparse.ArgumentParser:
 
     server = commands.add_parser("server", help="start a team's MLflow tracking server: PostgreSQL store, shared artifacts")
     server.add_argument("--backend-store-uri", required=True, help="postgresql://USER:PASSWORD@HOST:5432/DATABASE")
-    server.add_argument("--artifacts-destination", required=True, help="folder (a shared mount) or s3:// URI for artifacts")
+    server.add_argument("--artifacts-destination", required=True, help="folder on a shared mount (or another MLflow artifact URI) for artifacts")
     server.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface; default "
                                                             "127.0.0.1)")
     server.add_argument("--port", type=int, default=5000)

@@ -91,3 +91,16 @@ def test_a_job_the_server_refuses_keeps_its_results_and_sync_logs_them(tmp_path,
         again = subprocess.run(sync, cwd=project, capture_output=True, text=True, timeout=300)
         assert again.returncode == 0 and "already logged" in again.stdout
         assert len(tracker.client().search_runs([tracker.experiment_id()])) == 1
+
+
+def test_a_server_on_a_database_that_does_not_answer_refuses_to_start(tmp_path, capsys):
+    """`ragsweep server` connects to its database before starting MLflow: a closed port fails at once,
+    with the reason and the fix, and without the password."""
+    from ragsweep.cli import main
+
+    port = free_port()  # nothing listens there
+    code = main(["server", "--backend-store-uri", f"postgresql://mlflow:secret@127.0.0.1:{port}/mlflow",
+                 "--artifacts-destination", str(tmp_path / "artifacts")])
+    error = capsys.readouterr().err
+    assert code == 2 and "cannot connect" in error and "createdb" in error
+    assert "secret" not in error and "***" in error

@@ -115,8 +115,8 @@ class SweepRun(Callback):
         """Close the runs the stop left RUNNING as KILLED, and the parent as `status` with a summary of what finished."""
         self.tracker.kill_running_children(self.parent_run_id)
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
-        count = {status: int((jobs["status"] == status).sum()) if not jobs.empty else 0
-                 for status in ("FINISHED", "FAILED", "KILLED")}
+        count = {state: int((jobs["status"] == state).sum()) if not jobs.empty else 0
+                 for state in ("FINISHED", "FAILED", "KILLED")}
         files, _ = self._write_summary(jobs[jobs["status"] == "FINISHED"] if not jobs.empty else jobs)
         self.tracker.end_parent(self.parent_run_id, status,
                                 {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
