@@ -65,7 +65,8 @@ class SweepRun(Callback):
             signal.signal(signal.SIGINT, interrupt)
         self.tracker.kill_running_children(self.parent_run_id, wait_s=0)  # every job has returned: any still RUNNING was lost
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
-        failed, lost = (int((jobs["status"] == status).sum()) if not jobs.empty else 0 for status in ("FAILED", "KILLED"))
+        count = _count_by_status(jobs)
+        failed, lost = count["FAILED"], count["KILLED"]
         files, table = self._write_summary(jobs)
         if table is not None:
             print(f"\nSweep summary, ranked by {self.metric} (also {files[1]}):\n{markdown(table)}"
@@ -115,8 +116,7 @@ class SweepRun(Callback):
         """Close the runs the stop left RUNNING as KILLED, and the parent as `status` with a summary of what finished."""
         self.tracker.kill_running_children(self.parent_run_id)
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
-        count = {state: int((jobs["status"] == state).sum()) if not jobs.empty else 0
-                 for state in ("FINISHED", "FAILED", "KILLED")}
+        count = _count_by_status(jobs)
         files, _ = self._write_summary(jobs[jobs["status"] == "FINISHED"] if not jobs.empty else jobs)
         self.tracker.end_parent(self.parent_run_id, status,
                                 {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
@@ -125,6 +125,12 @@ class SweepRun(Callback):
         how = "interrupted" if status == "KILLED" else "the sweep stopped early"
         print(f"ragsweep: {how}: {count['FINISHED']} job(s) finished, {count['FAILED']} failed, {count['KILLED']} "
               f"stopped (KILLED){summary}; run the same command again to run the rest", file=sys.stderr, flush=True)
+
+
+def _count_by_status(jobs: pd.DataFrame) -> dict[str, int]:
+    """How many of a sweep's jobs (one row per configuration) ended FINISHED, FAILED and KILLED."""
+    return {status: int((jobs["status"] == status).sum()) if not jobs.empty else 0
+            for status in ("FINISHED", "FAILED", "KILLED")}
 
 
 def hand_to_jobs(config: DictConfig, parent_run_id: str) -> None:

@@ -25,7 +25,7 @@ def server_command(backend_store_uri: str, artifacts_destination: str, host: str
                "--artifacts-destination", artifacts_destination, "--serve-artifacts",
                "--host", host, "--port", str(port), "--workers", str(workers)]
     # the job runner (MLflow 3's prompt optimisation and scorers) starts extra processes ragsweep never uses
-    env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false", "MLFLOW_DISABLE_TELEMETRY": "true"}
+    env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}  # telemetry is off already (ragsweep._offline)
     return command, env
 
 
@@ -40,6 +40,7 @@ def check_database(uri: str) -> None:
         engine = sqlalchemy.create_engine(uri)
         with engine.connect():
             pass
+        engine.dispose()  # this process waits on the server for its whole life: keep no idle connection open
     except ModuleNotFoundError as error:
         raise ServerError(f"--backend-store-uri {_hidden(uri)}: its driver is not installed ({error.name}); "
                           "postgresql:// uses psycopg (installed with ragsweep)") from None
