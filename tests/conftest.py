@@ -24,19 +24,21 @@ def chroma_general() -> Dataset:
 
 @pytest.fixture(scope="session")
 def run_notebook():
-    """Executes notebooks/analysis.ipynb on a project folder, as a user opening it there would; returns
-    its code cells with their outputs."""
+    """Executes a notebook of notebooks/ (analysis.ipynb unless named) on a project folder, as a user opening
+    it there would, with `settings` as extra environment variables; returns its code cells with their outputs."""
 
-    def run(project: Path) -> list:
+    def run(project: Path, name: str = "analysis.ipynb", **settings: str) -> list:
         import nbclient
         import nbformat
 
-        notebook = nbformat.read(ROOT / "notebooks" / "analysis.ipynb", as_version=4)
-        os.environ["RAGSWEEP_PROJECT"] = str(project)
+        notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+        variables = {"RAGSWEEP_PROJECT": str(project), **settings}
+        os.environ.update(variables)
         try:
-            nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3").execute()
+            nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3").execute()
         finally:
-            del os.environ["RAGSWEEP_PROJECT"]
+            for variable in variables:
+                del os.environ[variable]
         return [cell for cell in notebook.cells if cell.cell_type == "code"]
 
     return run

@@ -1,5 +1,23 @@
-"""ragsweep: hyperparameter sweeps for retrieval-augmented generation, scored on character spans."""
+"""ragsweep: hyperparameter sweeps for retrieval-augmented generation, scored on character spans.
+
+From Python: `ragsweep.Evaluation` runs and sweeps configurations as `sweep.py` does; `ragsweep.Component`
+names a component of your own; `ConfigError` and `DatasetError` are the errors a bad config or bad data raise.
+"""
 
 from ragsweep import _offline  # noqa: F401  (must run before any Hugging Face or MLflow import)
 
 __version__ = "0.1.0"
+
+# Imported on first use: `import ragsweep` stays light for the command-line tools (they load Hydra and MLflow later).
+_EXPORTS = {"Evaluation": "ragsweep.runner.evaluation", "Component": "ragsweep.runner.evaluation",
+            "Result": "ragsweep.runner.evaluation", "ConfigError": "ragsweep.runner.build",
+            "DatasetError": "ragsweep.data.base", "Dataset": "ragsweep.types"}
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'ragsweep' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -69,8 +69,8 @@ class Dataset:
     repaired, unanswerable questions skipped), which a run records beside its metrics."""
 
     name: str
-    documents: dict[str, Document]
-    queries: list[Query]
+    documents: dict[str, Document] = field(repr=False)  # a repr stays one line (logs, cache keys of loaders)
+    queries: list[Query] = field(repr=False)
     loading: dict[str, int] = field(default_factory=dict, compare=False)
     fingerprint: str = field(init=False)
 

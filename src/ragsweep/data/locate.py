@@ -67,3 +67,65 @@ def _strip(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
     return start, end
+
+
+class LostText(ValueError):
+    """Text a user's component returned that is not in the documents, so no span can score it."""
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where each of a component's strings lies (`doc_id`, `start`, `end`; None where it was not found)
+    and how many were found verbatim and how many by fuzzy search."""
+
+    spans: list[tuple[str, int, int] | None]
+    exact: int
+    fuzzy: int
+
+    @property
+    def lost(self) -> int:
+        return sum(span is None for span in self.spans)
+
+
+def locate_in_order(doc_id: str, text: str, pieces: list[str], min_similarity: float) -> Placed:
+    """Spans of a splitter's strings in its document. Splitters return pieces in document order, each
+    starting after the one before it (even with overlap), so each piece is sought from just after the
+    previous piece's start: verbatim first, else by fuzzy search of the rest of the document."""
+    spans: list[tuple[str, int, int] | None] = []
+    exact = fuzzy = 0
+    cursor = 0
+    for piece in pieces:
+        found = locate(text, piece, min_similarity, start=cursor)
+        if found is None:
+            spans.append(None)
+            continue
+        exact, fuzzy = exact + found.exact, fuzzy + (not found.exact)
+        spans.append((doc_id, found.start, found.end))
+        cursor = found.start + 1
+    return Placed(spans, exact, fuzzy)
+
+
+def locate_anywhere(documents: dict[str, str], piece: str, min_similarity: float) -> tuple[str, Located] | None:
+    """The span of a retrieved text in any document: the first verbatim occurrence in document-id order,
+    else the document where fuzzy search finds the most similar stretch."""
+    wanted = piece.strip()
+    if not wanted:
+        return None
+    for doc_id in sorted(documents):
+        found = documents[doc_id].find(wanted)
+        if found >= 0:
+            return doc_id, Located(found, found + len(wanted), 1.0, True)
+    best = None
+    for doc_id in sorted(documents):
+        found = locate(documents[doc_id], wanted, min_similarity)
+        if found is not None and (best is None or found.similarity > best[1].similarity):
+            best = (doc_id, found)
+    return best
+
+
+def lost_text_message(who: str, placed_lost: int, total: int, example: str, min_similarity: float) -> str:
+    """Why a component whose strings are not all in the documents cannot be scored, and what to change."""
+    return (f"{who}: {placed_lost} of {total} texts it returned are not in the documents (verbatim, or at least "
+            f"{min_similarity:.0%} alike), e.g. {example[:80]!r}. Span metrics score where text lies in the documents, "
+            f"so a component must return document text: turn off rewriting (e.g. a splitter's strip/replace options), "
+            f"or lower its min_similarity")

@@ -31,6 +31,9 @@ from ragsweep.tokenizer import Tokenizer
 from ragsweep.types import Chunk, Dataset, Hit, Span
 
 METRIC_KEYS = (*TOKEN_METRICS, "precision_omega", *CHUNK_METRICS, *RANKING_METRICS)
+# Metrics that count every relevant chunk of the chunking (recall, nDCG's and MAP's ideal) or its best
+# possible precision (precision-Ω): unknown when only a retriever's returned chunks are known.
+CHUNKING_METRICS = ("precision_omega", "recall", "ndcg", "map")
 MODES = ("standard", "chroma_compat")
 GAINS = ("binary", "overlap")
 

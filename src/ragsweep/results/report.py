@@ -112,21 +112,32 @@ def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folde
             verdict = f"not comparable: judged by {scorer or 'an unknown judge'}, the best by {scorers[0]}"
             rows.append({"runner-up": runs.label[position], "queries": len(shared), "verdict": verdict})
             continue
-        if not shared:  # same dataset name, other questions (e.g. an edited native dataset)
-            rows.append({"runner-up": runs.label[position], "queries": 0, "verdict": "no question in common"})
+        test = paired_test(per_query[best_id], per_query[other_id], samples)
+        if not test["queries"]:  # same dataset name, other questions (e.g. an edited native dataset)
+            rows.append({"runner-up": runs.label[position], "queries": 0, "verdict": test["verdict"]})
             continue
-        test = paired_bootstrap(np.array([per_query[best_id][q] for q in shared]),
-                                np.array([per_query[other_id][q] for q in shared]), samples)
-        rows.append({"runner-up": runs.label[position], "queries": len(shared),
+        rows.append({"runner-up": runs.label[position], "queries": test["queries"],
                      f"best - runner-up ({metric})": round(test["difference"], 4),
                      "95% CI": f"[{test['ci_low']:.4f}, {test['ci_high']:.4f}]",
-                     "p-value": round(test["p_value"], 4),
-                     "verdict": "better" if test["p_value"] < 0.05 and test["difference"] > 0 else "not distinguishable"})
+                     "p-value": round(test["p_value"], 4), "verdict": test["verdict"]})
     intro = (f"<p>Best: <b>{html.escape(str(runs.label[0]))}</b>. Each row resamples the queries both "
              f"configurations have {html.escape(metric)} for ({samples} paired resamples; an answer metric is "
              "missing where generation failed or a question has no reference answer). "
              "'better' means p &lt; 0.05.</p>")
     return intro + _table_html(pd.DataFrame(rows))
+
+
+def paired_test(first: dict[str, float], second: dict[str, float], samples: int = 10_000) -> dict:
+    """`first` against `second` (question id -> a metric) on the questions both have: the paired bootstrap's
+    mean difference, 95% CI and p-value, how many questions, and a verdict ('better' when p < 0.05 and the
+    difference is positive, 'worse' when negative, else 'not distinguishable')."""
+    shared = sorted(set(first) & set(second))
+    if not shared:
+        return {"queries": 0, "verdict": "no question in common"}
+    test = paired_bootstrap(np.array([first[q] for q in shared]), np.array([second[q] for q in shared]), samples)
+    verdict = ("not distinguishable" if test["p_value"] >= 0.05 or test["difference"] == 0
+               else "better" if test["difference"] > 0 else "worse")
+    return {"queries": len(shared), **test, "verdict": verdict}
 
 
 def _bars(runs: pd.DataFrame, summaries: dict, metric: str):

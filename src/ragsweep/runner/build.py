@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from ragsweep.data.base import DatasetLoader
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.judging.labels import load_claim_labels
 from ragsweep.metrics.answers import ANSWER_METRICS
-from ragsweep.metrics.evaluate import METRIC_KEYS, SpanEvaluator
+from ragsweep.metrics.evaluate import CHUNKING_METRICS, METRIC_KEYS, SpanEvaluator
 from ragsweep.metrics.judged import JUDGED_METRICS, TRIAD_WEIGHTS
 from ragsweep.runner.identity import LABEL_KEY
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
@@ -38,7 +39,7 @@ class Built:
 @dataclass
 class Pipeline:
     dataset: DatasetLoader
-    chunker: Built
+    chunker: Built | None  # None with a whole retriever (one that chunks and indexes on its own)
     retriever: Built
     reranker: Built
     evaluator: SpanEvaluator
@@ -57,27 +58,38 @@ class Pipeline:
     claim_labels: dict[tuple[str, str], int] | None = None  # people's verdicts on some claims (judge.labels)
 
 
-def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
+def build(cfg: DictConfig, preflight: bool = True, objects: Mapping[str, Any] | None = None) -> Pipeline:
     """Every stage of `cfg`, checked; with `preflight`, components that load a model also load it now
-    (models load once per process, so a sweep's check before its first job and the job share them)."""
+    (models load once per process, so a sweep's check before its first job and the job share them).
+
+    `objects` are a Python caller's own components by group (`ragsweep.Evaluation`): each is handed, as
+    `component`, to the wrapper class its group's config names (e.g. `ragsweep.chunking.own.OwnChunker`).
+    """
+    objects = objects or {}
     check_settings(cfg)
     k = _positive_int(cfg, "k")
     if "bootstrap_samples" in cfg:
         _positive_int(cfg, "bootstrap_samples")
     cache_cfg = group_config(cfg, "cache")
     cache = StageCache.from_settings(cache_cfg)
-    embedder = instantiate_stage(cfg, "embedder", {}, cache)
+    embedder = instantiate_stage(cfg, "embedder", {}, cache, objects=objects)
     embedder.component = cache.embedder(embedder.component, embedder.signature)
-    stages = {"embedder": embedder, "store": instantiate_stage(cfg, "store", {}, cache), "cache": Built(cache, {})}
+    stages = {"embedder": embedder, "cache": Built(cache, {})}
+    if "store" in cfg:  # not with a whole retriever
+        stages["store"] = instantiate_stage(cfg, "store", {}, cache)
     reranker = instantiate_stage(cfg, "reranker", stages, cache)
     candidates = getattr(reranker.component, "candidates", 0)
     if candidates and candidates < k:
         raise ConfigError(f"reranker.candidates ({candidates}) must be >= k ({k}); raise reranker.candidates or lower k")
-    dataset = instantiate_stage(cfg, "dataset", {}, cache)
+    dataset = instantiate_stage(cfg, "dataset", {}, cache, objects=objects)
+    retriever = instantiate_stage(cfg, "retriever", stages, cache, objects=objects)
+    if hasattr(retriever.component, "retrieve") and candidates:
+        raise ConfigError("reranker: a whole retriever returns its final ranking, so there is nothing to rerank; "
+                          "use reranker=none")
     pipeline = Pipeline(
         dataset=dataset.component,
-        chunker=instantiate_stage(cfg, "chunker", stages, cache),
-        retriever=instantiate_stage(cfg, "retriever", stages, cache),
+        chunker=instantiate_stage(cfg, "chunker", stages, cache, objects=objects) if "chunker" in cfg else None,
+        retriever=retriever,
         reranker=reranker,
         evaluator=instantiate_stage(cfg, "metrics", {}, cache).component,
         tracker=instantiate_stage(cfg, "tracking", {}, cache).component,
@@ -86,17 +98,19 @@ def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
         candidates=candidates,
         depth=max(k, candidates, _positive_int(cfg, "depth")),
     )
-    _add_generator(cfg, pipeline, stages, cache)
+    _add_generator(cfg, pipeline, stages, cache, objects)
     _add_judge(cfg, pipeline, {"dataset": dataset}, cache)
     metric = cfg.get("optimized_metric")
-    known = (*METRIC_KEYS, *(ANSWER_METRICS if pipeline.generator else ()), *(JUDGED_METRICS if pipeline.judge else ()))
+    spans = METRIC_KEYS if pipeline.chunker else tuple(m for m in METRIC_KEYS if m not in CHUNKING_METRICS)
+    known = (*spans, *(ANSWER_METRICS if pipeline.generator else ()), *(JUDGED_METRICS if pipeline.judge else ()))
     if metric is not None and metric not in known:
         raise ConfigError(f"optimized_metric={metric} is not a metric of this configuration; "
                           f"choose one of {', '.join(known)}")
     if preflight:
         later = [stage for stage in (pipeline.generator, pipeline.judge) if stage]
         for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder, *later):
-            _preflight(stage.component)
+            if stage is not None:
+                _preflight(stage.component)
     return pipeline
 
 
@@ -104,12 +118,13 @@ def build(cfg: DictConfig, preflight: bool = True) -> Pipeline:
 GENERATOR_SETTINGS = ("prompt", "max_error_rate")
 
 
-def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache) -> None:
+def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache,
+                   objects: Mapping[str, Any]) -> None:
     """The generator stage, its prompt and error budget; nothing for `generator=none` (or no group)."""
     if "generator" not in cfg:
         return
     settings = group_config(cfg, "generator")
-    generator = instantiate_stage(cfg, "generator", stages, cache, runner_keys=GENERATOR_SETTINGS)
+    generator = instantiate_stage(cfg, "generator", stages, cache, runner_keys=GENERATOR_SETTINGS, objects=objects)
     if not getattr(generator.component, "enabled", True):
         return
     rate = settings.get("max_error_rate", 0.05)
@@ -210,9 +225,11 @@ def _unknown_parameters(group: str, config: dict[str, Any], component: type, inj
 
 
 def instantiate_stage(cfg: DictConfig, group: str, stages: dict[str, Built], cache: StageCache,
-                 runner_keys: tuple[str, ...] = ()) -> Built:
+                      runner_keys: tuple[str, ...] = (), objects: Mapping[str, Any] | None = None) -> Built:
     """Build `cfg[group]`, handing it the built stages its constructor asks for by name; `runner_keys`
-    of the group are the runner's settings, kept from the constructor and from the signature."""
+    of the group are the runner's settings, kept from the constructor and from the signature. A caller's
+    object for the group (`objects[group]`) is handed to the wrapper as `component`, past Hydra, which
+    would copy it or turn a dataclass into a config."""
     config = {key: value for key, value in group_config(cfg, group).items() if key not in runner_keys}
     try:
         component_class = _locate(config["_target_"])  # hydra's get_class also logs the error, on 3 lines
@@ -223,6 +240,15 @@ def instantiate_stage(cfg: DictConfig, group: str, stages: dict[str, Built], cac
                           "check the module path and class name") from None
     _unknown_parameters(group, config, component_class, stages)
     given = {name: stage for name, stage in stages.items() if name in inspect.signature(component_class).parameters}
+    signature = {"config": semantic_config(config), **{name: stage.signature for name, stage in given.items()}}
+    if objects and group in objects:
+        try:
+            component = component_class(**{key: value for key, value in config.items() if not key.startswith("_")},
+                                        **{name: stage.component for name, stage in given.items()},
+                                        component=objects[group])
+        except (ValueError, TypeError) as error:
+            raise ConfigError(str(error) if str(error).startswith(group) else f"{group}: {error}") from None
+        return Built(component, signature)
     try:
         node = OmegaConf.create(config) if runner_keys else cfg[group]  # resolved: a copy has no root to resolve in
         component = instantiate(node, **{name: stage.component for name, stage in given.items()})
@@ -231,10 +257,9 @@ def instantiate_stage(cfg: DictConfig, group: str, stages: dict[str, Built], cac
         if isinstance(cause, (ValueError, TypeError)):
             raise ConfigError(f"{group}: {cause}") from None
         raise ConfigError(f"{group}: cannot build {config.get('_target_')}: {cause}") from None
-    signature = {"config": semantic_config(config), **{name: stage.signature for name, stage in given.items()}}
     for key, nested in config.items():  # a component's own embedder (e.g. a reranker's) is cached too
         inner = getattr(component, key, None)
-        if isinstance(nested, dict) and "_target_" in nested and hasattr(inner, "encode"):
+        if key != "component" and isinstance(nested, dict) and "_target_" in nested and hasattr(inner, "encode"):
             setattr(component, key, cache.embedder(inner, semantic_config(nested)))
     return Built(component, signature)
 

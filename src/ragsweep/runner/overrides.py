@@ -13,15 +13,17 @@ from pathlib import Path
 _GROUP_CHOICE = re.compile(r"^\+{0,2}([A-Za-z_]\w*)=([\w.,-]+)$")
 
 
-def unknown_choices(argv: Sequence[str], conf_dir: Path) -> list[str]:
-    """One message per `group=value[,value...]` argument naming an option with no YAML file."""
+def unknown_choices(argv: Sequence[str], conf_dirs: Path | Sequence[Path]) -> list[str]:
+    """One message per `group=value[,value...]` argument naming an option with no YAML file in any of
+    `conf_dirs` (the project's conf/, then a user's --config-dir)."""
+    folders = [conf_dirs] if isinstance(conf_dirs, Path) else list(conf_dirs)
     problems = []
     for arg in argv:
         match = _GROUP_CHOICE.match(arg)
-        if not match or not (conf_dir / match.group(1)).is_dir():
+        if not match or not any((folder / match.group(1)).is_dir() for folder in folders):
             continue
         group, values = match.groups()
-        options = sorted(path.stem for path in (conf_dir / group).glob("*.yaml"))
+        options = sorted({path.stem for folder in folders for path in (folder / group).glob("*.yaml")})
         for value in values.split(","):
             if value not in options and value != "null":
                 problems.append(

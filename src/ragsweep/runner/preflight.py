@@ -14,8 +14,9 @@ import logging
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from hydra import compose, initialize_config_dir
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
@@ -37,14 +38,18 @@ MAX_POINTS = 256  # a larger search space is checked one axis at a time (each va
 
 def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
     """One message per problem of `sweep.py argv`; empty when every point can run."""
-    problems = unknown_choices(argv, conf_dir)
-    if problems:
-        return problems
     args = get_args_parser().parse_args(list(argv))  # a bad flag: argparse's usage and exit 2, as Hydra would
     if args.help or args.hydra_help or args.cfg or args.info or args.shell_completion or args.experimental_rerun:
         return []  # Hydra answers these itself without running a job
     conf = (conf_dir.parent / args.config_path).resolve() if args.config_path else conf_dir
-    extra = [f"hydra.searchpath=[file://{Path(args.config_dir).resolve()}]"] if args.config_dir else []
+    own = Path(args.config_dir).resolve() if args.config_dir else None  # a user's YAML, searched after conf/
+    if own is not None and not own.is_dir():
+        return [f"--config-dir {args.config_dir}: no such folder; give the folder that holds your "
+                "<group>/<option>.yaml files"]
+    problems = unknown_choices(args.overrides, [conf_dir, *([own] if own else [])])
+    if problems:
+        return problems
+    extra = [f"hydra.searchpath=[file://{own}]"] if own else []
     try:
         overrides = OverridesParser.create().parse_overrides(list(args.overrides))
     except HydraException as error:
@@ -75,10 +80,11 @@ def exit_on_bad_command_line(argv: Sequence[str], conf_dir: Path) -> None:
     raise SystemExit(2)
 
 
-def check_config(cfg: DictConfig) -> None:
+def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> None:
     """What a job needs before it starts: its stages build and load their models (once per process, so
-    jobs in this process reuse them), its dataset loads, its folders are writable."""
-    pipeline = build(cfg)
+    jobs in this process reuse them), its dataset loads, its folders are writable. `objects`: a Python
+    caller's own components (see `build`)."""
+    pipeline = build(cfg, objects=objects)
     load_once(pipeline.dataset)
     if pipeline.cache.enabled:
         writable(Path(str(cfg.cache.dir)), "cache.dir")

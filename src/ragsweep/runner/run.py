@@ -6,8 +6,9 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -17,12 +18,14 @@ import ragsweep
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.generation.base import Generation
 from ragsweep.metrics.aggregate import summarize
+from ragsweep.metrics.evaluate import CHUNKING_METRICS
 from ragsweep.metrics.generation import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
 from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.judging import (Judgement, JudgingFailed, fail_on_judge_failures, judge_answers, judged_scores,
                                      run_summaries, write_failed_calls)
 from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
-from ragsweep.runner.stages import chunk_dataset, first_stage, generate, latency_sample, rerank
+from ragsweep.runner.stages import (chunk_dataset, first_stage, generate, latency_sample, located_counts, rerank,
+                                    whole_retrieval)
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, TrackingUnavailable, parent_run_id
 from ragsweep.types import Chunk, Dataset, Hit
 
@@ -65,13 +68,14 @@ def main(cfg: DictConfig, output_dir: Path | None = None) -> float | None:
     return means[metric] if metric else None
 
 
-def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
+def run(cfg: DictConfig, output_dir: Path | None = None, objects: Mapping[str, Any] | None = None) -> dict[str, float]:
     """Build, validate, run and record one configuration; return the mean of every metric.
 
     Inside a sweep (a parent run exists), a configuration that already has a FINISHED run in the
-    experiment is not run again unless `+force=true`; its recorded metrics are returned.
+    experiment is not run again unless `+force=true`; its recorded metrics are returned. `objects` are
+    a Python caller's own components by group (see `build`).
     """
-    pipeline = build(cfg)
+    pipeline = build(cfg, objects=objects)
     dataset = load_once(pipeline.dataset)
     if pipeline.generator is None and "judge" in cfg:  # nothing to judge: not part of what the run is
         with open_dict(cfg):
@@ -101,10 +105,17 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
         pipeline.tracker.log_dataset(dataset.name, dataset.fingerprint, _dataset_source(cfg), len(dataset.queries))
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]
-        chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, dataset))
-        first, retrieval_key, search_ms = _timed(
-            seconds, "retrieval", lambda: first_stage(pipeline, chunks, chunks_key, questions))
-        hits, rerank_ms = _timed(seconds, "rerank", lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
+        if pipeline.chunker is None:  # a whole retriever: it chunked and ranked; its texts are located as spans
+            chunks, first, search_ms, located = _timed(
+                seconds, "retrieval", lambda: whole_retrieval(pipeline, dataset, questions))
+            hits, rerank_ms = first, np.zeros(0)
+        else:
+            chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, dataset))
+            located = located_counts(chunks_key)
+            first, retrieval_key, search_ms = _timed(
+                seconds, "retrieval", lambda: first_stage(pipeline, chunks, chunks_key, questions))
+            hits, rerank_ms = _timed(seconds, "rerank",
+                                     lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
         generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, chunks, hits))
         judgements = _timed(seconds, "judging", lambda: judge_answers(pipeline, questions, chunks, hits, generations))
         per_query, diagnostics = _timed(
@@ -123,7 +134,9 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict[str, float]:
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
         pipeline.tracker.log_metrics(
             {**means, **{f"{name}_std": v["std"] for name, v in summary.items() if "std" in v},
-             "n_chunks": float(len(chunks)), **{f"seconds_{stage}": s for stage, s in seconds.items()},
+             **({"n_chunks": float(len(chunks))} if pipeline.chunker else {}),
+             **{name: float(count) for name, count in located.items()},
+             **{f"seconds_{stage}": s for stage, s in seconds.items()},
              **timings, **{f"dataset_{name}": float(count) for name, count in dataset.loading.items()},
              **{name: values["value"] for name, values in summary.items() if "value" in values},
              **{f"{name}_{end}": values["ci95"][side] for name, values in summary.items()
@@ -156,6 +169,9 @@ def _score(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk], hits: 
     """Per question: span metrics, and with a generator its answer metrics (where it has an answer and
     reference answers); with a judge its judged metrics, and each question's claims and diagnostics."""
     per_query = pipeline.evaluator.score(dataset, chunks, hits, pipeline.k)
+    if pipeline.chunker is None:  # chunks are only what a whole retriever returned, not its whole chunking
+        per_query = [{name: value for name, value in scores.items() if name not in CHUNKING_METRICS}
+                     for scores in per_query]
     if generations is None:
         return per_query, None
     answers = pipeline.evaluator.score_answers([made.answer for made in generations],

@@ -15,6 +15,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ragsweep.cache import fingerprint
+from ragsweep.data.locate import LostText, locate_anywhere, lost_text_message
 from ragsweep.generation.base import Generation, Request
 from ragsweep.memo import remember
 from ragsweep.retrieval.base import Retriever
@@ -28,15 +29,24 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
     """All chunks of the dataset, in document-id order, and the key identifying them."""
     doc_ids = sorted(dataset.documents)
     key = fingerprint("chunks", dataset.fingerprint, pipeline.chunker.signature)
+    chunker = pipeline.chunker.component
 
     def compute() -> dict[str, np.ndarray]:
         spans = []
         for position, doc_id in enumerate(tqdm(doc_ids, desc="chunking", unit="doc", disable=len(doc_ids) < 2)):
-            spans += [(position, c.start, c.end) for c in pipeline.chunker.component.split(dataset.documents[doc_id])]
-        return {"spans": np.array(spans, dtype=np.int64).reshape(-1, 3)}
+            try:
+                spans += [(position, c.start, c.end) for c in chunker.split(dataset.documents[doc_id])]
+            except LostText as error:
+                raise ConfigError(str(error)) from None
+        located = getattr(chunker, "located", None)  # a splitter's strings, located: how many exactly, how many fuzzily
+        return {"spans": np.array(spans, dtype=np.int64).reshape(-1, 3),
+                **({"located": np.array([located["exact"], located["fuzzy"]])} if located else {})}
 
     def load() -> list[Chunk]:
-        spans = pipeline.cache.get_or_compute("chunks", key, compute)["spans"]
+        arrays = pipeline.cache.get_or_compute("chunks", key, compute)
+        if "located" in arrays:
+            _LOCATED[key] = dict(zip(("located_exact", "located_fuzzy"), arrays["located"].tolist(), strict=True))
+        spans = arrays["spans"]
         return [Chunk(doc_ids[d], s, e, dataset.documents[doc_ids[d]].text[s:e]) for d, s, e in spans.tolist()]
 
     if not pipeline.cache.enabled:
@@ -58,6 +68,61 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
 
 
 _CHUNKS: dict[str, list[Chunk]] = {}
+_LOCATED: dict[str, dict[str, int]] = {}  # per chunking key: a user's splitter's strings located exactly / fuzzily
+
+
+def located_counts(chunks_key: str) -> dict[str, int]:
+    """How many of a user's splitter's strings were found verbatim and how many by fuzzy search (empty for
+    a chunker that returns spans)."""
+    return _LOCATED.get(chunks_key, {})
+
+
+def whole_retrieval(pipeline: Pipeline, dataset: Dataset,
+                    questions: Sequence[str]) -> tuple[list[Chunk], list[list[Hit]], np.ndarray, dict[str, int]]:
+    """A whole retriever's top k per question, its texts located as spans: the chunks it returned (each
+    distinct span once), the hits into them, per-query search milliseconds, and how many texts were
+    located exactly and fuzzily. Cached like any retrieval, under the retriever's name and version."""
+    retriever, k = pipeline.retriever.component, pipeline.k
+    doc_ids = sorted(dataset.documents)
+    texts = {doc_id: dataset.documents[doc_id].text for doc_id in doc_ids}
+    position_of = {doc_id: position for position, doc_id in enumerate(doc_ids)}
+    key = fingerprint("whole_retrieval", pipeline.retriever.signature, dataset.fingerprint, _digest(questions), k)
+
+    def compute() -> dict[str, np.ndarray]:
+        sample = latency_sample(len(questions))
+        if sample:
+            retriever.retrieve(questions[sample[0]], k)  # untimed: a first call pays for loading and warming
+        rows, scores, milliseconds, lost, exact = [], [], {}, [], 0
+        for position, question in enumerate(tqdm(questions, desc="retrieving", unit="question",
+                                                  disable=len(questions) < 20)):
+            started = time.perf_counter()
+            results = retriever.retrieve(question, k)
+            milliseconds[position] = 1000 * (time.perf_counter() - started)
+            for text, score in results:
+                found = locate_anywhere(texts, text, retriever.min_similarity)
+                if found is None:
+                    lost.append(text)
+                    continue
+                doc_id, where = found
+                rows.append((position, position_of[doc_id], where.start, where.end))
+                scores.append(score)
+                exact += where.exact
+        if lost:
+            raise ConfigError(lost_text_message(f"retriever {retriever.name or type(retriever.component).__name__}",
+                                                len(lost), len(rows) + len(lost), lost[0], retriever.min_similarity))
+        return {"rows": np.array(rows, dtype=np.int64).reshape(-1, 4), "scores": np.array(scores, dtype=np.float64),
+                "located": np.array([exact, len(rows) - exact]),
+                "search_ms": np.array([milliseconds[i] for i in sample])}
+
+    arrays = pipeline.cache.get_or_compute("retrieval", key, compute)
+    chunk_of: dict[tuple[int, int, int], int] = {}
+    hits: list[list[Hit]] = [[] for _ in questions]
+    for (position, doc, start, end), score in zip(arrays["rows"].tolist(), arrays["scores"].tolist(), strict=True):
+        index = chunk_of.setdefault((doc, start, end), len(chunk_of))
+        hits[position].append(Hit(index, score))
+    chunks = [Chunk(doc_ids[doc], start, end, texts[doc_ids[doc]][start:end]) for doc, start, end in chunk_of]
+    located = dict(zip(("located_exact", "located_fuzzy"), arrays["located"].tolist(), strict=True))
+    return chunks, hits, arrays["search_ms"], located
 _WHOLE_DOCUMENTS_WARNED: set[str] = set()  # datasets warned about, once per process
 LATENCY_QUERIES = 20  # questions timed one at a time for the latency percentiles
 

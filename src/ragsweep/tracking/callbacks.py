@@ -32,59 +32,59 @@ from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, failure_lines, markdo
 log = logging.getLogger(__name__)
 
 
-class SweepRun(Callback):
-    """Opens the sweep's parent run, marks orphaned runs KILLED, and closes the parent with a summary."""
+class Sweep:
+    """One sweep's MLflow parent run: opened before its jobs, closed with a ranked summary after them.
 
-    def __init__(self) -> None:
-        self.tracker: MlflowTracker | None = None
+    Shared by the Hydra callback below (`sweep.py -m`) and `ragsweep.Evaluation.sweep`, so a sweep from
+    Python leaves the same parent run, tags and summary files as one from the command line.
+    """
+
+    def __init__(self, tracker: MlflowTracker, name: str, overrides: str, sweep_dir: Path,
+                 metric: str | None = None) -> None:
+        self.tracker, self.name, self.overrides = tracker, name, overrides
+        self.sweep_dir, self.metric = Path(sweep_dir), metric or DEFAULT_RANKING_METRIC
         self.parent_run_id: str | None = None
-        self.interrupted = False  # set by Ctrl-C (SIGINT) while the sweep runs
 
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        self.tracker = instantiate(config.tracking)
+    def open(self) -> str:
+        """Mark runs orphaned by earlier sweeps KILLED, then start the parent run; return its id."""
         self.tracker.kill_orphans()
-        name = sweep_name(config.hydra.runtime.choices)
-        overrides = " ".join(config.hydra.overrides.task)
-        tags = {"ragsweep.sweep": name, "ragsweep.git_sha": git_sha(), "ragsweep.overrides": overrides,
+        tags = {"ragsweep.sweep": self.name, "ragsweep.git_sha": git_sha(), "ragsweep.overrides": self.overrides,
                 **{f"version.{package}": version for package, version in package_versions().items()}}
-        title = f"sweep {overrides}"[:200] if name == "adhoc" else f"sweep:{name}"
+        title = f"sweep {self.overrides}"[:200] if self.name == "adhoc" else f"sweep:{self.name}"
         self.parent_run_id = self.tracker.start_parent(f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
-        hand_to_jobs(config, self.parent_run_id)
-        self.sweep_dir = Path(str(config.hydra.sweep.dir))
-        self.heading = f"# Sweep {name}"
-        self.metric = config.get("optimized_metric") or DEFAULT_RANKING_METRIC
-        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, interrupt):  # not if SIGINT is ignored
-            signal.signal(signal.SIGINT, self._on_interrupt)
-        atexit.register(self._end_early)  # a sweep that stops before on_multirun_end: Ctrl-C, fail_fast, an error
         log.info("MLflow parent run %s in experiment %r", self.parent_run_id, self.tracker.experiment)
+        return self.parent_run_id
 
-    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        if self.tracker is None or self.parent_run_id is None:
-            return
-        if signal.getsignal(signal.SIGINT) == self._on_interrupt:
-            signal.signal(signal.SIGINT, interrupt)
-        self.tracker.kill_running_children(self.parent_run_id, wait_s=0)  # every job has returned: any still RUNNING was lost
+    def close(self) -> tuple[pd.DataFrame, dict[str, int], list[Path], pd.DataFrame | None]:
+        """Every job has returned: close any still RUNNING as lost, write the summary, end the parent
+        (FAILED when a job failed or was lost). Returns the jobs, their count by status, the summary files
+        and the ranked table (None when no job has the metric)."""
+        self.tracker.kill_running_children(self.parent_run_id, wait_s=0)
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
         count = _count_by_status(jobs)
-        failed, lost = count["FAILED"], count["KILLED"]
         files, table = self._write_summary(jobs)
-        if table is not None:
-            print(f"\nSweep summary, ranked by {self.metric} (also {files[1]}):\n{markdown(table)}"
-                  + "".join(f"\n{note}\n" for note in judge_notes(jobs)))
-        status = "FAILED" if failed or lost else "FINISHED"
+        status = "FAILED" if count["FAILED"] or count["KILLED"] else "FINISHED"
         self.tracker.end_parent(self.parent_run_id, status, {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs":
-                                                             str(failed), "ragsweep.lost_jobs": str(lost)}, files)
+                                                             str(count["FAILED"]), "ragsweep.lost_jobs":
+                                                             str(count["KILLED"])}, files)
         self.parent_run_id = None
-        if failed:
-            print(f"ragsweep: {failed} of {len(jobs)} job(s) FAILED; their tracebacks are in MLflow "
-                  "(artifact traceback.txt). Re-running the sweep runs only those.", file=sys.stderr)
-            for line in failure_lines(jobs):
-                print(f"  {line}", file=sys.stderr)
-        if lost:
-            print(f"ragsweep: {lost} job(s) lost their process or node (marked KILLED); re-running the sweep runs "
-                  "only those.", file=sys.stderr)
-        if failed or lost:
-            raise SystemExit(1)
+        return jobs, count, files, table
+
+    def stop(self, status: str) -> str:
+        """Close the runs a stop left RUNNING as KILLED, and the parent as `status` (KILLED after Ctrl-C, FAILED
+        after fail_fast or an error) with a summary of what finished; return a line that says so."""
+        self.tracker.kill_running_children(self.parent_run_id)
+        jobs = sweep_jobs(self.tracker, self.parent_run_id)
+        count = _count_by_status(jobs)
+        files, _ = self._write_summary(jobs[jobs["status"] == "FINISHED"] if not jobs.empty else jobs)
+        self.tracker.end_parent(self.parent_run_id, status,
+                                {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
+                                 "ragsweep.interrupted_jobs": str(count["KILLED"])}, files)
+        self.parent_run_id = None
+        summary = f", summary in {files[1]}" if files else ""
+        how = "interrupted" if status == "KILLED" else "the sweep stopped early"
+        return (f"{how}: {count['FINISHED']} job(s) finished, {count['FAILED']} failed, {count['KILLED']} "
+                f"stopped (KILLED){summary}")
 
     def _write_summary(self, jobs: pd.DataFrame) -> tuple[list[Path], pd.DataFrame | None]:
         """summary.csv and summary.md in the sweep folder: `jobs` ranked by the sweep's metric, each judged run
@@ -96,8 +96,46 @@ class SweepRun(Callback):
         files = [self.sweep_dir / "summary.csv", self.sweep_dir / "summary.md"]
         table.to_csv(files[0], index=False)
         notes = "".join(f"{note}\n\n" for note in judge_notes(jobs))
-        files[1].write_text(f"{self.heading} ranked by {self.metric}\n\n{notes}" + markdown(table))
+        files[1].write_text(f"# Sweep {self.name} ranked by {self.metric}\n\n{notes}" + markdown(table))
         return files, table
+
+
+class SweepRun(Callback):
+    """Opens the sweep's parent run, marks orphaned runs KILLED, and closes the parent with a summary."""
+
+    def __init__(self) -> None:
+        self.sweep: Sweep | None = None
+        self.interrupted = False  # set by Ctrl-C (SIGINT) while the sweep runs
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self.sweep = Sweep(instantiate(config.tracking), sweep_name(config.hydra.runtime.choices),
+                           " ".join(config.hydra.overrides.task), Path(str(config.hydra.sweep.dir)),
+                           config.get("optimized_metric"))
+        hand_to_jobs(config, self.sweep.open())
+        if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, interrupt):  # not if SIGINT is ignored
+            signal.signal(signal.SIGINT, self._on_interrupt)
+        atexit.register(self._end_early)  # a sweep that stops before on_multirun_end: Ctrl-C, fail_fast, an error
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        if self.sweep is None or self.sweep.parent_run_id is None:
+            return
+        if signal.getsignal(signal.SIGINT) == self._on_interrupt:
+            signal.signal(signal.SIGINT, interrupt)
+        jobs, count, files, table = self.sweep.close()
+        if table is not None:
+            print(f"\nSweep summary, ranked by {self.sweep.metric} (also {files[1]}):\n{markdown(table)}"
+                  + "".join(f"\n{note}\n" for note in judge_notes(jobs)))
+        failed, lost = count["FAILED"], count["KILLED"]
+        if failed:
+            print(f"ragsweep: {failed} of {len(jobs)} job(s) FAILED; their tracebacks are in MLflow "
+                  "(artifact traceback.txt). Re-running the sweep runs only those.", file=sys.stderr)
+            for line in failure_lines(jobs):
+                print(f"  {line}", file=sys.stderr)
+        if lost:
+            print(f"ragsweep: {lost} job(s) lost their process or node (marked KILLED); re-running the sweep runs "
+                  "only those.", file=sys.stderr)
+        if failed or lost:
+            raise SystemExit(1)
 
     def _on_interrupt(self, signum: int, frame: FrameType | None) -> None:
         self.interrupted = True  # remembered for _end_early: the parent ends KILLED, not FAILED
@@ -105,26 +143,12 @@ class SweepRun(Callback):
 
     def _end_early(self) -> None:
         """At exit, a parent still open: the sweep stopped before on_multirun_end (Hydra skips it then)."""
-        if self.tracker is None or self.parent_run_id is None:
+        if self.sweep is None or self.sweep.parent_run_id is None:
             return
         if self.interrupted:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not leave the runs half closed
-        self._end_stopped("KILLED" if self.interrupted else "FAILED")  # FAILED: fail_fast, an error, a lost node
-        self.parent_run_id = None
-
-    def _end_stopped(self, status: str) -> None:
-        """Close the runs the stop left RUNNING as KILLED, and the parent as `status` with a summary of what finished."""
-        self.tracker.kill_running_children(self.parent_run_id)
-        jobs = sweep_jobs(self.tracker, self.parent_run_id)
-        count = _count_by_status(jobs)
-        files, _ = self._write_summary(jobs[jobs["status"] == "FINISHED"] if not jobs.empty else jobs)
-        self.tracker.end_parent(self.parent_run_id, status,
-                                {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
-                                 "ragsweep.interrupted_jobs": str(count["KILLED"])}, files)
-        summary = f", summary in {files[1]}" if files else ""
-        how = "interrupted" if status == "KILLED" else "the sweep stopped early"
-        print(f"ragsweep: {how}: {count['FINISHED']} job(s) finished, {count['FAILED']} failed, {count['KILLED']} "
-              f"stopped (KILLED){summary}; run the same command again to run the rest", file=sys.stderr, flush=True)
+        line = self.sweep.stop("KILLED" if self.interrupted else "FAILED")  # FAILED: fail_fast, an error, a lost node
+        print(f"ragsweep: {line}; run the same command again to run the rest", file=sys.stderr, flush=True)
 
 
 def _count_by_status(jobs: pd.DataFrame) -> dict[str, int]:

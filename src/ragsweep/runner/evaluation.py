@@ -1,0 +1,374 @@
+"""`ragsweep.Evaluation`: sweep.py's runs from Python, and a user's own components scored the same way.
+
+Each configuration is composed with Hydra's compose API from the project's `conf/` (plus a user's
+config folder), as `sweep.py` composes it, and run by the same `runner.run`: the same config
+fingerprint, stage cache, MLflow runs and output folders. `ev.run(chunker="fixed", k=3)` is the run
+`python sweep.py chunker=fixed k=3` makes. A Python object given instead of an option name is scored
+through its group's wrapper (`ragsweep.chunking.own.OwnChunker`, ...), identified by the name and
+version its owner gives it.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from hydra import initialize_config_dir
+from hydra._internal.config_loader_impl import get_overrides_dirname
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.types import RunMode
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
+
+from ragsweep.cache import StageCache
+from ragsweep.data.base import DatasetError, load_once
+from ragsweep.results.best import ResultsError, read_per_query
+from ragsweep.results.report import paired_test
+from ragsweep.runner.build import ConfigError, instantiate_stage
+from ragsweep.runner.overrides import unknown_choices
+from ragsweep.runner.preflight import _compose, check_config, writable
+from ragsweep.runner.run import run as run_job
+from ragsweep.tracking.callbacks import Sweep
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, PARENT_RUN_ENV, RECORD_FILE, MlflowTracker, RunRecord
+from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
+from ragsweep.types import Dataset
+
+log = logging.getLogger(__name__)
+
+# The wrapper that scores a user's object in each group that takes one.
+WRAPPERS = {"dataset": "ragsweep.data.own.GivenDataset", "chunker": "ragsweep.chunking.own.OwnChunker",
+            "embedder": "ragsweep.embedding.own.OwnEmbedder", "retriever": "ragsweep.retrieval.own.OwnRetriever",
+            "generator": "ragsweep.generation.own.OwnGenerator"}
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")  # a name that is also a valid override value and MLflow param
+
+
+@dataclass(frozen=True)
+class Component:
+    """A component of your own with the name and version that identify its results.
+
+    ragsweep cannot read a Python object's settings, so it keys the object's cached results and
+    records its run under these: give a new `version` whenever its output changes, or the cache
+    hands back the old results. An object with `name` and `version` attributes needs no wrapper.
+    """
+
+    component: Any
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric of a run: mean over the questions that have it, std, 95% bootstrap CI, question count."""
+
+    mean: float
+    std: float
+    ci95: tuple[float, float]
+    n: int
+
+
+@dataclass
+class Result:
+    """One configuration's run: its MLflow run, identity, every metric and each question's scores."""
+
+    run_id: str
+    label: str
+    fingerprint: str
+    metrics: dict[str, Metric]
+    per_query: pd.DataFrame  # one row per question: id, question, then one column per metric
+    output_dir: Path
+    config: DictConfig
+
+
+class Evaluation:
+    """Runs and sweeps configurations of one project on one dataset, logged to its MLflow experiment.
+
+    Args:
+        dataset: An option of `conf/dataset/` (`"chroma_general"`), a `ragsweep.types.Dataset`, or None
+            for the config's default.
+        experiment: MLflow experiment name.
+        project: The folder with `conf/`, where `mlruns/`, `outputs/` and the cache go (as for sweep.py);
+            default: the current folder or the nearest parent with `conf/config.yaml`.
+        config_dir: A folder of your own YAML (`chunker/mine.yaml` with `_target_: mypackage.MyChunker`),
+            searched as `sweep.py --config-dir` searches it.
+        overrides: Hydra overrides applied to every run (`["cache=off"]`).
+    """
+
+    def __init__(self, dataset: str | Dataset | None = None, experiment: str = "ragsweep",
+                 project: str | Path | None = None, config_dir: str | Path | None = None,
+                 overrides: Sequence[str] = ()) -> None:
+        self.project = _project(project)
+        self.conf = self.project / "conf"
+        self.config_dir = Path(config_dir).resolve() if config_dir is not None else None
+        if self.config_dir is not None and not self.config_dir.is_dir():
+            raise ConfigError(f"config_dir={config_dir}: no such folder; give the folder that holds your "
+                              "<group>/<option>.yaml files")
+        self.experiment = experiment
+        self.dataset = dataset
+        self.overrides = [f"paths.root={_quoted(str(self.project))}", f"experiment={_quoted(experiment)}",
+                          *overrides]
+
+    def run(self, overrides: Sequence[str] = (), **choices: Any) -> Result:
+        """Run one configuration: `choices` are groups or keys (`chunker="fixed"`, `k=5`, `chunker=my_splitter`),
+        `overrides` Hydra overrides (`["chunker.size=200"]`). Raises ConfigError or DatasetError before any
+        work for a configuration that cannot run; a run that fails is recorded FAILED and its error raised."""
+        cfg, objects = self._compose(choices, overrides)
+        output_dir = _fresh_folder(Path(str(cfg.hydra.run.dir)))
+        with _job(cfg, output_dir, RunMode.RUN):
+            run_job(_task(cfg), output_dir, objects)
+        return _result(output_dir)
+
+    def sweep(self, grid: Mapping[str, Sequence[Any]], overrides: Sequence[str] = (), metric: str | None = None,
+              fail_fast: bool = False) -> pd.DataFrame:
+        """Run every combination of `grid` (`{"chunker": ["recursive", "fixed"], "k": [5, 10]}`) one after the
+        other, under one parent run, as `sweep.py -m chunker=recursive,fixed k=5,10` does; configurations that
+        already have a FINISHED run are skipped. Every point is checked before any runs. Returns the sweep's
+        summary, one row per configuration ranked by `metric` (with `run_id` and `status`); a job that fails
+        is recorded FAILED and the sweep goes on, unless `fail_fast`."""
+        keys = list(grid)
+        if not keys or any(isinstance(grid[key], (str, bytes)) or not len(grid[key]) for key in keys):
+            raise ConfigError("sweep: give each key a list of values, e.g. {'chunker': ['recursive', 'fixed'], "
+                              "'k': [5, 10]}")
+        points = [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[key] for key in keys))]
+        overrides = [*overrides, *([f"optimized_metric={metric}"] if metric else [])]  # checked like the CLI's
+        composed = [self._compose(point, overrides) for point in points]
+        problems = {}
+        for point, (cfg, objects) in zip(points, composed, strict=True):
+            try:
+                check_config(_task(cfg), objects)
+            except (ConfigError, DatasetError) as error:
+                problems.setdefault(str(error), []).append(_point_label(point))
+        if problems:
+            raise ConfigError(f"{sum(map(len, problems.values()))} of {len(points)} points of the sweep cannot run; "
+                              "nothing was started:\n" + "\n".join(f"  {'; '.join(labels)}: {message}"
+                                                                   for message, labels in problems.items()))
+        first = composed[0][0]
+        sweep_dir = _fresh_folder(Path(str(first.hydra.sweep.dir)))
+        described = " ".join(f"{key}={','.join(_value_label(v) for v in grid[key])}" for key in keys)
+        sweep = Sweep(instantiate(first.tracking), "adhoc", " ".join([described, *overrides]), sweep_dir,
+                      first.get("optimized_metric"))
+        with _environment(PARENT_RUN_ENV, sweep.open()):
+            try:
+                for number, (cfg, objects) in enumerate(composed):
+                    with read_write(cfg.hydra), open_dict(cfg.hydra):
+                        cfg.hydra.job.num = number
+                    with _job(cfg, sweep_dir / str(number), RunMode.MULTIRUN):
+                        try:
+                            run_job(_task(cfg), sweep_dir / str(number), objects)
+                        except Exception as error:  # recorded FAILED with its traceback by the tracker
+                            if fail_fast:
+                                raise
+                            log.error("job %s failed: %s; it is recorded as FAILED and the sweep goes on",
+                                      cfg.hydra.job.override_dirname or "defaults", error)
+            except KeyboardInterrupt:  # a notebook's interrupt: the parent closes KILLED with what finished
+                log.error("%s; run the same sweep again to run the rest", sweep.stop("KILLED"))
+                raise
+            except BaseException:  # fail_fast or an error outside the jobs
+                log.error("%s; run the same sweep again to run the rest", sweep.stop("FAILED"))
+                raise
+            jobs, _, _, table = sweep.close()
+        if table is None:
+            return jobs
+        return table
+
+    def compare(self, run_a: str, run_b: str, metric: str = DEFAULT_RANKING_METRIC,
+                samples: int = 10_000) -> dict[str, Any]:
+        """Is run `run_a` better than run `run_b` on `metric`? The paired bootstrap over the questions both
+        answered (as `ragsweep report` tests the best against each runner-up): mean difference a - b, its 95%
+        CI, p-value, questions, verdict."""
+        tracker = self._tracker()
+        with tempfile.TemporaryDirectory(prefix="ragsweep-compare-") as folder:
+            scores = []
+            for run_id in (run_a, run_b):
+                try:
+                    path = tracker.client().download_artifacts(run_id, "per_query.jsonl", folder + f"/{run_id}")
+                except Exception as error:  # MLflow's own errors: no such run or artifact
+                    raise ResultsError(f"run {run_id}: cannot read its per_query.jsonl ({error})") from None
+                per_query = read_per_query(Path(path))
+                scores.append({question: values[metric] for question, values in per_query.items() if metric in values})
+        if not scores[0] or not scores[1]:
+            raise ResultsError(f"{metric}: run {run_a if not scores[0] else run_b} has no such metric per question")
+        return {"metric": metric, **paired_test(scores[0], scores[1], samples)}
+
+    def load_dataset(self) -> Dataset:
+        """The dataset runs are scored on (e.g. to build a retriever of your own over its documents)."""
+        cfg, objects = self._compose({}, [])
+        if "dataset" in objects:
+            return objects["dataset"]
+        loader = instantiate_stage(_task(cfg), "dataset", {}, StageCache("", enabled=False))
+        return load_once(loader.component)
+
+    def _tracker(self) -> MlflowTracker:
+        cfg, _ = self._compose({}, [])
+        return instantiate(cfg.tracking)
+
+    def _compose(self, choices: Mapping[str, Any], overrides: Sequence[str]) -> tuple[DictConfig, dict[str, Any]]:
+        """The job config of `choices` + `overrides` (with its `hydra` node) and the caller's objects by group."""
+        choices = {**({"dataset": self.dataset} if self.dataset is not None else {}), **choices}
+        lines, objects, named = [*self.overrides, *overrides], {}, []
+        for key, value in choices.items():
+            if key in WRAPPERS and not isinstance(value, str):
+                objects[key], node = _own(key, value)
+                named.append((key, node))
+            else:
+                lines.append(f"{key}={_value(value)}")
+        problems = unknown_choices(lines, [self.conf, *([self.config_dir] if self.config_dir else [])])
+        if problems:
+            raise ConfigError("; ".join(problems))
+        parser = OverridesParser.create()
+        parsed = parser.parse_overrides(lines)  # settings of an object's wrapper (generator.max_error_rate) go
+        mine = [o for o in parsed if o.key_or_group.split(".")[0] in objects]  # to its node, not to Hydra
+        searchpath = [f"hydra.searchpath=[file://{self.config_dir}]"] if self.config_dir else []
+        with initialize_config_dir(config_dir=str(self.conf), version_base="1.3"):
+            cfg = _compose("config", [*searchpath, *(o.input_line for o in parsed if o not in mine)], hydra=True)
+        with read_write(cfg), open_dict(cfg):
+            for key, node in named:
+                cfg[key] = node
+                cfg.hydra.runtime.choices[key] = node["name"]
+            for override in mine:
+                OmegaConf.update(cfg, override.key_or_group, override.value(), force_add=True)
+            if "retriever" in objects:  # a whole retriever chunks and indexes on its own
+                for unused in ("chunker", "store"):
+                    cfg.pop(unused, None)
+                    cfg.hydra.runtime.choices.pop(unused, None)
+            if named:  # the run's name, as if each object were an option of its group: chunker=my-splitter
+                named_lines = parser.parse_overrides([f"{key}={node['name']}" for key, node in named])
+                settings = cfg.hydra.job.config.override_dirname
+                cfg.hydra.job.override_dirname = get_overrides_dirname(
+                    [*parsed, *named_lines], list(settings.exclude_keys), settings.item_sep, settings.kv_sep)
+        return cfg, objects
+
+def _result(output_dir: Path) -> Result:
+    """A finished job's result, read from its output folder (metrics.json, per_query.jsonl, its run record)."""
+    summary = json.loads((output_dir / "metrics.json").read_text())
+    metrics = {name: Metric(values["mean"], values["std"], tuple(values["ci95"]), values["n"])
+               for name, values in summary.items() if "mean" in values}
+    records = [json.loads(line) for line in (output_dir / "per_query.jsonl").read_text().splitlines() if line]
+    per_query = pd.DataFrame([{"id": r["id"], "question": r["question"],
+                               **({"answer": r["answer"]} if "answer" in r else {}), **r["metrics"]} for r in records])
+    record = RunRecord.read(output_dir / RECORD_FILE)
+    return Result(record.run_id, record.name, record.tags[FINGERPRINT_TAG], metrics, per_query, output_dir,
+                  OmegaConf.load(output_dir / "config.yaml"))
+
+
+def _own(group: str, value: Any) -> tuple[Any, dict[str, Any]]:
+    """The object to score and its group's config: the wrapper, the name and version that identify it."""
+    if group == "dataset":
+        if not isinstance(value, Dataset):
+            raise ConfigError(f"dataset: give an option of conf/dataset/ (e.g. 'chroma_general') or a "
+                              f"ragsweep.types.Dataset, not a {type(value).__name__}")
+        if not _NAME.match(value.name):
+            raise ConfigError(f"dataset: name {value.name!r} must be letters, digits, '-', '_' or '.'")
+        return value, {"_target_": WRAPPERS[group], "name": value.name}
+    if isinstance(value, Component):
+        component, name, version = value.component, value.name, value.version
+    else:
+        component, name, version = value, getattr(value, "name", None), getattr(value, "version", None)
+    if not isinstance(name, str) or not _NAME.match(name) or version is None or not str(version).strip():
+        raise ConfigError(
+            f"{group}: a {type(component).__name__} object needs a name and a version: ragsweep cannot read an "
+            f"object's settings, so it caches and records its results under them (a new version when its output "
+            f"changes, or the cache returns the old results). Pass ragsweep.Component(obj, name='my-{group}', "
+            f"version='1'), or give the object `name` and `version` attributes; a name is letters, digits, '-', "
+            f"'_' or '.' (got name={name!r}, version={version!r})")
+    return component, {"_target_": WRAPPERS[group], "name": name, "version": str(version)}
+
+
+def _task(cfg: DictConfig) -> DictConfig:
+    """The job's own config, without `hydra` (what sweep.py's task function receives)."""
+    task = copy.deepcopy(cfg)
+    with read_write(task), open_dict(task):
+        del task["hydra"]
+    return task
+
+
+@contextmanager
+def _job(cfg: DictConfig, output_dir: Path, mode: RunMode) -> Iterator[None]:
+    """Hydra's view of a running job (its name, choices, output folder and mode), as `run_job` sets it, for
+    the job's run name and params; restored afterwards, so the caller's process is left as it was."""
+    with read_write(cfg.hydra), open_dict(cfg.hydra):
+        cfg.hydra.runtime.output_dir = str(output_dir)
+        cfg.hydra.mode = mode
+    holder = HydraConfig.instance()
+    before = holder.cfg
+    holder.set_config(cfg)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    finally:
+        holder.cfg = before
+
+
+@contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+
+def _project(project: str | Path | None) -> Path:
+    if project is not None:
+        folder = Path(project).expanduser().resolve()
+        if not (folder / "conf" / "config.yaml").is_file():
+            raise ConfigError(f"project={project}: no conf/config.yaml there; give the folder that holds sweep.py "
+                              "and conf/")
+        return folder
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "conf" / "config.yaml").is_file():
+            return folder
+    raise ConfigError(f"no conf/config.yaml in {here} or a folder above it; pass project=<the folder with sweep.py "
+                      "and conf/>")
+
+
+def _fresh_folder(folder: Path) -> Path:
+    """`folder`, or `folder-1`, `folder-2`, ... when a run in the same second already took it."""
+    candidate, number = folder, 0
+    while candidate.exists():
+        number += 1
+        candidate = folder.with_name(f"{folder.name}-{number}")
+    writable(candidate, "hydra.run.dir")
+    return candidate
+
+
+def _value(value: Any) -> str:
+    """A Python value as a Hydra override value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_value(item) for item in value) + "]"
+    return _quoted(str(value)) if isinstance(value, str) else str(value)
+
+
+def _quoted(text: str) -> str:
+    """A string override value, quoted when Hydra's grammar would read it otherwise."""
+    return text if re.fullmatch(r"[\w./\-:+]+", text) else "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _value_label(value: Any) -> str:
+    if isinstance(value, Component):
+        return value.name
+    return getattr(value, "name", None) if not isinstance(value, (str, int, float, bool, list, tuple)) else _value(value)
+
+
+def _point_label(point: Mapping[str, Any]) -> str:
+    return ",".join(f"{key}={_value_label(value)}" for key, value in point.items())
