@@ -303,3 +303,34 @@ def test_interrupting_a_sweep_from_python_closes_the_job_and_the_parent_as_kille
         ev.sweep({"k": [3], "generator": [Interrupting()]}, overrides=["judge=none"])
     runs = mlflow.search_runs(experiment_names=["interrupted"])
     assert sorted(runs["tags.ragsweep.role"]) == ["job", "parent"] and set(runs.status) == {"KILLED"}
+
+
+def test_a_retriever_function_returning_scored_texts_is_located_in_any_document(project):
+    documents = {"a": Document("a", "Paris is the capital of France. Berlin is the capital of Germany."),
+                 "b": Document("b", "The Seine flows through Paris. The Spree flows through Berlin.")}
+    dataset = Dataset("rivers", documents, [Query("q1", "Which river flows through Berlin?", (Span("b", 31, 62),)),
+                                            Query("q2", "What is the capital of France?", (Span("a", 0, 31),))])
+
+    def search(question: str, k: int) -> list[tuple[str, float]]:
+        if "river" in question:  # the second text differs in case and spacing from the document's
+            return [("The Spree flows through Berlin.", 2.0), ("the seine  flows through paris.", 1.0)][:k]
+        return [("Paris is the capital of France.", 3.0)]
+
+    ev = Evaluation(dataset=dataset, experiment="rivers", project=project)
+    result = ev.run(retriever=Component(search, name="rivers-search", version="1"), k=2,
+                    overrides=["metrics.unit=chars"])
+    assert result.per_query.set_index("id").loc["q1", "token_iou"] == pytest.approx(31 / 61)  # 31 of 61 characters
+    assert result.per_query.set_index("id").loc["q2", "token_iou"] == 1.0
+    run = _runs(project, "rivers").set_index("run_id").loc[result.run_id]
+    assert (run["metrics.located_exact"], run["metrics.located_fuzzy"]) == (2, 1)
+    import json
+
+    first = json.loads((result.output_dir / "per_query.jsonl").read_text().splitlines()[0])
+    assert [(r["doc_id"], r["start"], r["end"], r["score"]) for r in first["retrieved"]] == [
+        ("b", 31, 62, 2.0), ("b", 0, 30, 1.0)]
+
+    def inventing(question: str, k: int) -> list[str]:
+        return ["Rome is the capital of Italy."]
+
+    with pytest.raises(ConfigError, match="2 of 2 texts it returned are not in the documents"):
+        ev.run(retriever=Component(inventing, name="inventing", version="1"), k=1)

@@ -50,7 +50,8 @@ class OwnChunker:
         if placed.lost:
             example = next(str(p) for p, span in zip(pieces, placed.spans, strict=True) if span is None)
             raise LostText(lost_text_message(f"chunker {self.name or type(self.component).__name__} on document "
-                                             f"{doc.id}", placed.lost, len(pieces), example, self.min_similarity))
+                                             f"{doc.id}", "chunker", placed.lost, len(pieces), example,
+                                             self.min_similarity))
         self.located["exact"] += placed.exact
         self.located["fuzzy"] += placed.fuzzy
         return [make_chunk(doc, start, end) for _, start, end in placed.spans]

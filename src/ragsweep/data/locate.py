@@ -123,9 +123,9 @@ def locate_anywhere(documents: dict[str, str], piece: str, min_similarity: float
     return best
 
 
-def lost_text_message(who: str, placed_lost: int, total: int, example: str, min_similarity: float) -> str:
+def lost_text_message(who: str, group: str, lost: int, total: int, example: str, min_similarity: float) -> str:
     """Why a component whose strings are not all in the documents cannot be scored, and what to change."""
-    return (f"{who}: {placed_lost} of {total} texts it returned are not in the documents (verbatim, or at least "
-            f"{min_similarity:.0%} alike), e.g. {example[:80]!r}. Span metrics score where text lies in the documents, "
-            f"so a component must return document text: turn off rewriting (e.g. a splitter's strip/replace options), "
-            f"or lower its min_similarity")
+    return (f"{who}: {lost} of {total} texts it returned are not in the documents (verbatim, or at least "
+            f"{min_similarity:.0%} alike), e.g. {example[:80]!r}. Span metrics score where text lies in the "
+            f"documents, so a component must return the documents' text, not a rewrite of it; for text only "
+            f"lightly changed (case, whitespace), lower {group}.min_similarity (e.g. {group}.min_similarity=0.8)")

@@ -109,7 +109,8 @@ def whole_retrieval(pipeline: Pipeline, dataset: Dataset,
                 exact += where.exact
         if lost:
             raise ConfigError(lost_text_message(f"retriever {retriever.name or type(retriever.component).__name__}",
-                                                len(lost), len(rows) + len(lost), lost[0], retriever.min_similarity))
+                                                "retriever", len(lost), len(rows) + len(lost), lost[0],
+                                                retriever.min_similarity))
         return {"rows": np.array(rows, dtype=np.int64).reshape(-1, 4), "scores": np.array(scores, dtype=np.float64),
                 "located": np.array([exact, len(rows) - exact]),
                 "search_ms": np.array([milliseconds[i] for i in sample])}
