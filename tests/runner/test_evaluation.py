@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ragsweep import Component, ConfigError, DatasetError, Evaluation
@@ -25,6 +26,7 @@ def project(tmp_path_factory, scratch_project) -> Path:
 
 def _sweep_py(project: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])  # tests/own_components.py, a user's own module
     return subprocess.run([sys.executable, "sweep.py", *args], cwd=project, env=env, capture_output=True, text=True,
                           timeout=900)
 
@@ -193,7 +195,7 @@ def test_a_langchain_bm25_retriever_is_scored_on_the_spans_it_returned(project):
     assert run["metrics.located_fuzzy"] == 0 and run["metrics.located_exact"] == 68 * 5
     assert {"token_iou", "token_recall", "mrr", "hit_rate", "chunk_recall"} <= set(result.metrics)
     assert not {"recall", "ndcg", "map", "precision_omega"} & set(result.metrics)  # need the retriever's whole chunking
-    assert "params.chunker" not in run or run["params.chunker"] is None
+    assert pd.isna(run.get("params.chunker")) and pd.isna(run.get("params.store"))  # it has neither
     assert run["params.retriever"] == "lc-bm25-400"
     first = result.per_query.iloc[0]
     expected = retriever.invoke(first["question"])
@@ -334,3 +336,19 @@ def test_a_retriever_function_returning_scored_texts_is_located_in_any_document(
 
     with pytest.raises(ConfigError, match="2 of 2 texts it returned are not in the documents"):
         ev.run(retriever=Component(inventing, name="inventing", version="1"), k=1)
+
+
+def test_a_whole_retriever_named_in_yaml_runs_from_the_command_line_without_chunker_or_store(project, tmp_path):
+    own = tmp_path / "my_conf" / "retriever"
+    own.mkdir(parents=True)
+    (own / "lc_bm25.yaml").write_text(
+        "_target_: ragsweep.retrieval.own.OwnRetriever\n"
+        "component:\n  _target_: tests.own_components.sotu_bm25\n  chunk_size: 400\n  k: 5\n")
+    cli = _sweep_py(project, "--config-dir", str(tmp_path / "my_conf"), "retriever=lc_bm25", "k=5",
+                    "experiment=yaml-whole")
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    run = _runs(project, "yaml-whole").iloc[0]
+    assert run["params.retriever"] == "lc_bm25" and run["metrics.located_exact"] == 68 * 5
+    assert pd.isna(run.get("params.chunker")) and pd.isna(run.get("params.chunker._target_"))
+    assert pd.isna(run.get("params.store._target_")) and pd.isna(run.get("metrics.recall"))
+    assert run["metrics.token_iou"] > 0

@@ -74,8 +74,9 @@ def build(cfg: DictConfig, preflight: bool = True, objects: Mapping[str, Any] | 
     cache = StageCache.from_settings(cache_cfg)
     embedder = instantiate_stage(cfg, "embedder", {}, cache, objects=objects)
     embedder.component = cache.embedder(embedder.component, embedder.signature)
+    whole = whole_retriever(cfg)
     stages = {"embedder": embedder, "cache": Built(cache, {})}
-    if "store" in cfg:  # not with a whole retriever
+    if not whole:
         stages["store"] = instantiate_stage(cfg, "store", {}, cache)
     reranker = instantiate_stage(cfg, "reranker", stages, cache)
     candidates = getattr(reranker.component, "candidates", 0)
@@ -83,12 +84,12 @@ def build(cfg: DictConfig, preflight: bool = True, objects: Mapping[str, Any] | 
         raise ConfigError(f"reranker.candidates ({candidates}) must be >= k ({k}); raise reranker.candidates or lower k")
     dataset = instantiate_stage(cfg, "dataset", {}, cache, objects=objects)
     retriever = instantiate_stage(cfg, "retriever", stages, cache, objects=objects)
-    if hasattr(retriever.component, "retrieve") and candidates:
+    if whole and candidates:
         raise ConfigError("reranker: a whole retriever returns its final ranking, so there is nothing to rerank; "
                           "use reranker=none")
     pipeline = Pipeline(
         dataset=dataset.component,
-        chunker=instantiate_stage(cfg, "chunker", stages, cache, objects=objects) if "chunker" in cfg else None,
+        chunker=None if whole else instantiate_stage(cfg, "chunker", stages, cache, objects=objects),
         retriever=retriever,
         reranker=reranker,
         evaluator=instantiate_stage(cfg, "metrics", {}, cache).component,
@@ -112,6 +113,16 @@ def build(cfg: DictConfig, preflight: bool = True, objects: Mapping[str, Any] | 
             if stage is not None:
                 _preflight(stage.component)
     return pipeline
+
+
+def whole_retriever(cfg: DictConfig) -> bool:
+    """Whether the retriever is a whole retrieval pipeline (`retrieve(question, k)`, e.g. a user's LangChain
+    retriever): it chunks and indexes on its own, so the job has no chunker or store."""
+    target = OmegaConf.select(cfg, "retriever._target_")
+    try:
+        return target is not None and hasattr(_locate(str(target)), "retrieve")
+    except (ImportError, ValueError):  # a bad _target_: instantiate_stage names it
+        return False
 
 
 # Keys of the generator group that the runner reads, not the generator's constructor.

@@ -38,7 +38,7 @@ from ragsweep.results.best import ResultsError, read_per_query
 from ragsweep.results.report import paired_test
 from ragsweep.runner.build import ConfigError, instantiate_stage
 from ragsweep.runner.overrides import unknown_choices
-from ragsweep.runner.preflight import _compose, check_config, writable
+from ragsweep.runner.preflight import check_config, compose_checked, writable
 from ragsweep.runner.run import run as run_job
 from ragsweep.tracking.callbacks import Sweep
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, PARENT_RUN_ENV, RECORD_FILE, MlflowTracker, RunRecord
@@ -231,17 +231,13 @@ class Evaluation:
         mine = [o for o in parsed if o.key_or_group.split(".")[0] in objects]  # to its node, not to Hydra
         searchpath = [f"hydra.searchpath=[file://{self.config_dir}]"] if self.config_dir else []
         with initialize_config_dir(config_dir=str(self.conf), version_base="1.3"):
-            cfg = _compose("config", [*searchpath, *(o.input_line for o in parsed if o not in mine)], hydra=True)
+            cfg = compose_checked("config", [*searchpath, *(o.input_line for o in parsed if o not in mine)], hydra=True)
         with read_write(cfg), open_dict(cfg):
             for key, node in named:
                 cfg[key] = node
                 cfg.hydra.runtime.choices[key] = node["name"]
             for override in mine:
                 OmegaConf.update(cfg, override.key_or_group, override.value(), force_add=True)
-            if "retriever" in objects:  # a whole retriever chunks and indexes on its own
-                for unused in ("chunker", "store"):
-                    cfg.pop(unused, None)
-                    cfg.hydra.runtime.choices.pop(unused, None)
             if named:  # the run's name, as if each object were an option of its group: chunker=my-splitter
                 named_lines = parser.parse_overrides([f"{key}={node['name']}" for key, node in named])
                 settings = cfg.hydra.job.config.override_dirname
@@ -365,9 +361,10 @@ def _quoted(text: str) -> str:
 
 
 def _value_label(value: Any) -> str:
-    if isinstance(value, Component):
-        return value.name
-    return getattr(value, "name", None) if not isinstance(value, (str, int, float, bool, list, tuple)) else _value(value)
+    """How a grid value reads in a sweep's description: an object by its name."""
+    if value is None or isinstance(value, (str, int, float, bool, list, tuple)):
+        return _value(value)
+    return str(value.name if isinstance(value, Component) else getattr(value, "name", type(value).__name__))
 
 
 def _point_label(point: Mapping[str, Any]) -> str:

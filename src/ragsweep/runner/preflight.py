@@ -62,8 +62,8 @@ def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
     name = args.config_name or "config"
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
         try:
-            primary = _compose(name, [*extra, *(o.input_line for o in overrides if not o.is_sweep_override())],
-                               hydra=True)
+            fixed = [o.input_line for o in overrides if not o.is_sweep_override()]
+            primary = compose_checked(name, [*extra, *fixed], hydra=True)
             problems = _launcher_problems(primary)
             points = _points(primary, overrides) if args.multirun else [[o.input_line for o in overrides]]
         except ConfigError as error:
@@ -116,7 +116,7 @@ def _point_problems(name: str, extra: list[str], points: list[list[str]], multir
     failed: dict[str, list[list[str]]] = {}
     for point in points:
         try:
-            check_config(_compose(name, [*extra, *point]))
+            check_config(compose_checked(name, [*extra, *point]))
         except (ConfigError, DatasetError) as error:
             failed.setdefault(str(error), []).append(point)
     if not multirun or not failed:
@@ -149,7 +149,7 @@ def _swept_keys(points: list[list[str]]) -> set[str]:
     return {key for key, seen in values.items() if len(seen) > 1 or len(points) == 1}
 
 
-def _compose(name: str, overrides: list[str], hydra: bool = False) -> DictConfig:
+def compose_checked(name: str, overrides: list[str], hydra: bool = False) -> DictConfig:
     """Hydra's composition of `overrides`, its errors as one-line ConfigErrors."""
     try:
         return compose(name, overrides=overrides, return_hydra_config=hydra)
@@ -158,7 +158,7 @@ def _compose(name: str, overrides: list[str], hydra: bool = False) -> DictConfig
         if missing is not None and f"+{missing}" not in overrides:
             # `chunker.sise=100`: compose it as an addition so build() names the keys the component takes
             appended = [f"+{o}" if o.split("=", 1)[0] == missing else o for o in overrides]
-            cfg = _compose(name, appended, hydra)
+            cfg = compose_checked(name, appended, hydra)
             if not missing.startswith("hydra."):
                 build(cfg, preflight=False)
         raise ConfigError(_first_line(error)) from None

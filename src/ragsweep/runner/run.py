@@ -80,6 +80,10 @@ def run(cfg: DictConfig, output_dir: Path | None = None, objects: Mapping[str, A
     if pipeline.generator is None and "judge" in cfg:  # nothing to judge: not part of what the run is
         with open_dict(cfg):
             del cfg["judge"]
+    unused = ("chunker", "store") if pipeline.chunker is None else ()  # a whole retriever chunks and indexes itself
+    with open_dict(cfg):
+        for group in unused:
+            cfg.pop(group, None)
     if cfg.depth != pipeline.depth:  # record the depth that ran, so params and fingerprint say what was computed
         log.info("depth=%s raised to %d (k or reranker.candidates is larger)", cfg.depth, pipeline.depth)
         with open_dict(cfg):
@@ -96,7 +100,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None, objects: Mapping[str, A
             return dict(finished.data.metrics)
     output_dir = output_dir or _hydra_output_dir()
     label, choices = job_identity(cfg)  # chunker=fixed,k=3 and {"chunker": "fixed", ...}; not in the fingerprint
-    params = {**_flatten(resolved), **choices}
+    params = {**_flatten(resolved), **{group: option for group, option in choices.items() if group not in unused}}
     tags = {"dataset.name": dataset.name, "dataset.fingerprint": dataset.fingerprint,
             FINGERPRINT_TAG: config_id, "ragsweep.sweep": _sweep_name(), "ragsweep.git_sha": git_sha(),
             "ragsweep.version": ragsweep.__version__, LABEL_TAG: label,
