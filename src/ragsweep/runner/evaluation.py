@@ -143,7 +143,7 @@ class Evaluation:
         points = [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[key] for key in keys))]
         overrides = [*overrides, *([f"optimized_metric={metric}"] if metric else [])]  # checked like the CLI's
         composed = [self._compose(point, overrides) for point in points]
-        problems = {}
+        problems: dict[str, list[str]] = {}  # message -> the points that have it, listed once
         for point, (cfg, objects) in zip(points, composed, strict=True):
             try:
                 check_config(_task(cfg), objects)
