@@ -1,4 +1,5 @@
-"""Hydra callback: one MLflow parent run per multirun, its summary table at the end.
+"""One MLflow parent run per sweep, its summary table at the end: the Hydra callback for `sweep.py -m`,
+and `Sweep`, which it shares with `ragsweep.Evaluation.sweep`.
 
 Runs in the process that launches the jobs, so the experiment and parent run are created once,
 before any job runs. Jobs receive the parent's id through their own config, which every launcher
