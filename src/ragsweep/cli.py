@@ -271,23 +271,27 @@ def _group(pgid: int) -> list:
 
 
 def calibrate_command(args: argparse.Namespace) -> int:
-    """Judge a labelled claims file, print the agreement table, write calibration/<judge>.json, log it to MLflow."""
-    from ragsweep.judging.calibration import (build_judge, calibrate, default_claims, format_table, load_claims,
-                                              write_calibration)
+    """Judge two labelled claims sets, print held-out and in-sample agreement, write calibration/<judge>.json,
+    log it to MLflow."""
+    from ragsweep.judging.calibration import (build_judge, calibrate, check_judge_option, cross_corpus, format_cross,
+                                              format_table, write_calibration)
     from ragsweep.tracking.calibration import EXPERIMENT, log_calibration
 
     try:
         if args.limit is not None and args.limit < 1:
             raise ValueError(f"--limit {args.limit}: give the number of claims to judge, 1 or more")
-        claims = load_claims(args.claims)
-        judge, config = build_judge(args.project / "conf", args.judge, args.overrides, claims)
-        claims = claims[: args.limit]
-        result = calibrate(judge, claims, args.judge, str(args.claims or default_claims()), config)
+        check_judge_option(args.project / "conf", args.judge)
+        sets = _claims_sets(args)
+        judge, config = build_judge(args.project / "conf", args.judge, args.overrides,
+                                    [claim for _, claims in sets for claim in claims])
+        sets = [(label, claims[: args.limit]) for label, claims in sets]
+        cross = cross_corpus(judge, sets, args.judge, config) if len(sets) == 2 else None
+        result = cross.in_sample[0] if cross else calibrate(judge, sets[0][1], args.judge, sets[0][0], config)
     except (ValueError, OSError) as error:  # a bad file or setting; a judge's model that cannot load
         print(f"ragsweep: error: {error}", file=sys.stderr)
         return 2
-    path = write_calibration(result, args.out)
-    run_id = log_calibration(_uri(args), str(args.project / "mlruns" / "artifacts"), result, path)
+    path = write_calibration(result, args.out, cross)
+    run_id = log_calibration(_uri(args), str(args.project / "mlruns" / "artifacts"), result, path, cross)
     use = None
     if callable(getattr(judge, "fit", None)):  # the ensemble: its fitted weights become a judge option
         from omegaconf import OmegaConf
@@ -298,14 +302,50 @@ def calibrate_command(args: argparse.Namespace) -> int:
         name = args.judge if args.judge.endswith("_fitted") else f"{args.judge}_fitted"
         composed = compose_with_judge(args.project / "conf", args.judge, args.overrides)
         raw = OmegaConf.to_container(composed.judge, resolve=False)
+        auc = cross.auc if cross else result.auc
         fitted = write_fitted(args.project / "conf" / "judge" / f"{name}.yaml", raw, judge, result.threshold,
-                              result.auc, result.claims_file, judge.in_sample_auc, args.judge)
-        print(f"fitted weights {judge.weights}, bias {judge.bias}; out-of-fold AUC {result.auc:.3f} "
-              f"(in-sample {judge.in_sample_auc:.3f}); wrote {fitted}")
+                              auc, result.claims_file, judge.in_sample_auc, args.judge)
+        print(f"fitted weights {judge.weights}, bias {judge.bias}; AUC {auc:.3f} "
+              f"({'held out' if cross else 'out of fold'}; in-sample {judge.in_sample_auc:.3f}); wrote {fitted}")
         use = f"judge={name}"
-    print(format_table(result, use))
+    print(format_table(result, use) if cross is None else
+          format_table(result, "see the held-out figures below") + "\n\n" + format_cross(cross, use))
     print(f"wrote {path}; logged as run {run_id} of the MLflow experiment {EXPERIMENT!r}")
     return 0
+
+
+def _claims_sets(args: argparse.Namespace) -> list[tuple[str, list]]:
+    """The claims to fit on (--claims, default the shipped sotu set) and, unless `--heldout none`, the set to
+    measure on (--heldout, default the shipped chroma_general set, its corpora under paths.data)."""
+    from ragsweep.judging.calibration import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
+
+    fit = args.claims or default_claims()
+    sets = [(str(fit), load_claims(fit, args.documents))]
+    if str(args.heldout) == "none":
+        return sets
+    held = Path(args.heldout) if args.heldout else heldout_claims()
+    documents = args.documents if args.heldout else _data_dir(args) / HELDOUT_DOCUMENTS
+    if held.resolve() == Path(fit).resolve():
+        raise ValueError(f"--heldout {held} is the --claims file: held-out figures need another claims set "
+                         "(or --heldout none for in-sample figures only)")
+    try:
+        sets.append((str(held), load_claims(held, documents)))
+    except ValueError as error:
+        if args.heldout:
+            raise
+        raise ValueError(f"the held-out claims cite chroma_general's corpora, expected in {documents} "
+                         f"(paths.data={_data_dir(args)}); set paths.data=FOLDER, or --heldout none for in-sample "
+                         f"figures only ({error})") from None
+    return sets
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    """`paths.data` of the project's config (with any paths.* override)."""
+    from hydra import compose, initialize_config_dir
+
+    overrides = [f"paths.root={args.project.resolve()}", *(o for o in args.overrides if o.startswith("paths."))]
+    with initialize_config_dir(config_dir=str((args.project / "conf").resolve()), version_base="1.3"):
+        return Path(str(compose("config", overrides=overrides).paths.data))
 
 
 def train_judge_command(args: argparse.Namespace) -> int:
@@ -499,7 +539,12 @@ def _parser() -> argparse.ArgumentParser:
 
     calibrate = commands.add_parser("calibrate", help="measure a judge against labelled claims and find its threshold")
     calibrate.add_argument("--judge", required=True, help="an option of conf/judge/, e.g. lexical")
-    calibrate.add_argument("--claims", type=Path, help="labelled claims JSONL (default: the shipped sotu claims)")
+    calibrate.add_argument("--claims", type=Path, help="labelled claims JSONL to fit on (default: the shipped sotu "
+                           "claims)")
+    calibrate.add_argument("--heldout", help="labelled claims JSONL over other corpora to measure on (default: the "
+                           "shipped chroma_general claims; none: in-sample figures only)")
+    calibrate.add_argument("--documents", type=Path, help="folder of the documents a claims file's span passages "
+                           "cite (<doc_id>.md or .txt)")
     calibrate.add_argument("--out", type=Path, default=Path("calibration"), help="folder for <judge>.json "
                            "(default: ./calibration)")
     calibrate.add_argument("--limit", type=int, help="judge only the first N claims")

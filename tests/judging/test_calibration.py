@@ -20,7 +20,7 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from ragsweep.judging.base import Verdict
 from ragsweep.judging.calibration import (
-    ClaimScore, LabelledClaim, best_threshold, calibrate, default_claims, kind_breakdown, load_claims)
+    ClaimScore, LabelledClaim, best_threshold, calibrate, default_claims, heldout_claims, kind_breakdown, load_claims)
 
 OVERLAP_JUDGE = '''
 import re
@@ -59,6 +59,7 @@ class CosineJudge:
             (claims ** 2).sum(axis=1) ** 0.5 * (passages ** 2).sum(axis=1) ** 0.5)
         return [Verdict(float(min(max(value, 0.0), 1.0))) for value in cosines]
 '''
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 OVERLAP_YAML = "_target_: calib_overlap_judge.OverlapJudge\nthreshold: 0.5\nfail_on: ''\n"
 
 
@@ -274,6 +275,7 @@ CLI_CLAIMS = [  # the overlap judge ranks every positive above every negative he
 def project(tmp_path, scratch_project, overlap, monkeypatch):
     """A scratch project with the test judges beside the shipped ones, and a claims file; cwd is the project."""
     folder = scratch_project(tmp_path / "project")
+    (tmp_path / "shared").symlink_to(SHARED)  # beside the project, as ../shared is beside a checkout
     (folder / "conf" / "judge" / "overlap.yaml").write_text(OVERLAP_YAML)
     (folder / "conf" / "judge" / "cosine.yaml").write_text("_target_: calib_overlap_judge.CosineJudge\n")
     (folder / "claims.jsonl").write_text("".join(json.dumps(row) + "\n" for row in CLI_CLAIMS))
@@ -288,7 +290,7 @@ def test_calibrate_prints_writes_and_logs(project, capsys):
 
     uri = f"sqlite:///{project}/store/mlflow.db"
     code = main(["--tracking-uri", uri, "calibrate", "--judge", "overlap", "--claims", "claims.jsonl",
-                 "judge.fail_on=Birds"])
+                 "--heldout", "none", "judge.fail_on=Birds"])
     out = capsys.readouterr().out
     assert code == 0, out
     # p2's "Birds sing." passage fails, its other passage holds both its words -> 1.0; n3 has only that
@@ -314,7 +316,7 @@ def test_calibrate_prints_writes_and_logs(project, capsys):
     assert json.loads(artifact.read_text()) == written
 
     code = main(["--tracking-uri", uri, "calibrate", "--judge", "overlap", "--claims", "claims.jsonl", "--limit", "3",
-                 "--out", "elsewhere"])
+                 "--heldout", "none", "--out", "elsewhere"])
     assert code == 0
     assert json.loads((project / "elsewhere" / "overlap.json").read_text())["n"] == 3
     assert len(mlflow.search_runs(experiment_names=["calibration"], output_format="list")) == 2  # one run each
@@ -323,11 +325,26 @@ def test_calibrate_prints_writes_and_logs(project, capsys):
     from ragsweep.judging.lexical import coverage
 
     assert main(["--tracking-uri", uri, "calibrate", "--judge", "lexical"]) == 0
+    out = capsys.readouterr().out
     written = json.loads((project / "calibration" / "lexical.json").read_text())
     claims = load_claims()
     expected = roc_auc_score([c.label for c in claims], [max(coverage(c.claim, p) for p in c.context) for c in claims])
     assert (written["n"], written["auc"]) == (len(claims), pytest.approx(expected))
     assert written["config"]["max_failure_rate"] == 0.05  # runner keys recorded, not passed to the judge
+    # held out: the threshold fitted on the sotu claims, measured on the chroma_general claims, and back
+    other = load_claims(heldout_claims(), SHARED / "data" / "chroma_general" / "corpora")
+    scores = [max(coverage(c.claim, p) for p in c.context) for c in other]
+    labels = [c.label for c in other]
+    to_other, back = written["held_out"]["directions"]
+    assert (to_other["n"], to_other["auc"]) == (len(other), pytest.approx(roc_auc_score(labels, scores)))
+    assert to_other["balanced_accuracy"] == pytest.approx(
+        balanced_accuracy_score(labels, [score >= written["threshold"] for score in scores]))
+    assert back["auc"] == pytest.approx(expected) and back["threshold"] == written["held_out"]["other_set"]["threshold"]
+    assert written["held_out"]["auc"] == pytest.approx(min(expected, roc_auc_score(labels, scores)))
+    assert "in sample (fitted and measured on the same set; flatters the judge)" in out
+    assert f"judge.auc={written['held_out']['auc']:.3f}" in out.splitlines()[-2]
+    held = mlflow.search_runs(experiment_names=["calibration"], output_format="list")[0]
+    assert held.data.metrics["heldout_auc"] == pytest.approx(written["held_out"]["auc"])
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -154,7 +154,7 @@ def test_calibrate_fits_an_unfitted_ensemble_that_a_sweep_refuses(tmp_path, scra
         build(_sweep(conf, "ensemble", project), preflight=False)
 
     code = main(["--tracking-uri", f"sqlite:///{project}/store/mlflow.db", "calibrate", "--judge", "ensemble",
-                 "--claims", "claims.jsonl"])
+                 "--claims", "claims.jsonl", "--heldout", "none"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "use it: judge=ensemble_fitted" in out and "wrote conf/judge/ensemble_fitted.yaml" in out

@@ -128,7 +128,7 @@ def test_calibrate_trains_it_on_the_claims_files_passages_never_its_labels(scrat
     from ragsweep.judging.calibration import load_claims
 
     project = scratch_project(tmp_path / "project")
-    command = ["--project", str(project), "calibrate", "--judge", "trained", "--limit", "6", "--out",
+    command = ["--project", str(project), "calibrate", "--judge", "trained", "--limit", "6", "--heldout", "none", "--out",
                str(tmp_path / "calibration"), "judge.examples=8", "judge.max_length=64", "judge.progress=false"]
     assert main(command) == 0, capsys.readouterr().err
     assert "AUC" in capsys.readouterr().out

@@ -29,7 +29,7 @@ from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import finished_jobs
 from ragsweep.tracking.runs import summary_table as plain_summary_table
 
-LEXICAL, STRICT = "lexical (AUC not measured)", "strict (AUC 0.61)"
+LEXICAL, STRICT = "lexical (AUC not measured, unvalidated)", "strict (AUC 0.61)"
 TEXTS = {"bridge": "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic.",
          "river": "The river freezes every January. Ferries stop running until the ice melts in March.",
          "library": "The city library holds two million books. It was founded in 1851 by a merchant."}
@@ -89,10 +89,10 @@ def test_the_sweeps_summary_shows_each_runs_judge_and_that_the_judges_differ(pro
     header = next(line for line in summary.splitlines() if line.startswith("| rank "))
     columns = [cell.strip() for cell in header.strip("|").split("|")]
     # ranked by token_iou (the default): the judge and its judged metrics close the table, failure rate last
-    assert columns[-9:] == ["judge", "faithfulness", "groundedness", "context_relevance", "answer_relevance",
-                            "triad_overall", "judge_failure_rate", "reused", "run_id"]
+    assert columns[-8:] == ["judge", "faithfulness", "groundedness", "answer_relevance", "triad_overall",
+                            "judge_failure_rate", "reused", "run_id"]
     assert re.search(rf"\| {re.escape(LEXICAL)} +\|", summary) and re.search(rf"\| {re.escape(STRICT)} +\|", summary)
-    assert ("Not comparable: judged metrics here come from 2 different judges (lexical (AUC not measured); "
+    assert ("Not comparable: judged metrics here come from 2 different judges (lexical (AUC not measured, unvalidated); "
             "strict (AUC 0.61))") in summary
     csv = pd.read_csv(next((project / "outputs" / "multirun").glob("*/summary.csv")))
     assert sorted(csv.judge) == [LEXICAL, STRICT] and (csv.judge_failure_rate == 0).all()
@@ -115,7 +115,7 @@ def test_best_ranks_by_a_judged_metric_and_records_the_winners_judge(project, tr
     with caplog.at_level("WARNING"):
         micro = best(tracker, "faithfulness_micro", project, "micro")
     assert micro.table.label.str.contains("judge=lexical").tolist() == [True, False]
-    assert "ranked by faithfulness_micro across 2 judges (lexical (AUC not measured); strict (AUC 0.61))" in caplog.text
+    assert "ranked by faithfulness_micro across 2 judges (lexical (AUC not measured, unvalidated); strict (AUC 0.61))" in caplog.text
 
 
 @pytest.mark.slow
@@ -134,7 +134,7 @@ def test_the_gate_guards_judged_metrics_of_one_judge_and_refuses_two(project, tr
     baseline = exported_questions(exported.config, manifest)
     same = job_result(tracker, _run_id(tracker, "lexical"), "--run")
     assert judge_line(manifest, same["judge"], ["faithfulness", "token_iou"]) == (
-        "faithfulness judged by lexical (AUC not measured) in both runs")
+        "faithfulness judged by lexical (AUC not measured, unvalidated) in both runs")
     metrics = guarded_metrics("faithfulness,groundedness", manifest)
     table = gate_table(manifest["metrics"], same["metrics"], baseline, same["per_query"], metrics,
                        parse_max_drop("5%"), 0.05, samples=200)
@@ -144,7 +144,7 @@ def test_the_gate_guards_judged_metrics_of_one_judge_and_refuses_two(project, tr
     with pytest.raises(ResultsError) as refused:
         judge_line(manifest, other["judge"], ["token_iou", "faithfulness"])
     assert str(refused.value) == (
-        "--metrics faithfulness: the baseline was judged by lexical (AUC not measured) and the current run by "
+        "--metrics faithfulness: the baseline was judged by lexical (AUC not measured, unvalidated) and the current run by "
         "strict (AUC 0.61) (threshold 0.5 vs 0.9); judged metrics of different judges do not compare, so gate them "
         "against a run of the same judge or export a new baseline")
     assert judge_line(manifest, other["judge"], ["token_iou"]) is None  # retrieval metrics: the judge is irrelevant
@@ -171,7 +171,7 @@ def test_the_notebook_shows_the_judge_beside_judged_metrics(project, run_noteboo
     printed = "".join(o.get("text", "") for cell in cells for o in cell.outputs)
     tables = ["".join(o.get("data", {}).get("text/html", "") for o in cell.outputs) for cell in cells]
     assert "Not comparable: judged metrics here come from 2 different judges" in printed
-    assert "; judge lexical (AUC not measured)" in printed  # the drill-down's best run
+    assert "; judge lexical (AUC not measured, unvalidated)" in printed  # the drill-down's best run
     assert re.search(r"<th>metrics.faithfulness</th>\s*<th>judge</th>", tables[1])  # the judge beside the metric
     assert STRICT in tables[1] and "<th>hints</th>" in tables[4]
     assert "faithfulness_micro" in tables[-1] and "judge_failure_rate_support" in tables[-1] and LEXICAL in tables[-1]
@@ -230,9 +230,9 @@ def test_a_judge_read_from_mlflow_params_equals_the_one_read_from_its_config():
     config = {"judge": {"_target_": "ragsweep.judging.lexical.LexicalJudge", "threshold": 0.5, "number_weight": 2.0,
                         "max_failure_rate": 0.2, "auc": 0.52}}  # another failure budget scores the same
     assert from_config(config, {"judge": "lexical"}, {"judge_failure_rate": 0.0}) == logged
-    assert str(logged) == "lexical (AUC 0.52)" and JudgeInfo.from_dict(logged.to_dict()) == logged
+    assert str(logged) == "lexical (AUC 0.52, unvalidated)" and JudgeInfo.from_dict(logged.to_dict()) == logged
     copy = from_config(config, {"judge": "mine"}, {"judge_failure_rate": 0.0})
-    assert copy.same_judge(logged) and str(copy) == "mine (AUC 0.52)"  # a copy under another name: the same judge
+    assert copy.same_judge(logged) and str(copy) == "mine (AUC 0.52, unvalidated)"  # a copy under another name: the same judge
     assert from_params(LEXICAL_PARAMS, {}) is None  # no judge_failure_rate: no judge ran (judge=none, retrieval only)
     assert from_config({"k": 3}, {"judge": "lexical"}, {"judge_failure_rate": 0.0}) is None  # no generator: no judge
 
@@ -242,8 +242,8 @@ def test_two_judges_of_one_name_are_told_apart_by_their_settings():
     stricter = from_params({**LEXICAL_PARAMS, "judge.threshold": "0.9"}, {"judge_failure_rate": 0.0})
     assert not lexical.same_judge(stricter) and lexical.differences(stricter) == "threshold 0.5 vs 0.9"
     assert judge_labels([lexical, stricter, None, lexical]) == [
-        "lexical threshold=0.5 (AUC not measured)", "lexical threshold=0.9 (AUC not measured)", "none",
-        "lexical threshold=0.5 (AUC not measured)"]
+        "lexical threshold=0.5 (AUC not measured, unvalidated)", "lexical threshold=0.9 (AUC not measured, unvalidated)", "none",
+        "lexical threshold=0.5 (AUC not measured, unvalidated)"]
     assert judge_labels([lexical]) == [LEXICAL]
 
 
@@ -256,10 +256,30 @@ def test_a_table_without_a_judged_run_is_the_plain_summary_table():
 
 def test_one_measured_judge_is_named_with_its_auc_and_no_calibration_hint():
     runs = pd.DataFrame({**{f"params.{key}": [value] for key, value in LEXICAL_PARAMS.items()},
-                         "metrics.judge_failure_rate": [0.0], "metrics.judge_auc": [0.52], "metrics.faithfulness": [0.8]})
+                         "metrics.judge_failure_rate": [0.0], "metrics.judge_auc": [0.72], "metrics.faithfulness": [0.8]})
     assert judges.judge_notes(runs) == [
-        "Judged metrics (faithfulness) are scored by judge lexical (AUC 0.52): AUC is its ROC AUC on labelled claims "
-        "(0.5 is chance); judge_failure_rate is the share of its calls that failed, left out of the means."]
+        "Judged metrics (faithfulness) are scored by judge lexical (AUC 0.72): AUC is its ROC AUC on labelled claims "
+        "of a corpus it was not fitted on (0.5 is chance); judge_failure_rate is the share of its calls that failed, "
+        "left out of the means."]
+
+
+@pytest.mark.parametrize(("auc", "shown"), [(0.599, "AUC 0.60, unvalidated"), (0.6, "AUC 0.60"), (None,
+                                            "AUC not measured, unvalidated")])
+def test_a_judge_below_the_held_out_floor_is_shown_unvalidated_with_how_to_measure_it(auc, shown):
+    runs = pd.DataFrame({**{f"params.{key}": [value] for key, value in LEXICAL_PARAMS.items()},
+                         "metrics.judge_failure_rate": [0.0], "metrics.judge_auc": [auc], "metrics.faithfulness": [0.8]})
+    (note,) = judges.judge_notes(runs)
+    assert f"judge lexical ({shown})" in note
+    assert ("`ragsweep calibrate --judge lexical` measures a judge on held-out claims" in note) == (auc != 0.6)
+    assert judges.judge_labels(judges.run_judges(runs)) == [f"lexical ({shown})"]
+
+
+def test_runs_that_answered_unjudged_say_how_to_add_and_check_judged_metrics():
+    runs = pd.DataFrame({"run_id": ["a"], "status": ["FINISHED"], "params.generator": ["extractive"],
+                         "metrics.token_iou": [0.5]})
+    assert judges.judge_notes(runs) == [judges.JUDGE_OFF]
+    assert "judge=" in judges.JUDGE_OFF and "ragsweep calibrate --judge" in judges.JUDGE_OFF
+    assert judges.judge_notes(runs.assign(**{"params.generator": ["none"]})) == []
 
 
 @pytest.mark.slow

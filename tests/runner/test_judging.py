@@ -11,19 +11,18 @@ OK, BAD = Verdict(0.9), Verdict(None, "parse_failed", "Sure! Here is")
 
 def test_failed_question_writing_counts_like_any_failed_call():
     claims = split_claims("The bridge opened in 1932. It has eight lanes.")
-    asked = Judgement(claims, [[OK, OK], [OK, BAD]], [OK, OK], questions=Verdict(None, "parse_failed", "no list"))
-    fine = Judgement(claims[:1], [[OK, OK]], [OK, BAD], questions=Verdict(0.7, "ok", '["When?"]'))
+    asked = Judgement(claims, [[OK, OK], [OK, BAD]], questions=Verdict(None, "parse_failed", "no list"))
+    fine = Judgement(claims[:1], [[OK, BAD]], questions=Verdict(0.7, "ok", '["When?"]'))
     rates = failure_rates([asked, fine])
-    # calls: support 6 (1 failed), relevance 4 (1 failed), questions 2 (1 failed) -> 3 of 12
-    assert rates["judge_failure_rate"] == {"value": 3 / 12, "n": 12}
-    assert rates["judge_failure_rate_support"] == {"value": 1 / 6, "n": 6}
-    assert rates["judge_failure_rate_relevance"] == {"value": 1 / 4, "n": 4}
+    # calls: support 6 (2 failed), questions 2 (1 failed) -> 3 of 8
+    assert rates["judge_failure_rate"] == {"value": 3 / 8, "n": 8}
+    assert rates["judge_failure_rate_support"] == {"value": 2 / 6, "n": 6}
     assert rates["judge_failure_rate_questions"] == {"value": 1 / 2, "n": 2}
     failed = failed_calls(["q1", "q2"], [asked, fine])
-    assert [(f["id"], f["task"]) for f in failed] == [("q1", "support"), ("q1", "questions"), ("q2", "relevance")]
+    assert [(f["id"], f["task"]) for f in failed] == [("q1", "support"), ("q1", "questions"), ("q2", "support")]
     assert failed[0]["raw"] == "Sure! Here is" and failed[1]["raw"] == "no list"
 
 
 def test_a_judge_that_writes_no_questions_adds_no_questions_rate():
-    rates = failure_rates([Judgement(split_claims("One claim."), [[OK]], [OK])])
-    assert "judge_failure_rate_questions" not in rates and rates["judge_failure_rate"] == {"value": 0.0, "n": 2}
+    rates = failure_rates([Judgement(split_claims("One claim."), [[OK]])])
+    assert "judge_failure_rate_questions" not in rates and rates["judge_failure_rate"] == {"value": 0.0, "n": 1}

@@ -1,7 +1,9 @@
 """How far to trust a judge: its agreement with labelled claims (`ragsweep calibrate`).
 
 A judge is run on every (claim, passage) pair of a labelled claims file; a claim's score is the
-maximum support over its passages (as `faithfulness` uses it). From the scores and the labels:
+maximum support over its passages (as `faithfulness` uses it). Agreement is reported held out: every
+fitted choice (threshold, weights) is fitted on one claims set and measured on another, over other
+corpora, both ways (`cross_corpus`); the same set's own figures are in-sample and flatter the judge. From the scores and the labels:
 ROC AUC (sklearn's `roc_auc_score`), the threshold that maximises balanced accuracy
 (mean of the true positive and true negative rates, so a lopsided file cannot reward a judge that
 says "supported" to everything), balanced accuracy and F1 (label 1, supported, is the positive
@@ -38,6 +40,15 @@ def default_claims() -> Path:
     return Path(str(resources.files("ragsweep.data") / "claims" / "sotu_claims.jsonl"))
 
 
+def heldout_claims() -> Path:
+    """The labelled claims over chroma_general's finance, pubmed and wikitexts corpora (package data): their
+    passages are spans of those corpora, resolved from `HELDOUT_DOCUMENTS` under `paths.data`."""
+    return Path(str(resources.files("ragsweep.data") / "claims" / "chroma_claims.jsonl"))
+
+
+HELDOUT_DOCUMENTS = "chroma_general/corpora"  # under paths.data: the documents heldout_claims() cites
+
+
 @dataclass(frozen=True)
 class LabelledClaim:
     """One line of a claims file: `claim` is supported (label 1) or not (0) by `context` alone."""
@@ -50,8 +61,10 @@ class LabelledClaim:
     kind: str = ""
 
 
-def load_claims(path: str | Path | None = None) -> list[LabelledClaim]:
-    """Read a claims JSONL file (default: the shipped sotu set); blank lines are skipped.
+def load_claims(path: str | Path | None = None, documents: str | Path | None = None) -> list[LabelledClaim]:
+    """Read a claims JSONL file (default: the shipped sotu set); blank lines are skipped. A passage is a text,
+    or a span `{"doc_id", "start", "end"}` of the document `<documents>/<doc_id>.md` (or `.txt`), so a
+    claims set can cite a corpus without copying it.
 
     Raises:
         ValueError: naming the file, the line, the key and the fix, for the first bad line.
@@ -60,11 +73,11 @@ def load_claims(path: str | Path | None = None) -> list[LabelledClaim]:
     if not path.is_file():
         raise ValueError(f"{path}: no such claims file; give --claims a JSONL file of "
                          '{"id", "question", "context": [passages], "claim", "label": 0|1, "kind"?} lines')
-    claims, first_line = [], {}
+    claims, first_line, texts = [], {}, _Documents(documents)
     for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not text.strip():
             continue
-        claim = _parse(text, f"{path}, line {number}")
+        claim = _parse(text, f"{path}, line {number}", texts)
         if claim.id in first_line:
             raise ValueError(f"{path}, line {number}: key 'id': {claim.id!r} is already the id of line "
                              f"{first_line[claim.id]}; give each claim its own id")
@@ -75,7 +88,36 @@ def load_claims(path: str | Path | None = None) -> list[LabelledClaim]:
     return claims
 
 
-def _parse(text: str, where: str) -> LabelledClaim:
+class _Documents:
+    """The documents span passages cite, read once each from a folder."""
+
+    def __init__(self, folder: str | Path | None) -> None:
+        self.folder, self.texts = Path(folder) if folder is not None else None, {}
+
+    def passage(self, span: dict, where: str) -> str:
+        if set(span) != {"doc_id", "start", "end"} or not all(isinstance(span[k], int) and not isinstance(span[k], bool)
+                                                               for k in ("start", "end")):
+            raise ValueError(f"{where}: key 'context': a span passage is {{\"doc_id\", \"start\", \"end\"}} with "
+                             f"integer offsets, got {span!r}")
+        doc_id = str(span["doc_id"])
+        if doc_id not in self.texts:
+            if self.folder is None:
+                raise ValueError(f"{where}: key 'context': passages are spans of document {doc_id!r}; give "
+                                 "--documents FOLDER, the folder holding it as <doc_id>.md or .txt")
+            found = [self.folder / f"{doc_id}{suffix}" for suffix in (".md", ".txt")
+                     if (self.folder / f"{doc_id}{suffix}").is_file()]
+            if not found:
+                raise ValueError(f"{where}: key 'context': no {doc_id}.md or {doc_id}.txt in {self.folder}; point "
+                                 "--documents (or paths.data) at the folder of the corpus these claims cite")
+            self.texts[doc_id] = found[0].read_text(encoding="utf-8")
+        document = self.texts[doc_id]
+        if not 0 <= span["start"] < span["end"] <= len(document):
+            raise ValueError(f"{where}: key 'context': span {span['start']}-{span['end']} lies outside {doc_id} "
+                             f"({len(document)} characters); is --documents the corpus these claims were written on?")
+        return document[span["start"]:span["end"]]
+
+
+def _parse(text: str, where: str, documents: _Documents | None = None) -> LabelledClaim:
     try:
         row = json.loads(text)
     except json.JSONDecodeError as error:
@@ -96,8 +138,11 @@ def _parse(text: str, where: str) -> LabelledClaim:
     if not isinstance(context, list) or not context:
         raise ValueError(f"{where}: key 'context': must be a non-empty list of passages, got {context!r}; "
                          "give at least one passage the claim is judged against")
+    documents = documents or _Documents(None)
+    context = [documents.passage(passage, where) if isinstance(passage, dict) else passage for passage in context]
     if not all(isinstance(passage, str) and passage.strip() for passage in context):
-        raise ValueError(f"{where}: key 'context': every passage must be a non-empty string")
+        raise ValueError(f"{where}: key 'context': every passage must be a non-empty string or a span "
+                         '{"doc_id", "start", "end"}')
     if row["label"] not in (0, 1) or isinstance(row["label"], bool):
         raise ValueError(f"{where}: key 'label': must be 1 (the context supports the claim) or 0 (it does not), "
                          f"got {row['label']!r}")
@@ -202,6 +247,81 @@ def calibrate(judge: Judge, claims: Sequence[LabelledClaim], name: str = "", cla
         seconds_per_claim=judging_s / len(claims), load_s=load_s,
         kinds=kind_breakdown(scored, threshold), claims=scored, config=dict(config or {}),
     )
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """A judge fitted on one claims set (its threshold, and weights for a judge that fits them) and measured on
+    another: what its numbers are worth on a corpus it was not tuned on."""
+
+    fitted_on: str
+    tested_on: str
+    n: int
+    auc: float
+    balanced_accuracy: float
+    threshold: float
+
+
+@dataclass(frozen=True)
+class CrossCorpus:
+    """In-sample calibrations of two claims sets and the held-out figures both ways; `auc` is the lower held-out
+    AUC, the figure a judge's YAML keeps (`judge.auc`) and every table shows beside its metrics."""
+
+    in_sample: list[Calibration]
+    held_out: list[HeldOut]
+
+    @property
+    def auc(self) -> float:
+        return min(result.auc for result in self.held_out)
+
+    @property
+    def threshold(self) -> float:
+        """The threshold fitted on the first set (the one the judge is shipped with)."""
+        return self.in_sample[0].threshold
+
+
+def cross_corpus(judge: Judge, sets: Sequence[tuple[str, Sequence[LabelledClaim]]], name: str = "",
+                 config: dict[str, Any] | None = None) -> CrossCorpus:
+    """Calibrate on each of two claims sets, then fit on one and measure on the other, both ways.
+
+    A judge with a `fit` (the ensemble) is refitted on the fitting set and scores the other with those
+    weights; any other judge's scores do not depend on the fitting set, only its threshold does.
+    """
+    if len(sets) != 2:
+        raise ValueError("held-out agreement needs two claims sets, one to fit on and one to measure on")
+    in_sample = [calibrate(judge, claims, name, label, config) for label, claims in sets]
+    held_out = []
+    for (fit_label, fit_claims), (test_label, test_claims), fitted, tested in (
+            (sets[0], sets[1], in_sample[0], in_sample[1]), (sets[1], sets[0], in_sample[1], in_sample[0])):
+        scored = tested.claims
+        if callable(getattr(judge, "fit", None)):
+            calibrate(judge, fit_claims, name, fit_label, config)  # weights and threshold from the fitting set
+            scored = score_claims(judge, test_claims)[0]
+        ok = [claim for claim in scored if claim.score is not None]
+        labels, scores = np.array([c.label for c in ok]), np.array([c.score for c in ok])
+        held_out.append(HeldOut(fit_label, test_label, len(ok), float(roc_auc_score(labels, scores)),
+                                float(balanced_accuracy_score(labels, scores >= fitted.threshold)),
+                                fitted.threshold))
+    if callable(getattr(judge, "fit", None)):
+        calibrate(judge, sets[0][1], name, sets[0][0], config)  # leave it fitted on the first set, as shipped
+    return CrossCorpus(in_sample, held_out)
+
+
+def format_cross(result: CrossCorpus, use: str | None = None) -> str:
+    """The table `ragsweep calibrate` prints: held-out figures first, in-sample ones apart and labelled so."""
+    lines = [f"judge {result.in_sample[0].judge}: held out (fitted on one claims set, measured on the other)",
+             f"  {'fitted on -> measured on':<40}{'n':>5}{'AUC':>8}{'bal.acc':>9}{'threshold':>11}"]
+    lines += [f"  {Path(h.fitted_on).stem + ' -> ' + Path(h.tested_on).stem:<40}{h.n:>5}{h.auc:>8.3f}"
+              f"{h.balanced_accuracy:>9.3f}{h.threshold:>11}" for h in result.held_out]
+    lines += [f"  held-out AUC (the lower): {result.auc:.3f}", "",
+              "in sample (fitted and measured on the same set; flatters the judge):"]
+    lines += [f"  {Path(c.claims_file).stem:<40}{c.n:>5}{c.auc:>8.3f}{c.balanced_accuracy:>9.3f}{c.threshold:>11}"
+              f"   ({c.failures} failed, {c.seconds_per_claim:.3g} s/claim)" for c in result.in_sample]
+    if result.auc < 0.6:
+        lines.append(f"note: a held-out AUC of {result.auc:.2f} is below 0.6: its judged metrics are shown as "
+                     "unvalidated")
+    lines.append(f"use it: {use or f'judge={result.in_sample[0].judge} judge.threshold={result.threshold} judge.auc={result.auc:.3f}'}")
+    return "\n".join(lines)
 
 
 def score_claims(judge: Judge, claims: Sequence[LabelledClaim]) -> tuple[list[ClaimScore], int, int, float]:
@@ -337,11 +457,16 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def write_calibration(result: Calibration, folder: str | Path) -> Path:
-    """`<folder>/<judge>.json` with the summary and every claim; the path written."""
+def write_calibration(result: Calibration, folder: str | Path, cross: CrossCorpus | None = None) -> Path:
+    """`<folder>/<judge>.json` with the summary and every claim, and with `cross` the held-out figures and the
+    other set's in-sample calibration; the path written."""
     path = Path(folder) / f"{result.judge}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result.to_dict(), indent=1) + "\n", encoding="utf-8")
+    record = result.to_dict()
+    if cross is not None:
+        record["held_out"] = {"auc": cross.auc, "directions": [asdict(h) for h in cross.held_out],
+                              "other_set": cross.in_sample[1].to_dict()}
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return path
 
 
@@ -358,16 +483,7 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
         ValueError: an unknown judge (listing those that exist), `none`, or a bad setting.
     """
     conf_dir = Path(conf_dir)
-    options = sorted(path.stem for path in (conf_dir / "judge").glob("*.yaml"))
-    usable = ", ".join(option for option in options if option != "none")
-    if not usable:
-        raise ValueError(f"--judge {name}: {conf_dir / 'judge'} holds no judge; run from the project folder "
-                         "(the one with conf/) or give --project")
-    if name not in options:
-        raise ValueError(f"--judge {name}: there is no {conf_dir / 'judge' / name}.yaml; choose one of {usable}")
-    refusal = f"--judge {name} turns judging off, so there is nothing to calibrate; choose one of {usable}"
-    if name == "none":
-        raise ValueError(refusal)
+    refusal = check_judge_option(conf_dir, name)
     from ragsweep.cache import StageCache
     from ragsweep.runner.build import JUDGE_SETTINGS, Built, group_config, instantiate_stage
 
@@ -387,6 +503,25 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
         raise ValueError(f"judge._target_={cfg.judge.get('_target_')}: {type(judge).__name__} is not a judge; it "
                          "needs a judge(pairs) method and a numeric threshold (see ragsweep.judging.base.Judge)")
     return judge, group_config(cfg, "judge")
+
+
+def check_judge_option(conf_dir: Path, name: str) -> str:
+    """Refuse a judge option the project does not have, or `none`; the refusal a judge that is off gets.
+
+    Raises:
+        ValueError: naming the option and the judges there are.
+    """
+    options = sorted(path.stem for path in (Path(conf_dir) / "judge").glob("*.yaml"))
+    usable = ", ".join(option for option in options if option != "none")
+    if not usable:
+        raise ValueError(f"--judge {name}: {Path(conf_dir) / 'judge'} holds no judge; run from the project folder "
+                         "(the one with conf/) or give --project")
+    if name not in options:
+        raise ValueError(f"--judge {name}: there is no {Path(conf_dir) / 'judge' / name}.yaml; choose one of {usable}")
+    refusal = f"--judge {name} turns judging off, so there is nothing to calibrate; choose one of {usable}"
+    if name == "none":
+        raise ValueError(refusal)
+    return refusal
 
 
 def compose_with_judge(conf_dir: Path, name: str, overrides: Sequence[str]):

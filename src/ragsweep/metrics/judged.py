@@ -1,8 +1,9 @@
 """Judged metrics of one answer, from its judge's verdicts: pure functions, formulas in each docstring.
 
 Inputs per question: `support[c][p]`, the judge's support probability of claim c by retrieved
-passage p (None where the call failed); `relevance[p]`, passage p's judged relevance to the question;
-the claims' citations; and the threshold the judge was calibrated at. A metric that cannot be
+passage p (None where the call failed); `relevance[p]`, passage p's relevance to the question (its span
+label, or a relevance judge's score); the claims' citations; and the threshold the judge was
+calibrated at. A metric that cannot be
 computed (no claims, every call failed) is left out of the question's scores, never set to 0 or NaN,
 so a run's mean is over the questions that have it (`n` in metrics.json says how many).
 """
@@ -14,8 +15,8 @@ from collections.abc import Sequence
 
 Scores = Sequence[float | None]
 
-JUDGED_METRICS = ("faithfulness", "groundedness", "context_relevance", "answer_relevance", "triad_overall",
-                  "citation_accuracy", "citation_coverage")
+JUDGED_METRICS = ("faithfulness", "groundedness", "answer_relevance", "triad_overall", "citation_accuracy",
+                  "citation_coverage")
 TRIAD_WEIGHTS = (0.35, 0.35, 0.30)  # context_relevance, groundedness, answer_relevance (TruLens' RAG triad)
 BANDS = (("excellent", 0.85), ("good", 0.70), ("fair", 0.50), ("poor", 0.0))
 
@@ -45,8 +46,8 @@ def groundedness(supports: Scores) -> float | None:
 
 
 def context_relevance(relevance: Scores) -> float | None:
-    """mean over the k passages of their judged relevance to the question (calls that failed left out).
-    Needs no labels, so it scores datasets without spans too."""
+    """mean over the k passages of their relevance to the question (calls that failed left out): with a
+    relevance judge's scores, `context_relevance_judged`, which needs no spans."""
     scored = [score for score in relevance if score is not None]
     return sum(scored) / len(scored) if scored else None
 
@@ -135,8 +136,8 @@ def unanswered_terms(question: str, answer: str) -> list[str]:
 def diagnose(claims: Sequence[str], support: Sequence[Scores], relevance: Scores, question: str, answer: str,
              threshold: float, relevant: float = 0.5) -> dict:
     """What went wrong in one answer and what to change: claims below the threshold with the passage
-    that supports them best (1-based rank) and its score, passages judged irrelevant (below
-    `relevant`), question words the answer leaves out, and one hint per problem found."""
+    that supports them best (1-based rank) and its score, passages that are irrelevant (their span label,
+    or a relevance score, below `relevant`), question words the answer leaves out, and one hint per problem found."""
     unsupported = []
     for text, row in zip(claims, support, strict=True):
         scored = [(score, rank) for rank, score in enumerate(row, start=1) if score is not None]

@@ -29,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS
+from ragsweep.metrics.relevance import RELEVANCE_JUDGED, RELEVANCE_METRICS
 from ragsweep.metrics.generation import COST_METRICS
 from ragsweep.results import judges
 from ragsweep.results.judges import JUDGE_HINT, JUDGED_RANKABLE, JUDGED_RECORDED, JudgeInfo
@@ -38,9 +39,10 @@ from ragsweep.tracking.runs import datasets, download, finished_jobs, labels, on
 
 log = logging.getLogger(__name__)
 # higher is better; answer metrics only where a generator ran, judged metrics only where a judge did
-RANKABLE = (*METRIC_KEYS, *ANSWER_METRICS, *JUDGED_RANKABLE)
+RANKABLE = (*METRIC_KEYS, *RELEVANCE_METRICS, *ANSWER_METRICS, *JUDGED_RANKABLE, *RELEVANCE_JUDGED)
 # what --verify requires equal and the gate can read: deterministic numbers (latency is not one of them)
-RECORDED = (*METRIC_KEYS, *ANSWER_METRICS, *COST_METRICS, *JUDGED_RECORDED)
+RECORDED = (*METRIC_KEYS, *RELEVANCE_METRICS, *ANSWER_METRICS, *COST_METRICS, *JUDGED_RECORDED, *RELEVANCE_JUDGED,
+            "context_relevance_auc")
 
 
 class ResultsError(ValueError):
@@ -98,6 +100,10 @@ def _needs(metric: str) -> str:
                 "(python sweep.py -m generator=llama_cpp generator.prompt=qa_cite judge=lexical)")
     if metric in JUDGED_RANKABLE:
         return JUDGE_HINT
+    if metric in RELEVANCE_JUDGED:
+        return "it needs a relevance judge (python sweep.py relevance_judge=span_trained)"
+    if metric in RELEVANCE_METRICS:
+        return "no run has a retrieved passage labelled by the span rule (holds half a reference, or overlaps none)"
     return ("answer metrics need a generator with reference answers "
             "(python sweep.py -m +sweep=quick generator=extractive)")
 

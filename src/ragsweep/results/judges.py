@@ -2,9 +2,10 @@
 
 A judged metric is a judge's opinion: faithfulness 0.9 from a judge with ROC AUC 0.52 on labelled
 claims says little, and the same answers score differently under another judge or threshold. So
-tables carry each run's judge with its measured AUC (`judge.auc`, logged as the metric `judge_auc`)
-and its `judge_failure_rate`, and judged metrics of runs scored by different judges are flagged
-rather than silently ranked or gated against each other.
+tables carry each run's judge with its held-out AUC (`judge.auc`: the lower of its two cross-corpus
+AUCs, logged as the metric `judge_auc`) and its `judge_failure_rate`; a judge with no held-out AUC, or
+one below `VALIDATED_AUC`, is marked "unvalidated"; and judged metrics of runs scored by different
+judges are flagged rather than silently ranked or gated against each other.
 
 Two runs have the same judge when its class and every `judge.*` setting that can move a score agree;
 `judge.auc` and `judge.max_failure_rate` move none, so they are left out of that comparison. The
@@ -27,13 +28,17 @@ log = logging.getLogger(__name__)
 
 MICRO = ("faithfulness_micro", "groundedness_micro")  # one value per run (claims pooled): nothing per question
 JUDGED_RANKABLE = (*JUDGED_METRICS, *MICRO)  # higher is better
-FAILURE_RATES = ("judge_failure_rate", "judge_failure_rate_support", "judge_failure_rate_relevance",
+FAILURE_RATES = ("judge_failure_rate", "judge_failure_rate_support",
                  "judge_failure_rate_questions")  # questions: the llm judge writing questions from an answer
 JUDGED_RECORDED = (*JUDGED_RANKABLE, *(f"triad_{name}" for name, _ in BANDS), "claims_per_answer", *FAILURE_RATES)
 # the judged columns of summary tables, when some run has them; judge_failure_rate closes the group
 JUDGED_SUMMARY = (*JUDGED_METRICS, "judge_failure_rate")
 NOT_SCORING = ("auc", "max_failure_rate")  # judge settings that change no judged number
 JUDGE_HINT = "judged metrics need a generator and a judge (python sweep.py -m generator=extractive judge=lexical)"
+VALIDATED_AUC = 0.6  # a judge's held-out AUC below this (or none) marks its metrics unvalidated
+JUDGE_OFF = ("No judged metrics (judge=none, the default: no shipped offline judge reaches a held-out AUC of 0.7). "
+             "Add them with judge=llm and an endpoint model, judge=nli judge.model_path=YOUR_NLI_MODEL, or a shipped "
+             "judge (shown as unvalidated); check any judge with `ragsweep calibrate --judge NAME`.")
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,11 @@ class JudgeInfo:
 
     def __str__(self) -> str:
         return f"{self.name} ({auc_text(self)})"
+
+    @property
+    def validated(self) -> bool:
+        """Whether its held-out AUC reaches `VALIDATED_AUC`."""
+        return self.auc is not None and self.auc >= VALIDATED_AUC
 
     def same_judge(self, other: JudgeInfo) -> bool:
         return (self.target, self.settings) == (other.target, other.settings)
@@ -120,18 +130,21 @@ def judge_labels(judges: Sequence[JudgeInfo | None]) -> list[str]:
 
 def judge_notes(runs: pd.DataFrame) -> list[str]:
     """What a reader of the runs' judged metrics must know, one line each: the judge that scored them with
-    its AUC, or a warning that different judges did. Empty when no run was judged."""
+    its held-out AUC (and whether it is validated), or a warning that different judges did. When runs
+    answered but none was judged, how to add judged metrics."""
     distinct = _distinct(run_judges(runs))
     if not distinct:
-        return []
+        answered = "params.generator" in runs and runs["params.generator"].notna().any() and \
+            (runs["params.generator"].dropna() != "none").any()
+        return [JUDGE_OFF] if answered else []
     named = sorted(judge_labels(distinct))
-    unmeasured = sorted(judge.name for judge in distinct if judge.auc is None)
-    how = (f" AUC not measured: `ragsweep calibrate --judge {unmeasured[0]}` measures it (then set judge.auc)."
-           if unmeasured else "")
+    unmeasured = sorted(judge.name for judge in distinct if not judge.validated)
+    how = (f" Unvalidated: no held-out AUC of {VALIDATED_AUC} or more; these numbers may be noise. "
+           f"`ragsweep calibrate --judge {unmeasured[0]}` measures a judge on held-out claims." if unmeasured else "")
     if len(distinct) == 1:
         return [f"Judged metrics ({', '.join(_judged_shown(runs))}) are scored by judge {named[0]}: AUC is its "
-                "ROC AUC on labelled claims (0.5 is chance); judge_failure_rate is the share of its calls that "
-                f"failed, left out of the means.{how}"]
+                "ROC AUC on labelled claims of a corpus it was not fitted on (0.5 is chance); judge_failure_rate "
+                f"is the share of its calls that failed, left out of the means.{how}"]
     return [f"Not comparable: judged metrics here come from {len(distinct)} different judges ({'; '.join(named)}); "
             f"compare them only between configurations of the same judge (the judge column).{how}"]
 
@@ -168,18 +181,26 @@ def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 def warn_mixed(runs: pd.DataFrame, metric: str) -> None:
-    """Log a warning when `metric` is judged and the runs ranked by it were scored by different judges."""
+    """Log a warning when `metric` is judged and the runs ranked by it were scored by different judges, or by
+    an unvalidated one (ranking by it was asked for: it is never a default)."""
     if metric not in JUDGED_RANKABLE:
         return
     judged = runs[runs[f"metrics.{metric}"].notna()] if f"metrics.{metric}" in runs else runs.iloc[:0]
     distinct = mixed_judges(judged)
+    weak = [str(judge) for judge in distinct if not judge.validated]
+    if weak:
+        log.warning("ranked by %s, scored by an unvalidated judge (%s): the order may be noise", metric,
+                    "; ".join(weak))
     if len(distinct) > 1:
         log.warning("ranked by %s across %d judges (%s): their scores are not on one scale; see the judge column",
                     metric, len(distinct), "; ".join(str(j) for j in distinct))
 
 
 def auc_text(judge: JudgeInfo) -> str:
-    return "AUC not measured" if judge.auc is None else f"AUC {judge.auc:.2f}"
+    """`AUC 0.72`, or with `unvalidated` when the held-out AUC is missing or below `VALIDATED_AUC`."""
+    if judge.auc is None:
+        return "AUC not measured, unvalidated"
+    return f"AUC {judge.auc:.2f}" + ("" if judge.validated else ", unvalidated")
 
 
 def _judged_shown(runs: pd.DataFrame) -> list[str]:

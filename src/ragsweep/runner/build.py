@@ -20,6 +20,7 @@ from ragsweep.judging.labels import load_claim_labels
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import CHUNKING_METRICS, METRIC_KEYS, SpanEvaluator
 from ragsweep.metrics.judged import JUDGED_METRICS, TRIAD_WEIGHTS
+from ragsweep.metrics.relevance import RELEVANCE_JUDGED, RELEVANCE_METRICS
 from ragsweep.runner.identity import LABEL_KEY
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
@@ -54,8 +55,10 @@ class Pipeline:
     judge: Built | None = None  # None: judge=none or no generator
     max_failure_rate: float = 0.05  # share of judge calls that may fail before the job fails
     triad_weights: tuple[float, float, float] = TRIAD_WEIGHTS
-    judge_auc: float | None = None  # the judge's ROC AUC on the shipped claims, shown beside its metrics
+    judge_auc: float | None = None  # the judge's held-out ROC AUC on labelled claims, shown beside its metrics
     claim_labels: dict[tuple[str, str], int] | None = None  # people's verdicts on some claims (judge.labels)
+    relevance_judge: Built | None = None  # None: relevance_judge=none; context_relevance comes from spans alone
+    relevance_max_failure_rate: float = 0.05
 
 
 def build(cfg: DictConfig, preflight: bool = True, objects: Mapping[str, Any] | None = None) -> Pipeline:
@@ -101,14 +104,16 @@ def build(cfg: DictConfig, preflight: bool = True, objects: Mapping[str, Any] | 
     )
     _add_generator(cfg, pipeline, stages, cache, objects)
     _add_judge(cfg, pipeline, {"dataset": dataset}, cache)
+    _add_relevance_judge(cfg, pipeline, {"dataset": dataset}, cache)
     metric = cfg.get("optimized_metric")
     spans = METRIC_KEYS if pipeline.chunker else tuple(m for m in METRIC_KEYS if m not in CHUNKING_METRICS)
-    known = (*spans, *(ANSWER_METRICS if pipeline.generator else ()), *(JUDGED_METRICS if pipeline.judge else ()))
+    known = (*spans, *RELEVANCE_METRICS, *(ANSWER_METRICS if pipeline.generator else ()),
+             *(JUDGED_METRICS if pipeline.judge else ()), *(RELEVANCE_JUDGED if pipeline.relevance_judge else ()))
     if metric is not None and metric not in known:
         raise ConfigError(f"optimized_metric={metric} is not a metric of this configuration; "
                           f"choose one of {', '.join(known)}")
     if preflight:
-        later = [stage for stage in (pipeline.generator, pipeline.judge) if stage]
+        later = [stage for stage in (pipeline.generator, pipeline.judge, pipeline.relevance_judge) if stage]
         for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder, *later):
             if stage is not None:
                 _preflight(stage.component)
@@ -181,16 +186,35 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], ca
     pipeline.triad_weights = tuple(float(w) for w in weights)
 
 
-def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache) -> Built | None:
-    """The judge of `cfg` (None for `judge=none`); a judge built from data (the trained judge) has its
+# Keys of the relevance_judge group that the runner reads.
+RELEVANCE_JUDGE_SETTINGS = ("max_failure_rate",)
+
+
+def _add_relevance_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache) -> None:
+    """The relevance judge and its failure budget; nothing for `relevance_judge=none` (or no group). It judges
+    retrieved passages, so it runs with or without a generator."""
+    if "relevance_judge" not in cfg:
+        return
+    judge = judge_stage(cfg, stages, cache, "relevance_judge")
+    if judge is None:
+        return
+    rate = group_config(cfg, "relevance_judge").get("max_failure_rate", 0.05)
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+        raise ConfigError(f"relevance_judge.max_failure_rate must be a share between 0 and 1, got {rate!r}; e.g. 0.05")
+    pipeline.relevance_judge, pipeline.relevance_max_failure_rate = judge, float(rate)
+
+
+def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache, group: str = "judge") -> Built | None:
+    """The judge of `cfg[group]` (None for `none`); a judge built from data (the trained judges) has its
     model in its signature, so verdicts of two models never share cache keys."""
-    judge = instantiate_stage(cfg, "judge", stages, cache, runner_keys=JUDGE_SETTINGS)
+    keys = JUDGE_SETTINGS if group == "judge" else RELEVANCE_JUDGE_SETTINGS
+    judge = instantiate_stage(cfg, group, stages, cache, runner_keys=keys)
     if not getattr(judge.component, "enabled", True):
         return None
     try:
         model_key = getattr(judge.component, "model_key", None)
     except ValueError as error:
-        raise ConfigError(f"judge: {error}") from None
+        raise ConfigError(f"{group}: {error}") from None
     if model_key is not None:
         judge.signature = {**judge.signature, "model": model_key}
     return judge
@@ -201,7 +225,8 @@ def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache) ->
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
             "tracking", "paths", "cache", LABEL_KEY, "hydra")
 CACHE_KEYS = ("enabled", "dir", "locks")
-STAGES = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "generator", "judge", "metrics")
+STAGES = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "generator", "judge",
+          "relevance_judge", "metrics")
 
 
 def check_settings(cfg: DictConfig) -> None:

@@ -1,9 +1,11 @@
-"""The judging stage of one job: answers → claims → verdicts (cached) → judged metrics per question.
+"""The judging stages of one job: answers → claims → verdicts (cached) → judged metrics per question, and
+retrieved passages → relevance verdicts (cached) → judged relevance, measured against the span labels.
 
-Every (claim, passage) and (question, passage) pair is one judge call, cached under the judge's
-settings and the two texts, so configurations that produce the same answer from the same passages
-share their verdicts, and a rerun judges nothing again. Failed calls are kept with their status and
-raw output, left out of every mean, counted in `judge_failure_rate`, and never cached.
+Every (claim, passage) pair is one call of the support judge, and every (question, passage) pair one call
+of the relevance judge, cached under the judge's settings and the two texts, so configurations that
+produce the same answer from the same passages share their verdicts, and a rerun judges nothing again.
+Failed calls are kept with their status and raw output, left out of every mean, counted in
+`judge_failure_rate` (`relevance_judge_failure_rate`), and never cached.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from ragsweep.judging.labels import claim_key
 from ragsweep.metrics import judged
 from ragsweep.metrics.ppi import judge_mean, ppi_mean
 from ragsweep.metrics.answers import cosine_similarity, strip_citations
+from ragsweep.metrics.relevance import context_relevance, relevance_auc, span_relevance
 from ragsweep.runner.build import Built, Pipeline
-from ragsweep.types import Chunk, Hit
+from ragsweep.types import Chunk, Hit, Query
 
 log = logging.getLogger(__name__)
 
@@ -35,16 +38,15 @@ RELEVANT = 0.5  # a passage whose judged relevance is below this is listed as ir
 
 @dataclass
 class Judgement:
-    """One question's judged answer: its claims, every claim × passage verdict, each passage's relevance."""
+    """One question's judged answer: its claims and every claim × passage verdict."""
 
     claims: list[Claim] = field(default_factory=list)
     support: list[list[Verdict]] = field(default_factory=list)  # claims × passages, in rank order
-    relevance: list[Verdict] = field(default_factory=list)  # passages, in rank order
     answer_relevance: float | None = None
     questions: Verdict | None = None  # the judge writing questions from the answer (RAGAS answer relevance), if asked
 
     def calls(self) -> list[tuple[str, Verdict]]:
-        return ([("support", v) for row in self.support for v in row] + [("relevance", v) for v in self.relevance]
+        return ([("support", v) for row in self.support for v in row]
                 + [("questions", self.questions)] * (self.questions is not None))
 
 
@@ -62,7 +64,6 @@ def judge_answers(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence
         if answer is None:
             continue
         pairs += [Pair(claim.text, text) for claim in query_claims for text in texts]
-        pairs += [Pair(question, text, "relevance") for text in texts]
     verdicts = iter(_verdicts(pipeline, pairs))
     judgements = []
     for answer, query_claims, texts in zip(answers, claims, passages, strict=True):
@@ -70,21 +71,22 @@ def judge_answers(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence
             judgements.append(Judgement())
             continue
         support = [[next(verdicts) for _ in texts] for _ in query_claims]
-        judgements.append(Judgement(query_claims, support, [next(verdicts) for _ in texts]))
+        judgements.append(Judgement(query_claims, support))
     _answer_relevance(pipeline, questions, answers, judgements)
     return judgements
 
 
 def judged_scores(judgement: Judgement, question: str, answer: str | None, threshold: float,
-                  weights: Sequence[float], cites: bool) -> tuple[dict[str, float], dict]:
-    """A question's judged metrics (only those it has) and its diagnostics for per_query.jsonl."""
+                  weights: Sequence[float], cites: bool,
+                  relevance: Sequence[int | None]) -> tuple[dict[str, float], dict]:
+    """A question's judged metrics (only those it has) and its diagnostics for per_query.jsonl; `relevance`
+    holds its passages' span labels (1 relevant, 0 not, None unlabelled), the triad's context part."""
     support = [[v.score for v in row] for row in judgement.support]
-    relevance = [v.score for v in judgement.relevance]
+    relevance = [None if label is None else float(label) for label in relevance]
     supports = judged.claim_support(support)
     scores = {"faithfulness": judged.faithfulness(supports, threshold), "groundedness": judged.groundedness(supports),
-              "context_relevance": judged.context_relevance(relevance),
               "answer_relevance": judgement.answer_relevance}
-    scores["triad_overall"] = judged.triad_overall(scores["context_relevance"], scores["groundedness"],
+    scores["triad_overall"] = judged.triad_overall(context_relevance(relevance), scores["groundedness"],
                                                    scores["answer_relevance"], weights)
     if scores["triad_overall"] is not None:
         band = judged.triad_band(scores["triad_overall"])
@@ -122,6 +124,39 @@ def faithfulness_ppi(query_ids: Sequence[str], judgements: Sequence[Judgement], 
     return {"faithfulness_ppi": {"value": corrected.mean, "ci95": [corrected.ci_low, corrected.ci_high],
                                  "n": len(decided), "n_labelled": len(human),
                                  "judge_estimate": {"value": raw.mean, "ci95": [raw.ci_low, raw.ci_high]}}}
+
+
+def span_labels(queries: Sequence[Query], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]],
+                k: int) -> list[list[int | None]]:
+    """Each question's top-k passages labelled from its reference spans (`metrics.relevance.span_relevance`)."""
+    return [[span_relevance(chunks[hit.index].span, query.references) for hit in query_hits[:k]]
+            for query, query_hits in zip(queries, hits, strict=True)]
+
+
+def judge_relevance(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk],
+                    hits: Sequence[Sequence[Hit]]) -> list[list[Verdict]] | None:
+    """The relevance judge's verdict on each question's top-k passages, in rank order (None without one)."""
+    if pipeline.relevance_judge is None:
+        return None
+    passages = [[chunks[hit.index].text for hit in query_hits[: pipeline.k]] for query_hits in hits]
+    pairs = [Pair(question, text, "relevance") for question, texts in zip(questions, passages, strict=True)
+             for text in texts]
+    verdicts = iter(cached_verdicts(pipeline.relevance_judge, pipeline.cache, pairs))
+    return [[next(verdicts) for _ in texts] for texts in passages]
+
+
+def relevance_summary(labels: Sequence[Sequence[int | None]],
+                      verdicts: Sequence[Sequence[Verdict]]) -> dict[str, dict]:
+    """The relevance judge's agreement with the span labels over the run's labelled pairs
+    (`context_relevance_auc`: value, n, positives) and its failed calls / calls."""
+    flat = [(verdict, label) for row, judged_row in zip(labels, verdicts, strict=True)
+            for label, verdict in zip(row, judged_row, strict=True)]
+    summary = {"relevance_judge_failure_rate": {
+        "value": judged.failure_rate(sum(not v.ok for v, _ in flat), len(flat)) or 0.0, "n": len(flat)}}
+    auc = relevance_auc([v.score for v, _ in flat], [label for _, label in flat])
+    if auc is not None:
+        summary["context_relevance_auc"] = auc
+    return summary
 
 
 class JudgingFailed(RuntimeError):
@@ -166,7 +201,7 @@ def failure_rates(judgements: Sequence[Judgement]) -> dict[str, dict]:
     claims weighs as many calls as it made."""
     calls = [call for judgement in judgements for call in judgement.calls()]
     rates = {}
-    tasks = ("support", "relevance", *(("questions",) if any(kind == "questions" for kind, _ in calls) else ()))
+    tasks = ("support", *(("questions",) if any(kind == "questions" for kind, _ in calls) else ()))
     for name, made in (("judge_failure_rate", [v for _, v in calls]),
                        *((f"judge_failure_rate_{task}", [v for kind, v in calls if kind == task]) for task in tasks)):
         rates[name] = {"value": judged.failure_rate(sum(not v.ok for v in made), len(made)) or 0.0, "n": len(made)}
@@ -180,8 +215,6 @@ def failed_calls(query_ids: Sequence[str], judgements: Sequence[Judgement]) -> l
         for c, row in enumerate(judgement.support):
             failed += [{"id": query_id, "task": "support", "claim": judgement.claims[c].text, "passage": p + 1,
                         "status": v.status, "raw": v.raw} for p, v in enumerate(row) if not v.ok]
-        failed += [{"id": query_id, "task": "relevance", "passage": p + 1, "status": v.status, "raw": v.raw}
-                   for p, v in enumerate(judgement.relevance) if not v.ok]
         if judgement.questions is not None and not judgement.questions.ok:
             failed.append({"id": query_id, "task": "questions", "status": judgement.questions.status,
                            "raw": judgement.questions.raw})

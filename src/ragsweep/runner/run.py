@@ -21,8 +21,11 @@ from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.evaluate import CHUNKING_METRICS
 from ragsweep.metrics.generation import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
 from ragsweep.runner.build import ConfigError, Pipeline, build
-from ragsweep.runner.judging import (Judgement, JudgingFailed, fail_on_judge_failures, judge_answers, judged_scores,
-                                     run_summaries, write_failed_calls)
+from ragsweep.judging.base import Verdict
+from ragsweep.metrics import judged
+from ragsweep.metrics.relevance import context_relevance
+from ragsweep.runner.judging import (Judgement, JudgingFailed, fail_on_judge_failures, judge_answers, judge_relevance,
+                                     judged_scores, relevance_summary, run_summaries, span_labels, write_failed_calls)
 from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
 from ragsweep.runner.stages import (chunk_dataset, first_stage, generate, latency_sample, located_counts, rerank,
                                     whole_retrieval)
@@ -80,6 +83,9 @@ def run(cfg: DictConfig, output_dir: Path | None = None, objects: Mapping[str, A
     if pipeline.generator is None and "judge" in cfg:  # nothing to judge: not part of what the run is
         with open_dict(cfg):
             del cfg["judge"]
+    if pipeline.relevance_judge is None and "relevance_judge" in cfg:  # none: context_relevance is the spans'
+        with open_dict(cfg):
+            del cfg["relevance_judge"]
     unused = ("chunker", "store") if pipeline.chunker is None else ()  # a whole retriever chunks and indexes itself
     with open_dict(cfg):
         for group in unused:
@@ -122,8 +128,11 @@ def run(cfg: DictConfig, output_dir: Path | None = None, objects: Mapping[str, A
                                      lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
         generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, chunks, hits))
         judgements = _timed(seconds, "judging", lambda: judge_answers(pipeline, questions, chunks, hits, generations))
+        relevance = _timed(seconds, "relevance", lambda: judge_relevance(pipeline, questions, chunks, hits))
+        labels = span_labels(dataset.queries, chunks, hits, pipeline.k)
         per_query, diagnostics = _timed(
-            seconds, "scoring", lambda: _score(pipeline, dataset, chunks, hits, generations, judgements))
+            seconds, "scoring", lambda: _score(pipeline, dataset, chunks, hits, generations, judgements, labels,
+                                               relevance))
         corpora = [query.corpus for query in dataset.queries]
         summary = summarize(per_query, corpora, cfg.get("bootstrap_samples", 1000))
         timings = latency_metrics(search_ms, rerank_ms, generations)
@@ -133,8 +142,11 @@ def run(cfg: DictConfig, output_dir: Path | None = None, objects: Mapping[str, A
             summary.update(latency_metrics(search_ms, rerank_ms, generations, summaries=True))
         if judgements is not None:
             summary.update(run_summaries(pipeline, [query.id for query in dataset.queries], judgements))
+        if relevance is not None:
+            summary.update(relevance_summary(labels, relevance))
+            _warn_unvalidated_relevance(summary)
         files = _write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k, generations,
-                               diagnostics)
+                               diagnostics, _relevance_records(labels, relevance))
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
         pipeline.tracker.log_metrics(
             {**means, **{f"{name}_std": v["std"] for name, v in summary.items() if "std" in v},
@@ -159,6 +171,8 @@ def run(cfg: DictConfig, output_dir: Path | None = None, objects: Mapping[str, A
             _fail_on_errors(generations, pipeline.max_error_rate, output_dir)
         if judgements is not None:
             fail_on_judge_failures(judgements, pipeline.max_failure_rate, output_dir)
+        if relevance is not None:
+            _fail_on_relevance_failures(summary, pipeline.relevance_max_failure_rate)
     log.info("%s", " ".join(f"{name}={value:.4f}" for name, value in means.items()))
     return means
 
@@ -168,14 +182,21 @@ class GenerationFailed(RuntimeError):
 
 
 def _score(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]],
-           generations: Sequence[Generation] | None,
-           judgements: Sequence[Judgement] | None = None) -> tuple[list[dict], list[dict] | None]:
-    """Per question: span metrics, and with a generator its answer metrics (where it has an answer and
+           generations: Sequence[Generation] | None, judgements: Sequence[Judgement] | None,
+           labels: Sequence[Sequence[int | None]],
+           relevance: Sequence[Sequence[Verdict]] | None) -> tuple[list[dict], list[dict] | None]:
+    """Per question: span metrics and context_relevance from the span labels (with a relevance judge, its
+    context_relevance_judged too); with a generator its answer metrics (where it has an answer and
     reference answers); with a judge its judged metrics, and each question's claims and diagnostics."""
     per_query = pipeline.evaluator.score(dataset, chunks, hits, pipeline.k)
     if pipeline.chunker is None:  # chunks are only what a whole retriever returned, not its whole chunking
         per_query = [{name: value for name, value in scores.items() if name not in CHUNKING_METRICS}
                      for scores in per_query]
+    for position, scores in enumerate(per_query):
+        found = {"context_relevance": context_relevance(labels[position]),
+                 "context_relevance_judged": judged.context_relevance([v.score for v in relevance[position]])
+                 if relevance is not None else None}
+        scores.update({name: float(value) for name, value in found.items() if value is not None})
     if generations is None:
         return per_query, None
     answers = pipeline.evaluator.score_answers([made.answer for made in generations],
@@ -185,15 +206,36 @@ def _score(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk], hits: 
         return per_query, None
     judge, cites = pipeline.judge.component, pipeline.prompt.cites
     diagnostics = []
-    for scores, query, made, judgement in zip(per_query, dataset.queries, generations, judgements, strict=True):
-        judged, diagnosis = judged_scores(judgement, query.text, made.answer, judge.threshold,
-                                          pipeline.triad_weights, cites)
-        scores.update(judged)
+    for scores, query, made, judgement, passages in zip(per_query, dataset.queries, generations, judgements, labels,
+                                                        strict=True):
+        found, diagnosis = judged_scores(judgement, query.text, made.answer, judge.threshold,
+                                         pipeline.triad_weights, cites, passages)
+        scores.update(found)
         diagnostics.append({"claims": [{"text": claim.text, "citations": list(claim.citations),
                                         "support": [v.score for v in row], "status": [v.status for v in row]}
                                        for claim, row in zip(judgement.claims, judgement.support, strict=True)],
-                            "relevance": [v.score for v in judgement.relevance], "diagnostics": diagnosis})
+                            "diagnostics": diagnosis})
     return per_query, diagnostics
+
+
+RELEVANCE_FLOOR = 0.6  # a relevance judge whose AUC against the span labels is below this is unvalidated
+
+
+def _warn_unvalidated_relevance(summary: dict) -> None:
+    auc = summary.get("context_relevance_auc")
+    if auc is None:
+        log.warning("context_relevance_judged is unvalidated: the run's passages hold no pair of both span labels "
+                    "to measure the relevance judge against")
+    elif auc["value"] < RELEVANCE_FLOOR:
+        log.warning("context_relevance_judged is unvalidated: the relevance judge's AUC against the span labels is "
+                    "%.3f (n=%d), below %.1f", auc["value"], auc["n"], RELEVANCE_FLOOR)
+
+
+def _fail_on_relevance_failures(summary: dict, max_failure_rate: float) -> None:
+    rate = summary["relevance_judge_failure_rate"]["value"]
+    if rate > max_failure_rate:
+        raise JudgingFailed(f"{rate:.1%} of relevance judge calls failed, more than "
+                            f"relevance_judge.max_failure_rate={max_failure_rate} allows")
 
 
 def latency_metrics(search_ms: np.ndarray, rerank_ms: np.ndarray, generations: Sequence[Generation] | None = None,
@@ -280,7 +322,7 @@ def _dataset_source(cfg: DictConfig) -> str:
 def _write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: Sequence[Chunk],
                    hits: Sequence[Sequence[Hit]], per_query: Sequence[dict], summary: dict, k: int,
                    generations: Sequence[Generation] | None = None,
-                   diagnostics: Sequence[dict] | None = None) -> list[Path]:
+                   diagnostics: Sequence[dict] | None = None, relevance: Sequence[dict] | None = None) -> list[Path]:
     """metrics.json, per_query.jsonl and config.yaml: the stable contract of a job's output folder."""
     output_dir.mkdir(parents=True, exist_ok=True)
     metrics_path = output_dir / "metrics.json"
@@ -295,12 +337,23 @@ def _write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: 
             if generations is not None:
                 made = generations[position]
                 record.update(answer=made.answer, reference_answers=list(query.answers), generation=made.to_dict())
+            if relevance is not None:
+                record["relevance"] = relevance[position]
             if diagnostics is not None:
                 record["judged"] = diagnostics[position]
             out.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY))
     config_path = output_dir / "config.yaml"
     config_path.write_text(OmegaConf.to_yaml(cfg, resolve=True))
     return [metrics_path, per_query_path, config_path]
+
+
+def _relevance_records(labels: Sequence[Sequence[int | None]],
+                       relevance: Sequence[Sequence[Verdict]] | None) -> list[dict]:
+    """Per question, its passages' span labels and, with a relevance judge, its scores (None: a failed call)."""
+    if relevance is None:
+        return [{"labels": list(row)} for row in labels]
+    return [{"labels": list(row), "scores": [v.score for v in judged_row]}
+            for row, judged_row in zip(labels, relevance, strict=True)]
 
 
 def _timed(seconds: dict[str, float], stage: str, work):

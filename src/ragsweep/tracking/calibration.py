@@ -1,8 +1,9 @@
 """`ragsweep calibrate` in MLflow: one run per calibrated judge in the experiment `calibration`.
 
-The run's name is the judge's; its params are the calibrated threshold, the claims file and the
-judge's settings (`judge.<key>`); its metrics the agreement numbers, overall and per kind of claim
-(`auc_<kind>`, `accuracy_<kind>`); its artifact the `calibration/<judge>.json` written beside it.
+The run's name is the judge's; its params are the calibrated threshold, the claims files and the
+judge's settings (`judge.<key>`); its metrics the held-out agreement and the in-sample numbers of the
+fitting set, overall and per kind of claim (`auc_<kind>`, `accuracy_<kind>`); its artifact the
+`calibration/<judge>.json` written beside it.
 """
 
 from __future__ import annotations
@@ -14,19 +15,27 @@ from typing import TYPE_CHECKING, Any
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
 if TYPE_CHECKING:
-    from ragsweep.judging.calibration import Calibration
+    from ragsweep.judging.calibration import Calibration, CrossCorpus
 
 EXPERIMENT = "calibration"
 SUMMARY = ("auc", "balanced_accuracy", "f1", "failure_rate", "verdict_failure_rate", "seconds_per_claim", "load_s")
 
 
-def log_calibration(uri: str, artifacts: str, result: Calibration, path: Path) -> str:
-    """Log `result` and its json file `path` as a new run; the run's id."""
+def log_calibration(uri: str, artifacts: str, result: Calibration, path: Path, cross: CrossCorpus | None = None) -> str:
+    """Log `result` (and with `cross` its held-out figures: `heldout_auc`, the lower of the two, and each
+    direction's `heldout_auc_<i>` and `heldout_balanced_accuracy_<i>`) and its json file `path` as a new run."""
     tracker = MlflowTracker(uri, EXPERIMENT, artifacts)
     params = {"judge": result.judge, "threshold": result.threshold, "claims_file": result.claims_file,
               "claims": result.n, **_flat(result.config, "judge.")}
+    metrics = calibration_metrics(result)
+    if cross is not None:
+        params["heldout_file"] = cross.in_sample[1].claims_file
+        metrics["heldout_auc"] = cross.auc
+        for i, held in enumerate(cross.held_out, start=1):
+            params[f"heldout_{i}"] = f"{Path(held.fitted_on).stem} -> {Path(held.tested_on).stem}"
+            metrics[f"heldout_auc_{i}"], metrics[f"heldout_balanced_accuracy_{i}"] = held.auc, held.balanced_accuracy
     with tracker.start_run(result.judge, params, {"ragsweep.judge": result.judge}) as run_id:
-        tracker.log_metrics(calibration_metrics(result))
+        tracker.log_metrics(metrics)
         tracker.log_artifacts(path)
     return run_id
 

@@ -26,6 +26,8 @@ SUMMARY_METRICS = ("token_recall", "token_precision", "token_iou", "precision_om
 GENERATION_SUMMARY = ("answer_exact_match", "answer_f1", "answer_similarity", "answer_correctness",
                       "generation_error_rate", "latency_ms_p50")
 GENERATOR = "params.generator"
+# shown when some run of the table had a relevance judge: the span truth, the judge's view, their agreement
+RELEVANCE_SUMMARY = ("context_relevance", "context_relevance_judged", "context_relevance_auc")
 
 
 def sweep_jobs(tracker: MlflowTracker, parent_run_id: str) -> pd.DataFrame:
@@ -224,6 +226,8 @@ def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     metrics = [metric, *[m for m in SUMMARY_METRICS if m != metric and f"metrics.{m}" in runs]]
     if has_generator(runs).any():  # a retrieval-only table keeps its columns
         metrics += [m for m in GENERATION_SUMMARY if m != metric and f"metrics.{m}" in runs]
+    if "metrics.context_relevance_judged" in runs:
+        metrics += [m for m in RELEVANCE_SUMMARY if m not in metrics and f"metrics.{m}" in runs]
     table = pd.DataFrame({"rank": range(1, len(runs) + 1), "config": labels(runs), "status": runs["status"]})
     if has_generator(runs).any():
         table["generator"] = generators(runs)
