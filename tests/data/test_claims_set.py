@@ -79,3 +79,64 @@ def test_no_claim_is_attributed_to_the_speaker():
         for surname in names:
             if re.search(rf"\b{re.escape(surname)}\b", claim):
                 assert re.search(rf"\b{re.escape(surname)}\b", passages), (record["id"], surname, claim)
+
+
+# ---- the held-out set over chroma_general's corpora: passages are spans, resolved at load time ----------
+
+CHROMA_CLAIMS = ROOT / "src" / "ragsweep" / "data" / "claims" / "chroma_claims.jsonl"
+CORPORA = ROOT.parent / "shared" / "data" / "chroma_general" / "corpora"
+CHROMA_KIND_COUNTS = {  # the README's counts; a change here must change src/ragsweep/data/claims/README.md too
+    "paraphrase": 81, "inference": 18, "verbatim": 16,
+    "number_change": 27, "invented_detail": 26, "negation": 23, "unsupported_plausible": 24, "name_swap": 18,
+}
+
+
+def test_the_held_out_set_cites_three_corpora_by_span_with_one_string_checked_defect_per_negative():
+    from ragsweep.judging.calibration import heldout_claims, load_claims
+
+    records = [json.loads(line) for line in CHROMA_CLAIMS.read_text().splitlines() if line.strip()]
+    assert heldout_claims() == CHROMA_CLAIMS or heldout_claims().read_bytes() == CHROMA_CLAIMS.read_bytes()
+    assert Counter(r["kind"] for r in records) == CHROMA_KIND_COUNTS
+    assert all((r["kind"] in SUPPORTED) == (r["label"] == 1) for r in records)
+    assert Counter(p["doc_id"] for r in records for p in r["context"][:1]) == {"finance": 76, "pubmed": 79,
+                                                                             "wikitexts": 78}
+    claims = {c.id: c for c in load_claims(CHROMA_CLAIMS, CORPORA)}
+    texts = {name: (CORPORA / f"{name}.md").read_text(encoding="utf-8") for name in ("finance", "pubmed", "wikitexts")}
+    for record in records:
+        passages = claims[record["id"]].context
+        assert passages == tuple(texts[p["doc_id"]][p["start"]:p["end"]] for p in record["context"])
+        assert all(150 <= len(passage) <= 630 for passage in passages), record["id"]
+        if record["label"] == 0:
+            assert record["defect"].lower() in record["claim"].lower()
+            if record["kind"] != "negation":
+                assert not any(record["defect"].lower() in passage.lower() for passage in passages), record["id"]
+    per_set = Counter(json.dumps(r["context"]) for r in records)
+    assert max(per_set.values()) <= 4
+    labels = {}
+    for record in records:
+        labels.setdefault(json.dumps(record["context"]), set()).add(record["label"])
+    assert all(found == {0, 1} for found in labels.values())  # the passages never give the label away
+
+
+def test_span_passages_need_their_documents_and_must_lie_inside_them(tmp_path):
+    import pytest
+
+    from ragsweep.judging.calibration import load_claims
+
+    line = {"id": "x", "question": "q", "claim": "c", "label": 1,
+            "context": [{"doc_id": "doc", "start": 2, "end": 9}]}
+    path = tmp_path / "claims.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    with pytest.raises(ValueError, match=r"line 1: key 'context': passages are spans of document 'doc'; give "
+                                         r"--documents FOLDER"):
+        load_claims(path)
+    with pytest.raises(ValueError, match=r"no doc.md or doc.txt in"):
+        load_claims(path, tmp_path)
+    (tmp_path / "doc.txt").write_text("0123456789")
+    assert load_claims(path, tmp_path)[0].context == ("2345678",)
+    path.write_text(json.dumps(line | {"context": [{"doc_id": "doc", "start": 5, "end": 11}]}) + "\n")
+    with pytest.raises(ValueError, match=r"span 5-11 lies outside doc \(10 characters\)"):
+        load_claims(path, tmp_path)
+    path.write_text(json.dumps(line | {"context": [{"doc_id": "doc", "start": "5"}]}) + "\n")
+    with pytest.raises(ValueError, match=r"a span passage is"):
+        load_claims(path, tmp_path)
