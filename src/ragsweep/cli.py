@@ -308,8 +308,11 @@ def calibrate_command(args: argparse.Namespace) -> int:
         print(f"fitted weights {judge.weights}, bias {judge.bias}; AUC {auc:.3f} "
               f"({'held out' if cross else 'out of fold'}; in-sample {judge.in_sample_auc:.3f}); wrote {fitted}")
         use = f"judge={name}"
-    print(format_table(result, use) if cross is None else
-          format_table(result, "see the held-out figures below") + "\n\n" + format_cross(cross, use))
+    if cross is None:
+        print(format_table(result, use))
+    else:  # held-out figures first; the fitting set's in-sample detail per kind after them, labelled so
+        detail = format_table(result).splitlines()[:-1]
+        print(format_cross(cross, use) + "\n\nin sample, per kind, on the set it was fitted on:\n" + "\n".join(detail))
     print(f"wrote {path}; logged as run {run_id} of the MLflow experiment {EXPERIMENT!r}")
     return 0
 

@@ -109,7 +109,8 @@ def test_judge_calls_that_fail_are_counted_kept_and_fail_the_run(tmp_path, small
     """SmolLM2 with room for 3 tokens cannot finish its JSON verdict nor its list of questions: every call is
     parse_failed, with what it said kept; the run logs everything, then ends FAILED with the calls as an artifact."""
     args = ("k=1", "generator=extractive", "judge=llm", "judge.generator.max_tokens=3", "judge.list_max_tokens=3",
-            "judge.retries=0", "dataset=native", f"dataset.path={small_dataset}")
+            "judge.retries=0", "relevance_judge=llm", "relevance_judge.generator.max_tokens=3",
+            "relevance_judge.retries=0", "dataset=native", f"dataset.path={small_dataset}")
     failed = _sweep(tmp_path, *args)
     assert failed.returncode == 1
     assert "judge.max_failure_rate=0.05" in failed.stderr and "judge_failures.jsonl" in failed.stderr
@@ -125,10 +126,14 @@ def test_judge_calls_that_fail_are_counted_kept_and_fail_the_run(tmp_path, small
     assert [rates[f"judge_failure_rate_{task}"]["n"] for task in ("support", "questions")] == [6, 6]
     assert all(call["raw"].startswith("{") for call in calls if call["task"] != "questions")
     assert "answer_relevance" not in json.loads((folder / "metrics.json").read_text())  # unscored, not 0
+    relevance = [json.loads(line) for line in (folder / "relevance_failures.jsonl").read_text().splitlines()]
+    assert len(relevance) == 6 and {call["status"] for call in relevance} == {"parse_failed"}
+    assert rates["relevance_judge_failure_rate"] == {"value": 1.0, "n": 6} and "context_relevance_judged" not in rates
+    assert "context_relevance" in rates  # the spans' labels need no judge
     import mlflow
 
     artifacts = [a.path for a in mlflow.MlflowClient().list_artifacts(run.run_id)]
-    assert "judge_failures.jsonl" in artifacts
+    assert {"judge_failures.jsonl", "relevance_failures.jsonl"} <= set(artifacts)
 
 
 def test_the_issues_grid_judges_a_local_models_answers_with_two_judges(tmp_path):

@@ -342,7 +342,9 @@ def test_calibrate_prints_writes_and_logs(project, capsys):
     assert back["auc"] == pytest.approx(expected) and back["threshold"] == written["held_out"]["other_set"]["threshold"]
     assert written["held_out"]["auc"] == pytest.approx(min(expected, roc_auc_score(labels, scores)))
     assert "in sample (fitted and measured on the same set; flatters the judge)" in out
-    assert f"judge.auc={written['held_out']['auc']:.3f}" in out.splitlines()[-2]
+    assert (f"use it: judge=lexical judge.threshold={written['threshold']} judge.auc={written['held_out']['auc']:.3f}"
+            in out)
+    assert out.index("held-out AUC (the lower)") < out.index("in sample, per kind")
     held = mlflow.search_runs(experiment_names=["calibration"], output_format="list")[0]
     assert held.data.metrics["heldout_auc"] == pytest.approx(written["held_out"]["auc"])
 
@@ -383,3 +385,58 @@ def test_a_judge_that_asks_for_an_embedder_gets_the_configs(project):
     assert result.n == 5 and result.failures == 0 and 0.0 <= result.auc <= 1.0
     assert config == {"_target_": "calib_overlap_judge.CosineJudge"}
     assert not (project / ".cache").exists()
+
+
+class SignJudge:
+    """Word overlap or its complement, whichever ranks the claims it is fitted on better: a fitted judge whose
+    held-out figures must come from the other set's fit."""
+
+    threshold = 0.5
+
+    def __init__(self) -> None:
+        self.flip = False
+
+    def _overlap(self, pair) -> float:
+        words = set(pair.claim.lower().split())
+        return len(words & set(pair.passage.lower().split())) / max(len(words), 1)
+
+    def judge(self, pairs):
+        return [Verdict(1 - self._overlap(p) if self.flip else self._overlap(p)) for p in pairs]
+
+    def fit(self, claims):
+        from ragsweep.judging.calibration import score_claims
+
+        aucs = {}
+        for flip in (False, True):
+            self.flip = flip
+            scored = score_claims(self, claims)[0]
+            aucs[flip] = roc_auc_score([c.label for c in scored], [c.score for c in scored])
+        self.flip = aucs[True] > aucs[False]
+        return score_claims(self, claims)
+
+
+def _claim(i: int, label: int, claim: str, passage: str) -> LabelledClaim:
+    return LabelledClaim(str(i), "q", (passage,), claim, label)
+
+
+def test_held_out_figures_use_the_other_sets_fit_both_ways():
+    from ragsweep.judging.calibration import cross_corpus
+
+    copying = [_claim(0, 1, "a b", "a b c"), _claim(1, 1, "c d", "c d"), _claim(2, 0, "x y", "a b"),
+               _claim(3, 0, "z w", "c d")]  # supported claims copy their passage
+    inverted = [_claim(4, 0, "a b", "a b c"), _claim(5, 0, "c d", "c d"), _claim(6, 1, "x y", "a b"),
+                _claim(7, 1, "z w", "c d")]  # here the copies are the unsupported ones
+    judge = SignJudge()
+    result = cross_corpus(judge, [("copying", copying), ("inverted", inverted)], "sign")
+    assert [c.auc for c in result.in_sample] == [1.0, 1.0]  # each set, fitted on itself
+    assert [(h.fitted_on, h.tested_on, h.auc) for h in result.held_out] == [("copying", "inverted", 0.0),
+                                                                            ("inverted", "copying", 0.0)]
+    assert result.auc == 0.0 and judge.flip is False  # left fitted on the first set, as shipped
+    scores = {"c0": 0.9, "c1": 0.8, "c2": 0.1, "c3": 0.7, "c4": 0.2, "c5": 0.3, "c6": 0.6, "c7": 0.1}
+    first = [LabelledClaim(f"c{i}", "q", ("p",), f"c{i}", label) for i, label in enumerate([1, 1, 0, 0])]
+    second = [LabelledClaim(f"c{i}", "q", ("p",), f"c{i}", label) for i, label in enumerate([0, 0, 1, 1], start=4)]
+    plain = cross_corpus(TableJudge(scores), [("a", first), ("b", second)])
+    (to_b, to_a) = plain.held_out
+    assert to_b.auc == roc_auc_score([0, 0, 1, 1], [0.2, 0.3, 0.6, 0.1])  # no fitted weights: only the threshold moves
+    assert to_b.threshold == plain.in_sample[0].threshold and to_a.threshold == plain.in_sample[1].threshold
+    assert to_b.balanced_accuracy == balanced_accuracy_score([0, 0, 1, 1], np.array([0.2, 0.3, 0.6, 0.1]) >= to_b.threshold)

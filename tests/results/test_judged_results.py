@@ -295,3 +295,14 @@ def test_the_commands_print_the_judge_and_refuse_to_gate_across_judges(project, 
                      str(project / "conf" / "best" / "cli.yaml"), "--run", _run_id(tracker, "strict"),
                      "--allow-other-config", "--metrics", "faithfulness"])
     assert code == 2  # the message itself is checked in test_the_gate_guards_judged_metrics_of_one_judge_and_refuses_two
+
+
+def test_runs_whose_relevance_judge_disagrees_with_the_spans_are_named_unvalidated():
+    runs = pd.DataFrame({"run_id": ["a", "b", "c"], "status": ["FINISHED"] * 3,
+                         "tags.mlflow.runName": ["relevance_judge=lexical", "relevance_judge=span_trained", "k=3"],
+                         "metrics.context_relevance_judged": [0.4, 0.5, None],
+                         "metrics.context_relevance_auc": [0.55, 0.93, None]})
+    (note,) = judges.judge_notes(runs)
+    assert note.startswith("context_relevance_judged is unvalidated in 1 of 2 runs")
+    assert "relevance_judge=lexical" in note and "span_trained" not in note
+    assert judges.judge_notes(runs.assign(**{"metrics.context_relevance_auc": [0.61, 0.93, None]})) == []

@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import re
-import shutil
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -37,9 +34,10 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ragsweep.cache import exclusive, fingerprint
+from ragsweep.cache import fingerprint
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.embedding import sentences
+from ragsweep.judging.trained import cached_model, optimizer_step
 from ragsweep.metrics.relevance import span_relevance
 from ragsweep.types import Dataset, Query, Span
 
@@ -163,18 +161,7 @@ class SpanTrainedRelevanceJudge:
     def build(self, fold: int) -> Path:
         """Fold `fold`'s model folder: from the cache, or trained now (one process trains, the others wait)."""
         folder = self.cache_dir / "judges" / self.fold_key(fold)[:32]
-        with exclusive(self.cache_dir / ".locks" / f"judges-{folder.name}.lock"):
-            if (folder / "training.json").is_file():
-                log.info("relevance judge fold %d from the cache: %s", fold, folder)
-                return folder
-            partial = folder.with_name(f".{folder.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-            try:
-                self._train(fold, partial)
-                shutil.rmtree(folder, ignore_errors=True)  # a folder without training.json is a dead write
-                os.replace(partial, folder)
-            finally:
-                shutil.rmtree(partial, ignore_errors=True)
-        return folder
+        return cached_model(self.cache_dir, folder, lambda partial: self._train(fold, partial))
 
     def _train(self, fold: int, folder: Path) -> None:
         import torch
@@ -230,12 +217,7 @@ class SpanTrainedRelevanceJudge:
                     windows = self._embed(model, [t.relevant for t in batch] + [t.irrelevant for t in batch])
                     scores = s["scale"] * questions @ windows.T
                     loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                    optimizer.step(), schedule.step(), optimizer.zero_grad()
-                    losses.append(loss.item())
-                    bar.update()
-                    bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+                    optimizer_step(model, optimizer, schedule, loss, losses, bar, window=20)
         model.eval()
         return losses
 

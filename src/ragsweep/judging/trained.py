@@ -18,7 +18,7 @@ import shutil
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -134,19 +134,7 @@ class TrainedJudge:
 
     def build(self) -> Path:
         """The trained model's folder: from the cache, or trained now (one process trains, the others wait)."""
-        folder = self.path
-        with exclusive(self.cache_dir / ".locks" / f"judges-{folder.name}.lock"):
-            if (folder / "training.json").is_file():
-                log.info("trained judge from the cache: %s", folder)
-                return folder
-            partial = folder.with_name(f".{folder.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-            try:
-                self._train(partial)
-                shutil.rmtree(folder, ignore_errors=True)  # a folder without training.json is a dead write
-                os.replace(partial, folder)
-            finally:
-                shutil.rmtree(partial, ignore_errors=True)
-        return folder
+        return cached_model(self.cache_dir, self.path, self._train)
 
     def _train(self, folder: Path) -> None:
         import torch
@@ -211,12 +199,7 @@ class TrainedJudge:
                     if paired:  # make_examples puts the supported claim first in each pair
                         index = torch.tensor(paired)
                         loss = loss + torch.nn.functional.softplus(logits[index + 1] - logits[index]).mean()
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                    optimizer.step(), schedule.step(), optimizer.zero_grad()
-                    losses.append(loss.item())
-                    bar.update()
-                    bar.set_postfix(loss=f"{sum(losses[-50:]) / len(losses[-50:]):.3f}")
+                    optimizer_step(model, optimizer, schedule, loss, losses, bar)
         return losses
 
     def judge(self, pairs: Sequence[Pair], batch_size: int = 32) -> list[Verdict]:
@@ -269,6 +252,37 @@ class TrainedJudge:
                 windows.append(" ".join(sentences[first:end]))
                 last_end = end
         return windows
+
+
+def cached_model(cache_dir: Path, folder: Path, train: Callable[[Path], None]) -> Path:
+    """`folder` from the stage cache, or trained now by `train(partial)` into a temporary folder renamed into place
+    once whole (its `training.json` written last marks it so); one process trains, the others wait for it."""
+    with exclusive(cache_dir / ".locks" / f"judges-{folder.name}.lock"):
+        if (folder / "training.json").is_file():
+            log.info("trained model from the cache: %s", folder)
+            return folder
+        partial = folder.with_name(f".{folder.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+        try:
+            train(partial)
+            shutil.rmtree(folder, ignore_errors=True)  # a folder without training.json is a dead write
+            os.replace(partial, folder)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+    return folder
+
+
+def optimizer_step(model: Any, optimizer: Any, schedule: Any, loss: Any, losses: list[float], bar: Any,
+                   window: int = 50) -> None:
+    """Backpropagate `loss`, clip gradients at norm 1, step the optimizer and the schedule, and show the mean
+    loss of the last `window` steps."""
+    import torch
+
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step(), schedule.step(), optimizer.zero_grad()
+    losses.append(loss.item())
+    bar.update()
+    bar.set_postfix(loss=f"{sum(losses[-window:]) / len(losses[-window:]):.3f}")
 
 
 def _batches(examples: list[Example], size: int, rng: random.Random) -> list[list[tuple[Example, ...]]]:

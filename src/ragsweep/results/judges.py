@@ -136,7 +136,27 @@ def judge_notes(runs: pd.DataFrame) -> list[str]:
     if not distinct:
         answered = "params.generator" in runs and runs["params.generator"].notna().any() and \
             (runs["params.generator"].dropna() != "none").any()
-        return [JUDGE_OFF] if answered else []
+        return [JUDGE_OFF, *relevance_notes(runs)] if answered else relevance_notes(runs)
+    return [*_support_notes(runs, distinct), *relevance_notes(runs)]
+
+
+def relevance_notes(runs: pd.DataFrame) -> list[str]:
+    """A line naming the runs whose relevance judge agrees with the span labels at an AUC below
+    `VALIDATED_AUC`, or could not be measured: their context_relevance_judged is unvalidated."""
+    if "metrics.context_relevance_judged" not in runs:
+        return []
+    judged = runs[runs["metrics.context_relevance_judged"].notna()]
+    auc = judged["metrics.context_relevance_auc"] if "metrics.context_relevance_auc" in judged else \
+        pd.Series(float("nan"), index=judged.index)
+    weak = judged[~(auc >= VALIDATED_AUC)]
+    if weak.empty:
+        return []
+    return [f"context_relevance_judged is unvalidated in {len(weak)} of {len(judged)} runs (its relevance judge's AUC "
+            f"against the span labels, context_relevance_auc, is below {VALIDATED_AUC} or unmeasured): "
+            f"{', '.join(tables.labels(weak))}; context_relevance, from the spans themselves, holds."]
+
+
+def _support_notes(runs: pd.DataFrame, distinct: list[JudgeInfo]) -> list[str]:
     named = sorted(judge_labels(distinct))
     unmeasured = sorted(judge.name for judge in distinct if not judge.validated)
     how = (f" Unvalidated: no held-out AUC of {VALIDATED_AUC} or more; these numbers may be noise. "

@@ -176,14 +176,24 @@ def run_summaries(pipeline: Pipeline, query_ids: Sequence[str], judgements: Sequ
 
 def write_failed_calls(output_dir: Path, query_ids: Sequence[str], judgements: Sequence[Judgement]) -> list[Path]:
     """`judge_failures.jsonl`, one line per failed judge call with its raw output (none: no file)."""
-    failed = failed_calls(query_ids, judgements)
+    return _write_calls(output_dir / "judge_failures.jsonl", failed_calls(query_ids, judgements), "judge")
+
+
+def write_failed_relevance(output_dir: Path, query_ids: Sequence[str],
+                           verdicts: Sequence[Sequence[Verdict]]) -> list[Path]:
+    """`relevance_failures.jsonl`, one line per failed relevance call with what the judge said (none: no file)."""
+    failed = [{"id": query_id, "task": "relevance", "passage": p + 1, "status": v.status, "raw": v.raw}
+              for query_id, row in zip(query_ids, verdicts, strict=True) for p, v in enumerate(row) if not v.ok]
+    return _write_calls(output_dir / "relevance_failures.jsonl", failed, "relevance judge")
+
+
+def _write_calls(path: Path, failed: list[dict], who: str) -> list[Path]:
     if not failed:
         return []
-    path = output_dir / "judge_failures.jsonl"
     with path.open("wb") as out:
         for call in failed:
             out.write(orjson.dumps(call, option=orjson.OPT_APPEND_NEWLINE))
-    log.warning("%d judge calls failed; see %s", len(failed), path)
+    log.warning("%d %s calls failed; see %s", len(failed), who, path)
     return [path]
 
 

@@ -20,12 +20,13 @@ from ragsweep.generation.base import Generation
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.evaluate import CHUNKING_METRICS
 from ragsweep.metrics.generation import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
-from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.judging.base import Verdict
 from ragsweep.metrics import judged
 from ragsweep.metrics.relevance import context_relevance
+from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.judging import (Judgement, JudgingFailed, fail_on_judge_failures, judge_answers, judge_relevance,
-                                     judged_scores, relevance_summary, run_summaries, span_labels, write_failed_calls)
+                                     judged_scores, relevance_summary, run_summaries, span_labels, write_failed_calls,
+                                     write_failed_relevance)
 from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
 from ragsweep.runner.stages import (chunk_dataset, first_stage, generate, latency_sample, located_counts, rerank,
                                     whole_retrieval)
@@ -166,6 +167,8 @@ def run(cfg: DictConfig, output_dir: Path | None = None, objects: Mapping[str, A
             files += _check_errors(output_dir, dataset, generations, pipeline.max_error_rate)
         if judgements is not None:
             files += write_failed_calls(output_dir, [query.id for query in dataset.queries], judgements)
+        if relevance is not None:
+            files += write_failed_relevance(output_dir, [query.id for query in dataset.queries], relevance)
         pipeline.tracker.log_artifacts(*files)
         if generations is not None:
             _fail_on_errors(generations, pipeline.max_error_rate, output_dir)
@@ -234,8 +237,8 @@ def _warn_unvalidated_relevance(summary: dict) -> None:
 def _fail_on_relevance_failures(summary: dict, max_failure_rate: float) -> None:
     rate = summary["relevance_judge_failure_rate"]["value"]
     if rate > max_failure_rate:
-        raise JudgingFailed(f"{rate:.1%} of relevance judge calls failed, more than "
-                            f"relevance_judge.max_failure_rate={max_failure_rate} allows")
+        raise JudgingFailed(f"{rate:.1%} of relevance judge calls failed, more than relevance_judge.max_failure_rate="
+                            f"{max_failure_rate} allows; the failed calls are in relevance_failures.jsonl")
 
 
 def latency_metrics(search_ms: np.ndarray, rerank_ms: np.ndarray, generations: Sequence[Generation] | None = None,
