@@ -10,11 +10,11 @@ than a disk read):
 Checks against an independent count: the distinct prompts are recounted from the jobs' per-query
 files (each question with the exact texts of its top-k chunks, in order), and compared with the
 generator calls the cold grid made (its `cache_misses_answers`) and the answers on disk; the distinct
-(claim, passage) and (question, passage) pairs are recounted from the same files (each answer's
-claims and its top-k chunk texts) and compared with the judge calls (`cache_misses_verdicts`).
+(claim, passage) pairs are recounted from the same files (each answer's claims and its top-k chunk
+texts) and compared with the judge calls (`cache_misses_verdicts`).
 Prints a table and, as its last line, `calls_over_distinct_prompts=X judge_calls_over_distinct_pairs=J
 warm_over_cold=Y seconds_per_answer_p50=Z prompt_tokens_per_s=P generation_tokens_per_s=G`.
-Seconds per claim of each judge are measured by `ragsweep calibrate` (README's judge table).
+Seconds per claim of each judge are measured by `benchmarks/judges.py` (docs/judging.md).
 
 Usage: python benchmarks/generation.py [--workdir DIR]
 """
@@ -70,8 +70,8 @@ def distinct_prompts(workdir: Path, label: str) -> tuple[int, list[float]]:
 
 
 def distinct_pairs(workdir: Path, label: str) -> int:
-    """Distinct judge inputs over the grid's jobs: (claim, chunk text) for every claim of every answer and
-    (question, chunk text) for every answered question, read from the per-query files."""
+    """Distinct judge inputs over the grid's jobs: (claim, chunk text) for every claim of every answer, read from
+    the per-query files (relevance is the spans', so the support judge makes no (question, chunk) calls)."""
     from ragsweep.data.sotu_qa import SotuQADataset
 
     documents = SotuQADataset().load().documents
@@ -84,7 +84,6 @@ def distinct_pairs(workdir: Path, label: str) -> int:
             texts = [documents[hit["doc_id"]].text[hit["start"]:hit["end"]] for hit in record["retrieved"]]
             claims = [claim["text"] for claim in record["judged"]["claims"]]
             pairs |= {("support", claim, text) for claim in claims for text in texts}
-            pairs |= {("relevance", record["question"], text) for text in texts}
     return len(pairs)
 
 
