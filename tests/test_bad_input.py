@@ -127,9 +127,9 @@ CASES = {
     # judges (read only with a generator)
     "judge threshold above one": Case(["generator=extractive", "judge=lexical", "judge.threshold=1.5"],
                                       "judge.threshold must be a number in [0, 1], got 1.5"),
-    "judge failure budget above one": Case(["generator=extractive", "judge.max_failure_rate=2"],
+    "judge failure budget above one": Case(["generator=extractive", "judge=lexical", "judge.max_failure_rate=2"],
                                            "judge.max_failure_rate must be a share between 0 and 1, got 2"),
-    "triad weights not three": Case(["generator=extractive", "+judge.triad_weights=[1,2]"],
+    "triad weights not three": Case(["generator=extractive", "judge=lexical", "+judge.triad_weights=[1,2]"],
                                     "judge.triad_weights must be three weights >= 0"),
     "judge takes no such key": Case(["generator=extractive", "judge=lexical", "+judge.treshold=0.4"],
                                     "did you mean judge.threshold?"),

@@ -33,6 +33,9 @@ def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str) -> st
     generator = tree.get("generator") if isinstance(tree.get("generator"), dict) else {}
     if str(generator.get("_target_", "")).endswith(".NoGenerator"):  # nothing is judged: the judge is not part of it
         tree.pop("judge", None)
+    relevance = tree.get("relevance_judge") if isinstance(tree.get("relevance_judge"), dict) else {}
+    if str(relevance.get("_target_", "")).endswith(".NoJudge"):  # relevance from the spans alone: nothing to name
+        tree.pop("relevance_judge", None)
     if isinstance(tree.get("dataset"), dict):
         tree["dataset"] = {key: value for key, value in tree["dataset"].items() if key != "path"}
     return fingerprint("config", semantic_config(tree), dataset_fingerprint)
