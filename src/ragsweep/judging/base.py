@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 Task = Literal["support", "relevance"]
+VALIDATED_AUC = 0.6  # a judge's AUC on data it was not fitted on below this (or none) marks its numbers unvalidated
 Status = Literal["ok", "parse_failed", "error"]
 STATUSES: tuple[Status, ...] = ("ok", "parse_failed", "error")
 

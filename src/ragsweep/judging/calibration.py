@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 from tqdm.auto import tqdm
 
-from ragsweep.judging.base import Judge, Pair, Verdict
+from ragsweep.judging.base import VALIDATED_AUC, Judge, Pair, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -284,27 +284,28 @@ def cross_corpus(judge: Judge, sets: Sequence[tuple[str, Sequence[LabelledClaim]
                  config: dict[str, Any] | None = None) -> CrossCorpus:
     """Calibrate on each of two claims sets, then fit on one and measure on the other, both ways.
 
-    A judge with a `fit` (the ensemble) is refitted on the fitting set and scores the other with those
-    weights; any other judge's scores do not depend on the fitting set, only its threshold does.
+    A judge with a `fit` (the ensemble) is fitted on each set once, scoring the other set with those
+    weights before the next fit; any other judge's scores do not depend on the fitting set, only its
+    threshold does.
     """
     if len(sets) != 2:
         raise ValueError("held-out agreement needs two claims sets, one to fit on and one to measure on")
-    in_sample = [calibrate(judge, claims, name, label, config) for label, claims in sets]
+    fits = callable(getattr(judge, "fit", None))
+    in_sample: dict[int, Calibration] = {}
+    by_other_fit: dict[int, list[ClaimScore]] = {}  # a fitted judge's scores of each set, fitted on the other
+    for this, other in ((1, 0), (0, 1)):  # the first set last: a fitted judge stays fitted on it, as shipped
+        in_sample[this] = calibrate(judge, sets[this][1], name, sets[this][0], config)
+        if fits:
+            by_other_fit[other] = score_claims(judge, sets[other][1])[0]
+    scored = by_other_fit if fits else {i: in_sample[i].claims for i in (0, 1)}
     held_out = []
-    for (fit_label, fit_claims), (test_label, test_claims), fitted, tested in (
-            (sets[0], sets[1], in_sample[0], in_sample[1]), (sets[1], sets[0], in_sample[1], in_sample[0])):
-        scored = tested.claims
-        if callable(getattr(judge, "fit", None)):
-            calibrate(judge, fit_claims, name, fit_label, config)  # weights and threshold from the fitting set
-            scored = score_claims(judge, test_claims)[0]
-        ok = [claim for claim in scored if claim.score is not None]
+    for fit, test in ((0, 1), (1, 0)):
+        ok = [claim for claim in scored[test] if claim.score is not None]
         labels, scores = np.array([c.label for c in ok]), np.array([c.score for c in ok])
-        held_out.append(HeldOut(fit_label, test_label, len(ok), float(roc_auc_score(labels, scores)),
-                                float(balanced_accuracy_score(labels, scores >= fitted.threshold)),
-                                fitted.threshold))
-    if callable(getattr(judge, "fit", None)):
-        calibrate(judge, sets[0][1], name, sets[0][0], config)  # leave it fitted on the first set, as shipped
-    return CrossCorpus(in_sample, held_out)
+        threshold = in_sample[fit].threshold
+        held_out.append(HeldOut(sets[fit][0], sets[test][0], len(ok), float(roc_auc_score(labels, scores)),
+                                float(balanced_accuracy_score(labels, scores >= threshold)), threshold))
+    return CrossCorpus([in_sample[0], in_sample[1]], held_out)
 
 
 def format_cross(result: CrossCorpus, use: str | None = None) -> str:
@@ -317,8 +318,8 @@ def format_cross(result: CrossCorpus, use: str | None = None) -> str:
               "in sample (fitted and measured on the same set; flatters the judge):"]
     lines += [f"  {Path(c.claims_file).stem:<40}{c.n:>5}{c.auc:>8.3f}{c.balanced_accuracy:>9.3f}{c.threshold:>11}"
               f"   ({c.failures} failed, {c.seconds_per_claim:.3g} s/claim)" for c in result.in_sample]
-    if result.auc < 0.6:
-        lines.append(f"note: a held-out AUC of {result.auc:.2f} is below 0.6: its judged metrics are shown as "
+    if result.auc < VALIDATED_AUC:
+        lines.append(f"note: a held-out AUC of {result.auc:.2f} is below {VALIDATED_AUC}: its judged metrics are shown as "
                      "unvalidated")
     lines.append(f"use it: {use or f'judge={result.in_sample[0].judge} judge.threshold={result.threshold} judge.auc={result.auc:.3f}'}")
     return "\n".join(lines)

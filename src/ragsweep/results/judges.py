@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ragsweep.judging.base import VALIDATED_AUC
 from ragsweep.metrics.judged import BANDS, JUDGED_METRICS
 from ragsweep.tracking import runs as tables
 
@@ -35,7 +36,6 @@ JUDGED_RECORDED = (*JUDGED_RANKABLE, *(f"triad_{name}" for name, _ in BANDS), "c
 JUDGED_SUMMARY = (*JUDGED_METRICS, "judge_failure_rate")
 NOT_SCORING = ("auc", "max_failure_rate")  # judge settings that change no judged number
 JUDGE_HINT = "judged metrics need a generator and a judge (python sweep.py -m generator=extractive judge=lexical)"
-VALIDATED_AUC = 0.6  # a judge's held-out AUC below this (or none) marks its metrics unvalidated
 JUDGE_OFF = ("No judged metrics (judge=none, the default: no shipped offline judge reaches a held-out AUC of 0.7). "
              "Add them with judge=llm and an endpoint model, judge=nli judge.model_path=YOUR_NLI_MODEL, or a shipped "
              "judge (shown as unvalidated); check any judge with `ragsweep calibrate --judge NAME`.")

@@ -20,7 +20,7 @@ from ragsweep.generation.base import Generation
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.evaluate import CHUNKING_METRICS
 from ragsweep.metrics.generation import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
-from ragsweep.judging.base import Verdict
+from ragsweep.judging.base import VALIDATED_AUC, Verdict
 from ragsweep.metrics import judged
 from ragsweep.metrics.relevance import context_relevance
 from ragsweep.runner.build import ConfigError, Pipeline, build
@@ -221,17 +221,14 @@ def _score(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk], hits: 
     return per_query, diagnostics
 
 
-RELEVANCE_FLOOR = 0.6  # a relevance judge whose AUC against the span labels is below this is unvalidated
-
-
 def _warn_unvalidated_relevance(summary: dict) -> None:
     auc = summary.get("context_relevance_auc")
     if auc is None:
         log.warning("context_relevance_judged is unvalidated: the run's passages hold no pair of both span labels "
                     "to measure the relevance judge against")
-    elif auc["value"] < RELEVANCE_FLOOR:
+    elif auc["value"] < VALIDATED_AUC:
         log.warning("context_relevance_judged is unvalidated: the relevance judge's AUC against the span labels is "
-                    "%.3f (n=%d), below %.1f", auc["value"], auc["n"], RELEVANCE_FLOOR)
+                    "%.3f (n=%d), below %.1f", auc["value"], auc["n"], VALIDATED_AUC)
 
 
 def _fail_on_relevance_failures(summary: dict, max_failure_rate: float) -> None:
