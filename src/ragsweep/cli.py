@@ -11,12 +11,13 @@ import logging
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults before MLflow loads)
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.mlflow_tracker import MlflowTracker, sqlite_store_problem
 from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
 
 log = logging.getLogger("ragsweep")
@@ -173,15 +174,32 @@ def ui_command(args: argparse.Namespace) -> int:
     traceback, and the job runner restarted its consumers); this process then stops the whole group.
     """
     uri = _existing_uri(args)
+    if not _port_free(args.port):
+        print(f"ragsweep: error: port {args.port} is in use; pass --port", file=sys.stderr)
+        return 2
     print(f"MLflow UI for {uri}: http://127.0.0.1:{args.port}  (Ctrl-C stops it)", flush=True)
     return _serve([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
                    "--host", "127.0.0.1", "--port", str(args.port), "--workers", "1"])
+
+
+def _port_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether a server could listen on host:port now (MLflow's own check comes after 20 s of start-up)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a closed port's TIME_WAIT is free
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def server_command(args: argparse.Namespace) -> int:
     """A team's tracking server: PostgreSQL backend store, artifacts on a shared path (stopped like `ui`)."""
     from ragsweep.tracking.server import ServerError, server_command as command_line
 
+    if not _port_free(args.port, args.host):
+        print(f"ragsweep: error: port {args.port} is in use on {args.host}; pass --port", file=sys.stderr)
+        return 2
     try:
         command, env = command_line(args.backend_store_uri, args.artifacts_destination, args.host, args.port,
                                     args.workers)
@@ -415,6 +433,10 @@ def generate_command(args: argparse.Namespace) -> int:
         print(f"ragsweep: error: {str(error).splitlines()[0]}", file=sys.stderr)
         return 2
     dropped = ", ".join(f"{reason} {count}" for reason, count in report["dropped"].items() if count) or "none"
+    if not report["questions_kept"]:
+        print(f"ragsweep: error: no question was kept (dropped: {dropped}); {args.out / 'generation_report.md'} "
+              "says which check dropped them", file=sys.stderr)
+        return 1
     print(f"kept {report['questions_kept']} of {report['questions_wanted']} questions wanted from "
           f"{report['passages_tried']} passages (yield {report['yield']:.0%}; dropped: {dropped}); "
           f"{report['seconds']:.0f} s, {report['seconds_per_draft']} s per draft")
@@ -425,10 +447,6 @@ def generate_command(args: argparse.Namespace) -> int:
         print(f"ragsweep: error: {failed} of {report['passages_tried']} drafts failed (more than "
               f"generator.max_error_rate={limit}); see generation_report.md, then rerun: failed calls are not "
               "cached, finished drafts are", file=sys.stderr)
-        return 1
-    if not report["questions_kept"]:
-        print("ragsweep: error: no question was kept; generation_report.md says which check dropped them",
-              file=sys.stderr)
         return 1
     return 0
 
@@ -459,6 +477,9 @@ def _existing_uri(args: argparse.Namespace, refusal: str = NO_STORE) -> str:
     database = Path(uri.removeprefix("sqlite:///")).resolve() if uri.startswith("sqlite:///") else None
     if database is not None and not database.is_file():
         raise ResultsError(refusal.format(path=database))
+    problem = sqlite_store_problem(database) if database is not None else None
+    if problem:
+        raise ResultsError(problem.replace("tracking.uri", "--tracking-uri"))
     return uri
 
 
@@ -494,7 +515,7 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--baseline", type=Path, required=True, help="conf/best/<name>.yaml written by `best`")
     gate.add_argument("--max-drop", default=DEFAULT_MAX_DROP,
                       help=f"largest allowed drop of a mean: a share of the recorded value like 5%% or an absolute "
-                           f"value like 0.02 (default {DEFAULT_MAX_DROP})")
+                           f"value like 0.02 (default {DEFAULT_MAX_DROP.replace('%', '%%')})")
     gate.add_argument("--significance", default=DEFAULT_SIGNIFICANCE,
                       help="fail when a paired bootstrap on the baseline's questions finds the current run worse "
                            f"at p below this (default {DEFAULT_SIGNIFICANCE})")

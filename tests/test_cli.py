@@ -1,0 +1,46 @@
+"""The `ragsweep` command line itself: every command's help, and servers that cannot start say so at once."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from ragsweep.cli import _parser, main
+
+
+def _commands() -> list[str]:
+    actions = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return sorted(actions[0].choices)
+
+
+def test_the_command_list_is_read_from_the_parser():
+    assert {"best", "report", "gate", "ui", "calibrate", "generate"} <= set(_commands())
+
+
+@pytest.mark.parametrize("command", _commands())
+def test_every_command_prints_its_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0
+    assert f"usage: ragsweep {command}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["ui", "server"])
+def test_a_server_on_a_port_in_use_is_refused_at_once(command, tmp_path):
+    (tmp_path / "mlruns").mkdir()
+    (tmp_path / "mlruns" / "mlflow.db").touch()
+    extra = ["--backend-store-uri", "postgresql://u:p@127.0.0.1:5432/db", "--artifacts-destination",
+             str(tmp_path / "artifacts")] if command == "server" else []
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "ragsweep.cli", "--project", str(tmp_path), command,
+                               "--port", str(port), *extra], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [f"ragsweep: error: port {port} is in use"
+                                                + (" on 127.0.0.1" if command == "server" else "") + "; pass --port"]
