@@ -106,7 +106,7 @@ def test_repair_fails_beyond_the_window(tmp_path):
     [
         ('{"data": [', r"dev.json: invalid JSON"),
         ({"version": "1.1"}, r"dev.json: missing field 'data'"),
-        ({"data": [{"paragraphs": []}]}, r"dev.json data\[0\]: missing field 'title'"),
+        ({"data": [{"title": 7, "paragraphs": []}]}, r"dev.json data\[0\]: field 'title' must be str"),
         ({"data": [{"title": "Fox", "paragraphs": [{"qas": []}]}]}, r"article 'Fox' paragraphs\[0\]: missing field 'context'"),
         ({"data": [_article(fox_qas=[{"id": "q9", "question": "?", "answers": [{"text": "fox"}]}])]},
          r"article 'Fox' question 'q9' answers\[0\]: missing field 'answer_start'"),
@@ -120,6 +120,21 @@ def test_bad_files_name_file_record_and_field(tmp_path, data, message):
     path.write_text(data if isinstance(data, str) else json.dumps(data))
     with pytest.raises(DatasetError, match=message):
         SquadDataset(str(path)).load()
+
+
+@pytest.mark.parametrize(("ids", "expected"), [(("d1", "d2"), ["d1", "d2"]), (None, ["article-0#0", "article-0#1"])])
+def test_articles_without_a_title_are_named_by_document_id_else_by_index(tmp_path, ids, expected):
+    article = _article(fox_qas=[_qa("q1", ("fox", 16))])
+    del article["title"]
+    for paragraph, doc_id in zip(article["paragraphs"], ids or (), strict=False):
+        paragraph["document_id"] = doc_id
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps({"data": [article]}))
+    dataset = SquadDataset(str(path)).load()
+    assert sorted(dataset.documents) == expected
+    assert dataset.queries[0].references[0].doc_id == expected[0]
+    joined = SquadDataset(str(path), join_paragraphs=True).load()
+    assert list(joined.documents) == [expected[0].split("#")[0]]
 
 
 def test_path_must_be_a_file(tmp_path):

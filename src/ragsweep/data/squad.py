@@ -2,7 +2,7 @@
 
 Each paragraph is a document with id `<title>#<paragraph index>` (or, with `join_paragraphs`, each
 article is one document with id `<title>`, its paragraphs joined by a blank line and answer offsets
-shifted). An answer's `[answer_start, answer_start + len(text))` is a reference span, checked
+shifted). Files without titles name documents by `paragraphs[].document_id`, else `article-<index>`. An answer's `[answer_start, answer_start + len(text))` is a reference span, checked
 against the context; its text is a reference answer. Unanswerable v2.0 questions (`is_impossible`,
 or no answers) have nothing to retrieve: they are skipped and counted (`unanswerable_skipped`).
 """
@@ -50,15 +50,16 @@ class SquadDataset:
             at = f"{path} data[{a}]"
             if not isinstance(article, dict):
                 raise DatasetError(f"{at}: expected an article object with title and paragraphs")
-            title = field(article, "title", at)
+            paragraphs = field(article, "paragraphs", at, list)
+            title = _article_name(article, paragraphs, a, at)
             at = f"{path} article {title!r}"
             contexts, shift = [], 0  # shift: where this paragraph starts in the article's joined text
-            for p, paragraph in enumerate(field(article, "paragraphs", at, list)):
+            for p, paragraph in enumerate(paragraphs):
                 where = f"{at} paragraphs[{p}]"
                 if not isinstance(paragraph, dict):
                     raise DatasetError(f"{where}: expected a paragraph object with context and qas")
                 contexts.append(field(paragraph, "context", where))
-                doc_id = title if self.join_paragraphs else f"{title}#{p}"
+                doc_id = title if self.join_paragraphs else _paragraph_id(article, paragraph, title, p, where)
                 if not self.join_paragraphs:
                     located.append((where, Document(doc_id, contexts[-1])))
                 questions += [(title, doc_id, shift if self.join_paragraphs else 0, qa, f"{where} qas[{q}]")
@@ -73,6 +74,22 @@ class SquadDataset:
             log.info("%s: skipped %d unanswerable question(s) of %d", path, skipped, len(questions))
         loading = {"unanswerable_skipped": skipped, **checker.finish(str(path))}
         return build_dataset(path.stem, located, queries, str(path), loading)
+
+
+def _article_name(article: dict, paragraphs: list, index: int, at: str) -> str:
+    """The article's `title`; files without one name it by its first paragraph's `document_id`, else
+    `article-<index>`."""
+    if "title" in article:
+        return field(article, "title", at)
+    first = paragraphs[0] if paragraphs and isinstance(paragraphs[0], dict) else {}
+    return str(first["document_id"]) if "document_id" in first else f"article-{index}"
+
+
+def _paragraph_id(article: dict, paragraph: dict, title: str, index: int, where: str) -> str:
+    """A paragraph's document id: `<title>#<index>`, or its own `document_id` when the article has no title."""
+    if "title" not in article and "document_id" in paragraph:
+        return str(field(paragraph, "document_id", where, (str, int)))
+    return f"{title}#{index}"
 
 
 def _query(path: Path, checker: SpanChecker, title: str, doc_id: str, shift: int, qa: Any,
