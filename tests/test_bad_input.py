@@ -44,6 +44,18 @@ def _query(**changes) -> dict:
             **changes}
 
 
+def _broken_grid(folder: Path) -> Path:
+    (folder / "own" / "sweep").mkdir(parents=True)
+    (folder / "own" / "sweep" / "broken.yaml").write_text("# @package _global_\nk: [3\n  chunker: {")
+    return folder / "own"
+
+
+def _labels(folder: Path) -> Path:
+    path = folder / "labels.jsonl"
+    path.write_text(json.dumps({"id": "no-such-question", "claim": "The fox jumps.", "label": 1}) + "\n")
+    return path
+
+
 def _native_args(**kwargs) -> Callable[[Path], list[str]]:
     return lambda folder: ["dataset=native", f"dataset.path={_native(folder, **kwargs)}"]
 
@@ -82,6 +94,8 @@ CASES = {
     # options
     "chunker option unknown": Case(["chunker=nope"], "chunker=nope is not an option of 'chunker'"),
     "option unknown in a sweep": Case(["-m", "chunker=recursive,nope"], "chunker=nope is not an option of 'chunker'"),
+    "named grid not YAML": Case(lambda f: ["-m", "--config-dir", str(_broken_grid(f)), "+sweep=broken"],
+                                "sweep/broken.yaml: not valid YAML (expected ',' or ']'"),
     "named grid unknown": Case(["-m", "+sweep=nope"], "sweep=nope is not an option of 'sweep'"),
     "exported config unknown": Case(["--config-name", "best/nope"], "Cannot find primary config 'best/nope'"),
     "target not importable": Case(["chunker._target_=ragsweep.chunking.nope.Nope"],
@@ -133,6 +147,9 @@ CASES = {
                                     "judge.triad_weights must be three weights >= 0"),
     "judge takes no such key": Case(["generator=extractive", "judge=lexical", "+judge.treshold=0.4"],
                                     "did you mean judge.threshold?"),
+    "judge labels of no question": Case(
+        lambda f: ["generator=extractive", "judge=lexical", f"judge.labels={_labels(f)}"],
+        "none of its question ids (no-such-question) is a question of dataset sotu_qa"),
     # whole grids, checked before the first job
     "one bad point in a grid": Case(["-m", "k=6,0,7"], "1 of 3 points of the sweep cannot run; nothing was started"),
     "bad points of a named grid": Case(["-m", "+sweep=quick", "k=0,-1"], "4 of 4 points of the sweep cannot run"),
@@ -161,8 +178,13 @@ CASES = {
     "beir folder without corpus": Case(lambda f: ["dataset=beir", f"dataset.path={f}"], "corpus.jsonl: missing"),
     # folders the job would write
     "cache folder read-only": Case(lambda f: [f"cache.dir={f}/ro/cache"], "cache.dir: ", read_only=True),
+    "cache folder is a file": Case(lambda f: [f"cache.dir={_a_file(f)}"], "is a file, not a folder; point cache.dir"),
     "cache folder under a file": Case(lambda f: [f"cache.dir={_a_file(f)}/cache"], "is a file, not a folder; point cache.dir"),
     "MLflow store read-only": Case(lambda f: [f"paths.mlruns={f}/ro/mlruns"], "tracking.uri: ", read_only=True),
+    "MLflow store in a missing folder": Case(lambda f: [f"tracking.uri=sqlite:///{f}/no/such/dir/x.db"],
+                                            "/no/such/dir does not exist; create it or point tracking.uri"),
+    "MLflow store not SQLite": Case(lambda f: [f"tracking.uri=sqlite:///{_a_file(f)}"],
+                                    "a-file is not a readable SQLite database (file is not a database)"),
     "MLflow store under a file": Case(lambda f: [f"tracking.uri=sqlite:///{_a_file(f)}/mlflow.db"],
                                       "is a file, not a folder; point tracking.uri"),
 }

@@ -217,7 +217,24 @@ BAD_INPUT = [
     (["--tracking-uri", "sqlite:///{missing_store}", "gate", "--baseline", "{baseline}", "--run", "{other_run}"], 2,
      "no MLflow store at {missing_store}"),
     (["--tracking-uri", "sqlite:///{missing_store}", "ui"], 2, "no MLflow store at {missing_store}"),
+    (["gate", "--baseline", "{cut_manifest}"], 2, "cut.manifest.json: not valid JSON ("),
+    (["gate", "--baseline", "{bad_yaml}"], 2, "bad.yaml: not valid YAML ("),
+    (["--tracking-uri", "sqlite:///{not_sqlite}", "best"], 2, "not_sqlite.db is not a readable SQLite database"),
+    (["--tracking-uri", "sqlite:///{not_sqlite}", "report"], 2, "not_sqlite.db is not a readable SQLite database"),
 ]
+
+
+def _broken_files(project: Path) -> dict[str, Path]:
+    """A cut manifest, a baseline config that is not YAML and a store that is not SQLite, outside conf/best."""
+    folder = project / "broken"
+    folder.mkdir(exist_ok=True)
+    base, manifest = project / "conf" / "best" / "base.yaml", project / "conf" / "best" / "base.manifest.json"
+    (folder / "cut.yaml").write_text(base.read_text())
+    (folder / "cut.manifest.json").write_text(manifest.read_text()[:200])
+    (folder / "bad.yaml").write_text("k: [3\n  chunker: {")
+    (folder / "bad.manifest.json").write_text(manifest.read_text())
+    (folder / "not_sqlite.db").write_bytes(b"not a database, " * 100)
+    return {"cut_manifest": folder / "cut.yaml", "bad_yaml": folder / "bad.yaml", "not_sqlite": folder / "not_sqlite.db"}
 
 
 @pytest.mark.parametrize(("args", "code", "message"), BAD_INPUT, ids=[" ".join(row[0]) for row in BAD_INPUT])
@@ -228,7 +245,7 @@ def test_bad_input_is_refused_in_one_line_and_writes_nothing(project, args, code
     runs = mlflow.search_runs(experiment_names=["ragsweep"])
     places = {"baseline": "conf/best/base.yaml", "parent_run": runs[runs["tags.ragsweep.role"] == "parent"].run_id.iloc[0],
               "other_run": _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id,
-              "missing_store": project / "nowhere" / "mlflow.db"}
+              "missing_store": project / "nowhere" / "mlflow.db", **_broken_files(project)}
     result = _ragsweep(project, *[arg.format(**places) for arg in args])
     assert result.returncode == code, result.stdout + result.stderr
     assert result.stderr.splitlines() == [result.stderr.strip()], result.stderr  # one line

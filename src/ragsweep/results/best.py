@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.metrics.answers import ANSWER_METRICS
@@ -33,6 +34,7 @@ from ragsweep.metrics.relevance import RELEVANCE_JUDGED, RELEVANCE_METRICS
 from ragsweep.metrics.generation import COST_METRICS
 from ragsweep.results import judges
 from ragsweep.results.judges import JUDGE_HINT, JUDGED_RANKABLE, JUDGED_RECORDED, JudgeInfo
+from ragsweep.runner.build import yaml_problem
 from ragsweep.runner.identity import LABEL_KEY, group_choices
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import datasets, download, finished_jobs, labels, on_dataset, ranked, where
@@ -220,12 +222,30 @@ def compare(recorded: dict[str, float], current: dict[str, float]) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
+MANIFEST_KEYS = ("experiment", "run_id", "metric", "metrics", "dataset", "config_fingerprint")
+
+
 def read_manifest(config_path: Path) -> dict:
+    """The export's manifest, after checking that it and its config parse: a cut or edited file is refused in one
+    line, not a traceback."""
     manifest_path = config_path.with_name(f"{config_path.stem}.manifest.json")
     if not config_path.is_file() or not manifest_path.is_file():
         raise ResultsError(f"{config_path} or its manifest {manifest_path.name} is missing; "
                            "write them with: ragsweep best --experiment <name> --metric <metric>")
-    return json.loads(manifest_path.read_text())
+    redo = "restore it from git or export again with `ragsweep best`"
+    try:
+        yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ResultsError(f"{config_path}: {yaml_problem(error)}; {redo}") from None
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ResultsError(f"{manifest_path}: not valid JSON ({error.msg} at line {error.lineno}, column "
+                           f"{error.colno}): it was cut short or edited; {redo}") from None
+    missing = [key for key in MANIFEST_KEYS if not isinstance(manifest, dict) or key not in manifest]
+    if missing:
+        raise ResultsError(f"{manifest_path}: no {', '.join(missing)}; {redo}")
+    return manifest
 
 
 def _standalone_config(tracker: MlflowTracker, winner: pd.Series, project: Path) -> tuple[DictConfig, dict[str, str]]:

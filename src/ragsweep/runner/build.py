@@ -8,13 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
 from hydra.errors import InstantiationException
 from hydra._internal.utils import _locate
 from hydra.utils import instantiate
 from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 
 from ragsweep.cache import StageCache, semantic_config
-from ragsweep.data.base import DatasetLoader
+from ragsweep.data.base import DatasetLoader, load_once
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.judging.labels import load_claim_labels
 from ragsweep.metrics.answers import ANSWER_METRICS
@@ -27,6 +28,14 @@ from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
 class ConfigError(ValueError):
     """A config value that cannot work; the message names the key and the fix."""
+
+
+def yaml_problem(error: yaml.YAMLError) -> str:
+    """A YAML parser's error in one line: what is wrong and where (PyYAML's own message takes five)."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"not valid YAML ({problem}{where})"
 
 
 @dataclass
@@ -183,7 +192,19 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], ca
             pipeline.claim_labels = load_claim_labels(settings["labels"])
         except ValueError as error:
             raise ConfigError(str(error)) from None
+        _check_label_questions(settings["labels"], pipeline.claim_labels, stages["dataset"].component)
     pipeline.triad_weights = tuple(float(w) for w in weights)
+
+
+def _check_label_questions(path: str, labels: Mapping[tuple[str, str], int], dataset: Any) -> None:
+    """Refuse people's labels none of whose question ids is a question of the dataset: they would correct nothing."""
+    loaded = load_once(dataset) if hasattr(dataset, "load") and not hasattr(dataset, "queries") else dataset
+    questions = {query.id for query in getattr(loaded, "queries", ())}
+    ids = sorted({query_id for query_id, _ in labels})
+    if questions and not questions.intersection(ids):
+        raise ConfigError(f"judge.labels={path}: none of its question ids ({', '.join(ids[:3])}"
+                          f"{', ...' if len(ids) > 3 else ''}) is a question of dataset {loaded.name}; label "
+                          "claims of this dataset's runs (the ids of their per_query.jsonl)")
 
 
 # Keys of the relevance_judge group that the runner reads.

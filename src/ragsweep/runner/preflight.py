@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hydra import compose, initialize_config_dir
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra._internal.utils import get_args_parser
@@ -28,8 +29,9 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from ragsweep.data.base import DatasetError, load_once
-from ragsweep.runner.build import ConfigError, build
+from ragsweep.runner.build import ConfigError, build, yaml_problem
 from ragsweep.runner.overrides import unknown_choices
+from ragsweep.tracking.mlflow_tracker import sqlite_store_problem
 
 log = logging.getLogger(__name__)
 
@@ -87,21 +89,30 @@ def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> N
     pipeline = build(cfg, objects=objects)
     load_once(pipeline.dataset)
     if pipeline.cache.enabled:
-        writable(Path(str(cfg.cache.dir)), "cache.dir")
+        writable(Path(str(cfg.cache.dir)), "cache.dir", folder=True)
     tracker = pipeline.tracker
     if tracker.uri.startswith("sqlite:///"):
-        writable(Path(tracker.uri.removeprefix("sqlite:///")), "tracking.uri")
+        database = Path(tracker.uri.removeprefix("sqlite:///"))
+        writable(database, "tracking.uri")
+        problem = sqlite_store_problem(database)
+        if problem:
+            raise ConfigError(f"tracking.uri: {problem}")
+        default = OmegaConf.select(cfg, "paths.mlruns")
+        if not database.parent.is_dir() and (default is None or database.parent.resolve() != Path(default).resolve()):
+            raise ConfigError(f"tracking.uri={tracker.uri}: the folder {database.parent} does not exist; create it "
+                              "or point tracking.uri at a store in an existing folder (only the default mlruns/ is "
+                              "created for you)")
     if not tracker.uri.startswith(("http://", "https://")):  # a tracking server keeps its own artifacts
-        writable(Path(str(tracker.artifacts)), "tracking.artifacts")
+        writable(Path(str(tracker.artifacts)), "tracking.artifacts", folder=True)
 
 
-def writable(path: Path, key: str) -> None:
-    """`path` can be created or written: its nearest existing ancestor is a writable folder (os.access
-    also answers for root on a read-only filesystem)."""
+def writable(path: Path, key: str, folder: bool = False) -> None:
+    """`path` (a `folder`, or a file) can be created or written: its nearest existing ancestor is a writable
+    folder (os.access also answers for root on a read-only filesystem)."""
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
-    if existing == path and path.is_file():
+    if existing == path and path.is_file() and not folder:
         if not os.access(path, os.W_OK):
             raise ConfigError(f"{key}: {path} is read-only; make it writable or point {key} elsewhere")
         return
@@ -153,6 +164,9 @@ def compose_checked(name: str, overrides: list[str], hydra: bool = False) -> Dic
     """Hydra's composition of `overrides`, its errors as one-line ConfigErrors."""
     try:
         return compose(name, overrides=overrides, return_hydra_config=hydra)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        raise ConfigError(f"{mark.name if mark else 'a config file'}: {yaml_problem(error)}; fix the file") from None
     except (HydraException, OmegaConfBaseException) as error:
         missing = _not_in_struct(error)
         if missing is not None and f"+{missing}" not in overrides:

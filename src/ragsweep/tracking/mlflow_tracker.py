@@ -11,16 +11,18 @@ import json
 import logging
 import os
 import socket
+import sqlite3
 import sys
 import time
 import traceback
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from ragsweep.cache import exclusive
 from ragsweep.tracking.traces import log_dataset, log_traces
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,20 @@ ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configurat
 PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"  # set in each job's process through the job's config (hydra.job.env_set)
 RECORD_FILE = "mlflow_run.json"  # in a job's output folder: what its run logged (see RunRecord)
 LOST_TAG = "ragsweep.lost"  # on a run marked KILLED because its process or node is gone
+
+
+def sqlite_store_problem(database: Path) -> str | None:
+    """Why an existing file cannot be an MLflow SQLite store (not SQLite, or unreadable); None when it can,
+    or does not exist yet. MLflow's own error is a SQLAlchemy traceback that never names the file."""
+    if not database.is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as connection:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as error:
+        return (f"{database} is not a readable SQLite database ({error}); move it aside (a new store is made in "
+                "its place) or point tracking.uri at another store")
+    return None
 
 
 def parent_run_id() -> str | None:
@@ -80,10 +96,23 @@ class MlflowTracker:
     def client(self):
         import mlflow
 
-        if self.uri.startswith("sqlite:///"):
-            Path(self.uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
         mlflow.set_tracking_uri(self.uri)
-        return mlflow.MlflowClient(self.uri)
+        if not self.uri.startswith("sqlite:///") or self.uri in _OPENED_STORES:
+            return mlflow.MlflowClient(self.uri)
+        Path(self.uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        with self._store_lock():  # a new store's tables are made by the first process; the others wait for them
+            client = mlflow.MlflowClient(self.uri)
+            client.search_experiments(max_results=1)
+        _OPENED_STORES.add(self.uri)
+        return client
+
+    def _store_lock(self):
+        """Across processes on this machine, one at a time creates a SQLite store's tables or an experiment in it
+        (two sweeps started together raced in MLflow's migrations); no lock is needed on a tracking server."""
+        database = Path(self.uri.removeprefix("sqlite:///"))
+        if not self.uri.startswith("sqlite:///") or not os.access(database.parent, os.W_OK):
+            return nullcontext()  # a read-only store is only read
+        return exclusive(database.with_name(database.name + ".lock"))
 
     def experiment_id(self) -> str:
         """The experiment's id, creating it on first use (call once per sweep, before parallel jobs start).
@@ -94,14 +123,15 @@ class MlflowTracker:
         if known is not None:
             return known
         client = self.client()
-        experiment = client.get_experiment_by_name(self.experiment)
-        if experiment is None and self.uri.startswith(("http://", "https://")):
-            experiment_id = client.create_experiment(self.experiment)
-        elif experiment is None:
-            Path(self.artifacts).mkdir(parents=True, exist_ok=True)
-            experiment_id = client.create_experiment(self.experiment, Path(self.artifacts).resolve().as_uri())
-        else:
-            experiment_id = experiment.experiment_id
+        with self._store_lock():
+            experiment = client.get_experiment_by_name(self.experiment)
+            if experiment is None and self.uri.startswith(("http://", "https://")):
+                experiment_id = client.create_experiment(self.experiment)
+            elif experiment is None:
+                Path(self.artifacts).mkdir(parents=True, exist_ok=True)
+                experiment_id = client.create_experiment(self.experiment, Path(self.artifacts).resolve().as_uri())
+            else:
+                experiment_id = experiment.experiment_id
         _EXPERIMENT_IDS[(self.uri, self.experiment)] = experiment_id
         return experiment_id
 
@@ -418,6 +448,7 @@ def _exists(client, run_id: str) -> bool:
         return False
 
 
+_OPENED_STORES: set[str] = set()  # SQLite stores this process has opened (their tables exist)
 _EXPERIMENT_IDS: dict[tuple[str, str], str] = {}  # (uri, name) -> id, for the many runs of one process
 
 
