@@ -160,3 +160,20 @@ def test_a_failed_run_still_records_its_config(tmp_path, monkeypatch):
     runs = _runs(tmp_path)
     assert len(runs) == 1 and runs.loc[0, "status"] == "FAILED"
     assert runs.loc[0, "params.k"] == "3" and runs.loc[0, "params.chunker._target_"].endswith("SentenceChunker")
+
+
+def test_two_copies_of_a_sweep_started_together_run_each_configuration_once(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
+    command = [sys.executable, str(ROOT / "sweep.py"), "-m", "retriever=bm25", "k=1,2,3", "experiment=twice"]
+    copies = [subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True) for _ in range(2)]
+    outputs = [copy.communicate(timeout=900) for copy in copies]
+    assert [copy.returncode for copy in copies] == [0, 0], [err[-3000:] for _, err in outputs]
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlruns/mlflow.db")
+    jobs = mlflow.search_runs(experiment_names=["twice"], filter_string="tags.`ragsweep.role` = 'job'")
+    assert sorted(jobs["tags.mlflow.runName"]) == ["k=1,retriever=bm25", "k=2,retriever=bm25", "k=3,retriever=bm25"]
+    assert set(jobs.status) == {"FINISHED"}
+    said = "".join(out + err for out, err in outputs)
+    assert said.count("is being run by another process; waiting for it") + said.count("already finished") >= 3, said

@@ -6,7 +6,8 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -98,13 +99,34 @@ def run(cfg: DictConfig, output_dir: Path | None = None, objects: Mapping[str, A
     resolved = OmegaConf.to_container(cfg, resolve=True)
     config_id = config_fingerprint(resolved, dataset.fingerprint)
     parent = parent_run_id()
-    if parent and not cfg.get("force", False):
-        finished = pipeline.tracker.finished_run(config_id)
-        if finished is not None:
-            log.info("skipped %s: run %s already finished this configuration (+force=true reruns it)",
-                     _run_name(), finished.info.run_id)
-            pipeline.tracker.note_reused(parent, config_id, finished.info.run_id)
-            return dict(finished.data.metrics)
+    with _job_lock(pipeline, config_id) if parent else nullcontext():
+        if parent and not cfg.get("force", False):
+            finished = pipeline.tracker.finished_run(config_id)
+            if finished is not None:
+                log.info("skipped %s: run %s already finished this configuration (+force=true reruns it)",
+                         _run_name(), finished.info.run_id)
+                pipeline.tracker.note_reused(parent, config_id, finished.info.run_id)
+                return dict(finished.data.metrics)
+        return _run_job(cfg, pipeline, dataset, resolved, config_id, parent, unused, output_dir)
+
+
+@contextmanager
+def _job_lock(pipeline: Pipeline, config_id: str) -> Iterator[None]:
+    """Held while this process runs the configuration, so a second copy of the sweep started at the same time
+    waits for it and then finds its FINISHED run instead of running it again (the kernel drops the lock of a
+    killed process)."""
+    with pipeline.cache.lock(f"job-{config_id}", blocking=False) as held:
+        if held:
+            yield
+            return
+    log.info("%s is being run by another process; waiting for it", _run_name())
+    with pipeline.cache.lock(f"job-{config_id}"):
+        yield
+
+
+def _run_job(cfg: DictConfig, pipeline: Pipeline, dataset: Dataset, resolved: dict, config_id: str,
+             parent: str | None, unused: tuple[str, ...], output_dir: Path | None) -> dict[str, float]:
+    """Run the configuration and record it as one MLflow run (under `parent` in a sweep)."""
     output_dir = output_dir or _hydra_output_dir()
     label, choices = job_identity(cfg)  # chunker=fixed,k=3 and {"chunker": "fixed", ...}; not in the fingerprint
     params = {**_flatten(resolved), **{group: option for group, option in choices.items() if group not in unused}}
