@@ -26,7 +26,7 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml constraints.txt
 
 # The browser test of `ragsweep ui` drives Debian's chromium (apt needs root, as on CI).
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PIP) install -c constraints.txt -e ".[test]"
+	$(PIP) install -c constraints.txt -e ".[test,mpnet]"
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	touch $@
 

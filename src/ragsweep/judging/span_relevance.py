@@ -37,7 +37,7 @@ from tqdm.auto import tqdm
 from ragsweep.cache import fingerprint
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.embedding import sentences
-from ragsweep.judging.trained import cached_model, optimizer_step
+from ragsweep.judging.trained import cached_model, check_encoder, encoder_path, optimizer_step
 from ragsweep.metrics.relevance import span_relevance
 from ragsweep.types import Dataset, Query, Span
 
@@ -104,6 +104,7 @@ class SpanTrainedRelevanceJudge:
                 raise ValueError(f"relevance_judge.{key} must be > 0, got {value!r}")
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ValueError(f"relevance_judge.threads must be null or an integer >= 1, got {threads!r}")
+        check_encoder(model, "relevance_judge.model")
         self.dataset, self.folds, self.threads, self.progress = dataset, folds, threads, progress
         self.settings = {"recipe": RECIPE, "folds": folds, "pairs_per_question": pairs_per_question,
                          "examples": examples, "window_chars": list(window_chars), "epochs": epochs, "seed": seed,
@@ -168,7 +169,6 @@ class SpanTrainedRelevanceJudge:
         from sentence_transformers import SentenceTransformer
 
         from ragsweep.embedding.base import default_threads
-        from ragsweep.embedding.minilm import minilm_path
 
         started, s = time.perf_counter(), self.settings
         torch.set_num_threads(self.threads or default_threads())
@@ -176,7 +176,7 @@ class SpanTrainedRelevanceJudge:
         questions = self.training_questions(fold)
         log.info("training the span relevance judge, fold %d of %d: %d questions (once per dataset; kept in %s)",
                  fold + 1, self.folds, len(questions), self.cache_dir / "judges")
-        model = SentenceTransformer(self.base_model or str(minilm_path()), device="cpu")
+        model = SentenceTransformer(encoder_path(self.base_model, self.cache_dir), device="cpu")
         model.max_seq_length = s["max_length"]
         triplets = relevance_triplets(self.labelled, questions, s["examples"], s["pairs_per_question"],
                                       s["window_chars"], s["seed"] + fold)
