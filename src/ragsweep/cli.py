@@ -18,11 +18,12 @@ from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults before MLflow loads)
 from ragsweep.tracking.mlflow_tracker import MlflowTracker, sqlite_store_problem
-from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
 
 log = logging.getLogger("ragsweep")
 DEFAULT_MAX_DROP = "5%"  # relative: an absolute 0.02 on a metric near 0.03 let a 63% drop through
 DEFAULT_SIGNIFICANCE = "0.05"
+RANKING_HELP = ("metric to rank by (default: answer_f1 when the runs differ in their generator or prompt, ndcg when "
+                "in their reranker, else token_iou)")
 SIGNED_VALUE_OPTIONS = ("--max-drop", "--significance")  # the gate's own checks explain a negative value
 _SIGNED = re.compile(r"^-[\d.]")
 NO_STORE = ("no MLflow store at {path}: run a sweep first (python sweep.py -m +sweep=quick) "
@@ -56,16 +57,18 @@ def _attach_signed_values(argv: list[str]) -> list[str]:
 def best_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import ResultsError, best, compare, rerun
     from ragsweep.results.judges import judge_notes, summary_table
-    from ragsweep.tracking.runs import markdown
+    from ragsweep.tracking.runs import markdown, tie_note
 
     if args.top < 1:
         raise ResultsError(f"--top {args.top}: give the number of rows to print, 1 or more")
     export = best(_tracker(args), args.metric, args.project, args.name, args.where, args.dataset)
     print(_dataset_line(export.dataset, export.datasets, args.dataset))
-    print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by {args.metric}:\n")
-    print(markdown(summary_table(export.table.head(args.top), args.metric)))
-    for note in judge_notes(export.table.head(args.top)):
-        print(note + "\n")
+    print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by {export.metric}"
+          f"{'' if args.metric else ' (the metric of the stage they vary; --metric picks another)'}:\n")
+    print(markdown(summary_table(export.table.head(args.top), export.metric)))
+    for note in [*judge_notes(export.table.head(args.top)), tie_note(export.table, export.metric)]:
+        if note:
+            print(note + "\n")
     print(f"wrote {export.config}, {export.manifest.name} and {export.questions.name} (commit all three for "
           f"`ragsweep gate`); rerun with: "
           f"python sweep.py --config-name best/{export.config.stem}")
@@ -92,7 +95,8 @@ def report_command(args: argparse.Namespace) -> int:
     report = write_report(tracker, args.metric, output, args.dataset)
     print(_dataset_line(report.dataset, report.datasets, args.dataset))
     parent = tracker.attach_to_latest_sweep(report.path)
-    print(f"wrote {report.path}" + (f" and logged it to sweep run {parent}" if parent else ""))
+    print(f"wrote {report.path}, ranked by {report.metric}" + (f", and logged it to sweep run {parent}" if parent
+                                                                 else ""))
     return 0
 
 
@@ -495,7 +499,7 @@ def _parser() -> argparse.ArgumentParser:
 
     best = commands.add_parser("best", help="rank finished runs and export the best as conf/best/<name>.yaml")
     best.add_argument("--experiment", default="ragsweep")
-    best.add_argument("--metric", default=DEFAULT_RANKING_METRIC)
+    best.add_argument("--metric", help=RANKING_HELP)
     best.add_argument("--top", type=int, default=5, help="rows of the ranked table to print")
     best.add_argument("--where", help='filter, e.g. "params.k <= 10 and params.chunker = fixed" (numbers compare as '
                                       'numbers; text takes = and !=)')
@@ -506,7 +510,7 @@ def _parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="write an HTML comparison report and log it to the latest sweep")
     report.add_argument("--experiment", default="ragsweep")
-    report.add_argument("--metric", default=DEFAULT_RANKING_METRIC)
+    report.add_argument("--metric", help=RANKING_HELP)
     report.add_argument("--output", type=Path, help="HTML file (default: reports/<experiment>.html)")
     report.add_argument("--dataset", help="report the runs on this dataset (default: the newest run's dataset)")
     report.set_defaults(command=report_command)

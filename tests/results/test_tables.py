@@ -87,3 +87,31 @@ def test_compare_requires_equal_numbers():
 def test_markdown_table():
     text = markdown(pd.DataFrame({"config": ["k=5"], "recall": [0.5]}))
     assert text.splitlines() == ["| config | recall |", "|--------|--------|", "| k=5    | 0.5    |"]
+
+
+@pytest.mark.parametrize(("varied", "expected"), [
+    ({"params.generator": ["extractive", "llama_cpp"]}, "answer_f1"),
+    ({"params.generator.prompt": ["qa", "qa_cite"]}, "answer_f1"),
+    ({"params.reranker": ["none", "embedding"]}, "ndcg"),
+    ({"params.reranker.candidates": ["20", "50"]}, "ndcg"),
+    ({"params.chunker": ["recursive", "fixed"]}, "token_iou"),
+    ({"params.judge": ["lexical", "embedding"]}, "token_iou"),  # never a judged metric
+])
+def test_a_sweep_ranks_by_the_metric_of_the_stage_it_varies(varied, expected):
+    from ragsweep.tracking.runs import default_ranking_metric
+
+    runs = pd.DataFrame({"params.k": ["5", "5"], **varied, "metrics.token_iou": [0.3, 0.3],
+                         "metrics.ndcg": [0.5, 0.6], "metrics.answer_f1": [0.2, 0.4]})
+    assert default_ranking_metric(runs) == expected
+    assert default_ranking_metric(runs.drop(columns=["metrics.answer_f1", "metrics.ndcg"])) == "token_iou"
+
+
+def test_a_tie_at_the_top_is_said_and_a_clear_winner_is_not():
+    from ragsweep.tracking.runs import tie_note
+
+    runs = pd.DataFrame({"tags.mlflow.runName": ["b", "a", "c"], "metrics.token_iou": [0.31, 0.31, 0.2],
+                         "metrics.answer_f1": [0.1, 0.3, 0.2]})
+    assert tie_note(runs, "token_iou") == ("note: the top 2 configurations tie on token_iou (0.3100) and are listed "
+                                           "by name; rank by another metric to tell them apart")
+    assert tie_note(runs, "answer_f1") is None
+    assert tie_note(runs.iloc[:1], "token_iou") is None

@@ -37,7 +37,8 @@ from ragsweep.results.judges import JUDGE_HINT, JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.runner.build import yaml_problem
 from ragsweep.runner.identity import LABEL_KEY, group_choices
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.runs import datasets, download, finished_jobs, labels, on_dataset, ranked, where
+from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, finished_jobs, labels, on_dataset,
+                                    ranked, where)
 
 log = logging.getLogger(__name__)
 # higher is better; answer metrics only where a generator ran, judged metrics only where a judge did
@@ -59,6 +60,7 @@ class Export:
     table: pd.DataFrame  # the ranked candidates, best first, with their `label`
     dataset: str  # the dataset they ran on
     datasets: list[str]  # every dataset the experiment has FINISHED runs on
+    metric: str  # what they are ranked by
 
 
 @dataclass
@@ -66,15 +68,17 @@ class Candidates:
     runs: pd.DataFrame  # best first, one row per configuration, with a `label` column
     dataset: str
     datasets: list[str]
+    metric: str  # what they are ranked by: asked for, or `default_ranking_metric` of the runs
 
 
-def candidates(tracker: MlflowTracker, metric: str, dataset: str | None = None,
+def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None = None,
                condition: str | None = None) -> Candidates:
-    """The experiment's finished configurations on one dataset (by default the newest run's), filtered and ranked.
+    """The experiment's finished configurations on one dataset (by default the newest run's), filtered and ranked
+    by `metric` (None: the metric of the stage they vary, `default_ranking_metric`).
 
     Runs on different datasets answer different questions, so they are never ranked against each other.
     """
-    if metric not in RANKABLE:
+    if metric is not None and metric not in RANKABLE:
         raise ResultsError(f"--metric {metric} is not a metric; choose one of {', '.join(METRIC_KEYS)}, or with a "
                            f"generator {', '.join(ANSWER_METRICS)}, or with a generator and a judge "
                            f"{', '.join(JUDGED_RANKABLE)}")
@@ -84,7 +88,9 @@ def candidates(tracker: MlflowTracker, metric: str, dataset: str | None = None,
                            "run a sweep first (python sweep.py -m +sweep=quick)")
     try:
         runs, name = on_dataset(every, dataset)
-        runs = ranked(where(runs, condition), metric)
+        runs = where(runs, condition)
+        metric = metric or default_ranking_metric(runs)
+        runs = ranked(runs, metric)
     except ValueError as error:
         raise ResultsError(str(error)) from None
     if runs.empty:
@@ -92,7 +98,7 @@ def candidates(tracker: MlflowTracker, metric: str, dataset: str | None = None,
     if pd.isna(runs[f"metrics.{metric}"].iloc[0]):  # ranked puts runs without it last: here, none has it
         raise ResultsError(f"no FINISHED run on dataset {name} has {metric}: {_needs(metric)}")
     judges.warn_mixed(runs, metric)
-    return Candidates(runs.assign(label=labels(runs)), name, datasets(every))
+    return Candidates(runs.assign(label=labels(runs)), name, datasets(every), metric)
 
 
 def _needs(metric: str) -> str:
@@ -110,10 +116,12 @@ def _needs(metric: str) -> str:
             "(python sweep.py -m +sweep=quick generator=extractive)")
 
 
-def best(tracker: MlflowTracker, metric: str, project: Path, name: str | None = None,
+def best(tracker: MlflowTracker, metric: str | None, project: Path, name: str | None = None,
          condition: str | None = None, dataset: str | None = None) -> Export:
-    """Rank the experiment's finished configurations on one dataset by `metric` and export the winner."""
+    """Rank the experiment's finished configurations on one dataset by `metric` (None: see `candidates`) and
+    export the winner."""
     found = candidates(tracker, metric, dataset, condition)
+    metric = found.metric
     winner = found.runs.iloc[0]
     name = name or tracker.experiment
     folder = project / "conf" / "best"
@@ -132,7 +140,7 @@ def best(tracker: MlflowTracker, metric: str, project: Path, name: str | None = 
                               "sha256": _sha256(questions_path)}}
     manifest_path = folder / f"{name}.manifest.json"
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
-    return Export(config_path, manifest_path, questions_path, found.runs, found.dataset, found.datasets)
+    return Export(config_path, manifest_path, questions_path, found.runs, found.dataset, found.datasets, metric)
 
 
 def questions_file(config_path: Path) -> Path:

@@ -49,12 +49,15 @@ class Report:
     path: Path
     dataset: str  # the dataset whose runs it compares
     datasets: list[str]  # every dataset the experiment has FINISHED runs on
+    metric: str  # what it ranks by
 
 
-def write_report(tracker: MlflowTracker, metric: str, output: Path, dataset: str | None = None,
+def write_report(tracker: MlflowTracker, metric: str | None, output: Path, dataset: str | None = None,
                  bootstrap_samples: int = 10_000) -> Report:
-    """The HTML report of the experiment's runs on one dataset (by default the newest run's)."""
+    """The HTML report of the experiment's runs on one dataset (by default the newest run's), ranked by `metric`
+    (None: the metric of the stage the runs vary)."""
     found = candidates(tracker, metric, dataset)
+    metric = found.metric
     runs = found.runs
     scored = runs[runs[f"metrics.{metric}"].notna()].reset_index(drop=True)  # an answer metric: runs with a generator
     judged = runs[[judge is not None for judge in judges.run_judges(runs)]]
@@ -89,7 +92,7 @@ def write_report(tracker: MlflowTracker, metric: str, output: Path, dataset: str
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(_PAGE.format(title=html.escape(f"ragsweep report: {tracker.experiment}"),
                                    subtitle=html.escape(subtitle), body=body))
-    return Report(output, found.dataset, found.datasets)
+    return Report(output, found.dataset, found.datasets, metric)
 
 
 def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folder: str, samples: int) -> str:

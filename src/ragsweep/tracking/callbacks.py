@@ -28,7 +28,8 @@ from ragsweep.results.judges import judge_notes, summary_table
 from ragsweep.runner.identity import git_sha, package_versions, sweep_name
 from ragsweep.runner.interrupts import interrupt
 from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV, MlflowTracker
-from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, failure_lines, markdown, sweep_jobs
+from ragsweep.tracking.runs import (DEFAULT_RANKING_METRIC, default_ranking_metric, failure_lines, markdown,
+                                    sweep_jobs, tie_note)
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,8 @@ class Sweep:
     def __init__(self, tracker: MlflowTracker, name: str, overrides: str, sweep_dir: Path,
                  metric: str | None = None) -> None:
         self.tracker, self.name, self.overrides = tracker, name, overrides
-        self.sweep_dir, self.metric = Path(sweep_dir), metric or DEFAULT_RANKING_METRIC
+        self.sweep_dir, self.asked = Path(sweep_dir), metric
+        self.metric = metric or DEFAULT_RANKING_METRIC  # until the jobs say which stage the sweep varies
         self.parent_run_id: str | None = None
 
     def open(self) -> str:
@@ -87,16 +89,21 @@ class Sweep:
         return (f"{how}: {count['FINISHED']} job(s) finished, {count['FAILED']} failed, {count['KILLED']} "
                 f"stopped (KILLED){summary}")
 
+    def notes(self, jobs: pd.DataFrame) -> list[str]:
+        """The lines under the ranked table: which judges scored it, and a tie at the top."""
+        return [*judge_notes(jobs), *filter(None, [tie_note(jobs, self.metric)])]
+
     def _write_summary(self, jobs: pd.DataFrame) -> tuple[list[Path], pd.DataFrame | None]:
         """summary.csv and summary.md in the sweep folder: `jobs` ranked by the sweep's metric, each judged run
         with its judge and that judge's AUC; summary.md also says which judge(s) scored the judged metrics."""
+        self.metric = self.asked or default_ranking_metric(jobs)
         if jobs.empty or f"metrics.{self.metric}" not in jobs:
             return [], None
         table = summary_table(jobs, self.metric)
         self.sweep_dir.mkdir(parents=True, exist_ok=True)
         files = [self.sweep_dir / "summary.csv", self.sweep_dir / "summary.md"]
         table.to_csv(files[0], index=False)
-        notes = "".join(f"{note}\n\n" for note in judge_notes(jobs))
+        notes = "".join(f"{note}\n\n" for note in self.notes(jobs))
         files[1].write_text(f"# Sweep {self.name} ranked by {self.metric}\n\n{notes}" + markdown(table))
         return files, table
 
@@ -125,7 +132,7 @@ class SweepRun(Callback):
         jobs, count, files, table = self.sweep.close()
         if table is not None:
             print(f"\nSweep summary, ranked by {self.sweep.metric} (also {files[1]}):\n{markdown(table)}"
-                  + "".join(f"\n{note}\n" for note in judge_notes(jobs)))
+                  + "".join(f"\n{note}\n" for note in self.sweep.notes(jobs)))
         failed, lost = count["FAILED"], count["KILLED"]
         if failed:
             print(f"ragsweep: {failed} of {len(jobs)} job(s) FAILED; their tracebacks are in MLflow "

@@ -144,6 +144,27 @@ def ranked(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     return runs.sort_values([column, CONFIG], ascending=[False, True], na_position="last").reset_index(drop=True)
 
 
+def default_ranking_metric(runs: pd.DataFrame) -> str:
+    """The metric to rank by when none is asked: the one the stage the runs vary moves. Runs that differ in their
+    generator or its prompt retrieve the same passages (token_iou ties), so they rank by answer_f1; runs that differ
+    in their reranker, by ndcg (the order within the k); otherwise token_iou. Never a judged metric."""
+    varied = {column.removeprefix("params.") for column in runs.columns
+              if column.startswith("params.") and runs[column].nunique(dropna=False) > 1}
+    for stage, metric in (("generator", "answer_f1"), ("reranker", "ndcg")):
+        if any(key == stage or key.startswith(f"{stage}.") for key in varied) and f"metrics.{metric}" in runs:
+            return metric
+    return DEFAULT_RANKING_METRIC
+
+
+def tie_note(runs: pd.DataFrame, metric: str) -> str | None:
+    """A line when the best value of `metric` is shared, so the first row of the tie is not taken as the winner."""
+    values = ranked(runs, metric)[f"metrics.{metric}"].dropna()
+    if len(values) < 2 or values.iloc[0] != values.iloc[1]:
+        return None
+    return (f"note: the top {int((values == values.iloc[0]).sum())} configurations tie on {metric} "
+            f"({values.iloc[0]:.4f}) and are listed by name; rank by another metric to tell them apart")
+
+
 def metric_names(runs: pd.DataFrame) -> list[str]:
     return sorted(c.removeprefix("metrics.") for c in runs.columns if c.startswith("metrics."))
 
