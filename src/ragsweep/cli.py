@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults before MLflow loads)
+from ragsweep.runner.entry import conf_dir, conf_dirs, ensure_project_config
 from ragsweep.tracking.mlflow_tracker import MlflowTracker, sqlite_store_problem
 
 log = logging.getLogger("ragsweep")
@@ -31,7 +32,13 @@ NO_STORE = ("no MLflow store at {path}: run a sweep first (python sweep.py -m +s
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(_attach_signed_values(sys.argv[1:] if argv is None else argv))
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["sweep"] and argv[1:] not in (["-h"], ["--help"]):  # Hydra's command line, passed on whole
+        from ragsweep.runner.entry import sweep
+
+        sweep(argv[1:], conf_dir(Path.cwd()))
+        return 0
+    args = _parser().parse_args(_attach_signed_values(argv))
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from ragsweep.results.best import ResultsError
 
@@ -71,7 +78,7 @@ def best_command(args: argparse.Namespace) -> int:
             print(note + "\n")
     print(f"wrote {export.config}, {export.manifest.name} and {export.questions.name} (commit all three for "
           f"`ragsweep gate`); rerun with: "
-          f"python sweep.py --config-name best/{export.config.stem}")
+          f"ragsweep sweep --config-name best/{export.config.stem}")
     if not args.verify:
         return 0
     from ragsweep.results.best import read_manifest
@@ -168,6 +175,50 @@ def _baseline_questions(args: argparse.Namespace, manifest: dict) -> dict[str, d
     return job_result(tracker, manifest["run_id"], "the baseline's run",
                       f"{missing} is missing, so gate reads the run from the store `ragsweep best` read: "
                       f"point --tracking-uri at it, or {redo}")["per_query"]
+
+
+def init_command(args: argparse.Namespace) -> int:
+    """A project folder: conf/config.yaml extending the packaged defaults, a dataset and a grid to copy from."""
+    from ragsweep.runner.entry import PROJECT_CONFIG
+
+    folder = args.folder.resolve()
+    files = {folder / "conf" / "config.yaml": PROJECT_CONFIG,
+             folder / "conf" / "dataset" / "my_data.yaml": MY_DATA,
+             folder / "sweeps" / "my_grid.yaml": MY_GRID,
+             folder / ".gitignore": "mlruns/\noutputs/\n.cache/\nreports/\n"}
+    taken = [path for path in [*files, folder / "conf" / "sweep"] if path.exists() or path.is_symlink()]
+    if taken:
+        print(f"ragsweep: error: {taken[0]} exists; ragsweep init writes a new project: give an empty folder",
+              file=sys.stderr)
+        return 2
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (folder / "conf" / "sweep").symlink_to(Path("..") / "sweeps", target_is_directory=True)  # grids: +sweep=NAME
+    print(f"wrote a ragsweep project in {folder}:\n"
+          "  conf/config.yaml         extends the packaged defaults (ragsweep sweep --cfg job shows them)\n"
+          "  conf/dataset/my_data.yaml  your documents and questions (format: README, Your own data)\n"
+          "  sweeps/my_grid.yaml      a named grid (conf/sweep links to sweeps/)\n"
+          f"next: cd {folder} && ragsweep sweep -m k=3,5   then: ragsweep best; ragsweep ui")
+    return 0
+
+
+MY_DATA = """\
+# Your own data: documents/*.txt and queries.jsonl under data/my_data (format: README, Your own data).
+# Use it: ragsweep sweep dataset=my_data   (or `- override dataset: my_data` in conf/config.yaml)
+_target_: ragsweep.data.native.NativeDataset
+path: ${paths.root}/data/my_data
+"""
+
+MY_GRID = """\
+# @package _global_
+# A named grid: ragsweep sweep -m +sweep=my_grid   (the packaged ones: quick, chunking, retrieval, full)
+hydra:
+  sweeper:
+    params:
+      k: 3,5
+      chunker: recursive,fixed
+"""
 
 
 def ui_command(args: argparse.Namespace) -> int:
@@ -302,10 +353,10 @@ def calibrate_command(args: argparse.Namespace) -> int:
     try:
         if args.limit is not None and args.limit < 1:
             raise ValueError(f"--limit {args.limit}: give the number of claims to judge, 1 or more")
-        check_judge_option(args.project / "conf", args.judge)
+        check_judge_option(conf_dirs(args.project), args.judge)
         sets = _claims_sets(args)
-        judge, config = build_judge(args.project / "conf", args.judge, args.overrides,
-                                    [claim for _, claims in sets for claim in claims])
+        judge, config = build_judge(conf_dir(args.project), args.judge, args.overrides,
+                                    [claim for _, claims in sets for claim in claims], args.project)
         sets = [(label, claims[: args.limit]) for label, claims in sets]
         cross = cross_corpus(judge, sets, args.judge, config) if len(sets) == 2 else None
         result = cross.in_sample[0] if cross else calibrate(judge, sets[0][1], args.judge, sets[0][0], config)
@@ -322,7 +373,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
         from ragsweep.judging.ensemble import write_fitted
 
         name = args.judge if args.judge.endswith("_fitted") else f"{args.judge}_fitted"
-        composed = compose_with_judge(args.project / "conf", args.judge, args.overrides)
+        composed = compose_with_judge(conf_dir(args.project), args.judge, args.overrides, args.project)
+        ensure_project_config(args.project)  # so that `ragsweep sweep` here finds the option written
         raw = OmegaConf.to_container(composed.judge, resolve=False)
         auc = cross.auc if cross else result.auc
         fitted = write_fitted(args.project / "conf" / "judge" / f"{name}.yaml", raw, judge, result.threshold,
@@ -369,7 +421,7 @@ def _data_dir(args: argparse.Namespace) -> Path:
     from hydra import compose, initialize_config_dir
 
     overrides = [f"paths.root={args.project.resolve()}", *(o for o in args.overrides if o.startswith("paths."))]
-    with initialize_config_dir(config_dir=str((args.project / "conf").resolve()), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(conf_dir(args.project).resolve()), version_base="1.3"):
         return Path(str(compose("config", overrides=overrides).paths.data))
 
 
@@ -391,7 +443,7 @@ def train_judge_command(args: argparse.Namespace) -> int:
                  *(f"trained_judge.{key}={value}" for key, value in (("examples", args.examples), ("epochs", args.epochs))
                    if value is not None)]
     try:
-        with initialize_config_dir(config_dir=str((args.project / "conf").resolve()), version_base="1.3"):
+        with initialize_config_dir(config_dir=str(conf_dir(args.project).resolve()), version_base="1.3"):
             cfg = compose("config", overrides=overrides)
         corpus = claims_passages(args.claims) if args.claims else instantiate(cfg.dataset).load()
         settings = {k: v for k, v in OmegaConf.to_container(cfg.trained_judge, resolve=True).items()
@@ -426,7 +478,7 @@ def generate_command(args: argparse.Namespace) -> int:
                  *([f"questions_per_document={args.questions_per_document}"] if args.questions_per_document else []),
                  *args.overrides]
     try:
-        with initialize_config_dir(config_dir=str((args.project / "conf").resolve()), version_base="1.3"):
+        with initialize_config_dir(config_dir=str(conf_dir(args.project).resolve()), version_base="1.3"):
             cfg = compose("generate", overrides=overrides)
         if args.dataset:
             documents = instantiate(cfg.dataset).load().documents
@@ -547,6 +599,17 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("overrides", nargs="*", help="settings of conf/generate.yaml, e.g. judge=trained "
                                                        "filters.round_trip_k=0 generator.base_url=http://...")
     generate.set_defaults(command=generate_command)
+
+    sweep = commands.add_parser("sweep", help="run one configuration, or a grid with -m (what python sweep.py does, "
+                                "from any folder)", description="Hydra's command line, e.g. `ragsweep sweep -m "
+                                "chunker=recursive,fixed k=5,10`; the configs are ./conf/config.yaml's (ragsweep init) "
+                                "or the packaged ones; --config-dir DIR adds your own YAML; --hydra-help: Hydra's help")
+    sweep.add_argument("overrides", nargs="*", help="Hydra overrides and flags (-m, --config-dir, --cfg job, ...)")
+
+    init = commands.add_parser("init", help="write a project folder: conf/config.yaml extending the packaged "
+                               "defaults, your dataset and grid, .gitignore")
+    init.add_argument("folder", type=Path, nargs="?", default=Path("."), help="the folder (default: .)")
+    init.set_defaults(command=init_command)
 
     ui = commands.add_parser("ui", help="start the MLflow UI on the project's store (127.0.0.1, one worker)")
     ui.add_argument("--port", type=int, default=5000)

@@ -26,12 +26,14 @@ class DatasetLoader(Protocol):
     def load(self) -> Dataset: ...
 
 
-def require_dir(path: str | Path, key: str, expected: str) -> Path:
+def require_dir(path: str | Path, key: str, expected: str, missing_hint: str = "") -> Path:
+    """`path` as a folder; DatasetError naming `key`, what the folder should hold and, when it is missing,
+    `missing_hint` (e.g. where data that does not ship with ragsweep is looked for)."""
     folder = Path(path).expanduser()
     if folder.is_file():
         raise DatasetError(f"{key}={folder} is a file; point {key} at the folder holding {expected}")
     if not folder.is_dir():
-        raise DatasetError(f"{key}={folder} does not exist; point {key} at a folder holding {expected}")
+        raise DatasetError(f"{key}={folder} does not exist; {missing_hint}point {key} at a folder holding {expected}")
     return folder
 
 

@@ -31,7 +31,9 @@ class ChromaGeneralDataset:
         self.repair_window = repair_window
 
     def load(self) -> Dataset:
-        folder = require_dir(self.path, "dataset.path", "corpora/*.md and questions_df.csv")
+        folder = require_dir(self.path, "dataset.path", "corpora/*.md and questions_df.csv",
+                             "chroma_general does not ship with ragsweep: set paths.data to the folder that holds "
+                             "chroma_general/ (paths.data=/path/to/data; default ../shared/data), or ")
         corpora = sorted((folder / "corpora").glob("*.md"))
         if not corpora:
             raise DatasetError(f"{folder / 'corpora'}: no *.md corpora found")

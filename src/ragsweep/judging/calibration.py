@@ -472,7 +472,7 @@ def write_calibration(result: Calibration, folder: str | Path, cross: CrossCorpu
 
 
 def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
-                claims: Sequence[LabelledClaim] = ()) -> tuple[Judge, dict[str, Any]]:
+                claims: Sequence[LabelledClaim] = (), root: Path | None = None) -> tuple[Judge, dict[str, Any]]:
     """The judge `conf/judge/<name>.yaml` describes, with `overrides` (`judge.threshold=0.4`), composed
     from the project's config and built as a sweep builds its stages (the project's embedder handed to a
     judge that asks for one, the stage cache to one that asks for `cache`, and to one that asks for a
@@ -484,11 +484,11 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
         ValueError: an unknown judge (listing those that exist), `none`, or a bad setting.
     """
     conf_dir = Path(conf_dir)
-    refusal = check_judge_option(conf_dir, name)
+    refusal = check_judge_option([conf_dir], name)
     from ragsweep.cache import StageCache
     from ragsweep.runner.build import JUDGE_SETTINGS, Built, group_config, instantiate_stage
 
-    cfg = compose_with_judge(conf_dir, name, overrides)
+    cfg = compose_with_judge(conf_dir, name, overrides, root)
     cache_cfg = group_config(cfg, "cache")
     stages = {"cache": Built(StageCache.from_settings(cache_cfg), {})}
     uncached = StageCache(cache_cfg["dir"], enabled=False)  # embeddings computed, not read: s/claim is the judge's
@@ -506,35 +506,39 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
     return judge, group_config(cfg, "judge")
 
 
-def check_judge_option(conf_dir: Path, name: str) -> str:
-    """Refuse a judge option the project does not have, or `none`; the refusal a judge that is off gets.
+def check_judge_option(conf_dirs: Sequence[Path], name: str) -> str:
+    """Refuse a judge option none of `conf_dirs` (a project's conf/, the packaged one) has, or `none`; the
+    refusal a judge that is off gets.
 
     Raises:
         ValueError: naming the option and the judges there are.
     """
-    options = sorted(path.stem for path in (Path(conf_dir) / "judge").glob("*.yaml"))
+    options = sorted({path.stem for folder in conf_dirs for path in (Path(folder) / "judge").glob("*.yaml")})
     usable = ", ".join(option for option in options if option != "none")
     if not usable:
-        raise ValueError(f"--judge {name}: {Path(conf_dir) / 'judge'} holds no judge; run from the project folder "
-                         "(the one with conf/) or give --project")
+        raise ValueError(f"--judge {name}: {Path(conf_dirs[0]) / 'judge'} holds no judge; run from the project "
+                         "folder (the one with conf/) or give --project")
     if name not in options:
-        raise ValueError(f"--judge {name}: there is no {Path(conf_dir) / 'judge' / name}.yaml; choose one of {usable}")
+        raise ValueError(f"--judge {name}: there is no {Path(conf_dirs[0]) / 'judge' / name}.yaml; choose one of "
+                         f"{usable}")
     refusal = f"--judge {name} turns judging off, so there is nothing to calibrate; choose one of {usable}"
     if name == "none":
         raise ValueError(refusal)
     return refusal
 
 
-def compose_with_judge(conf_dir: Path, name: str, overrides: Sequence[str]):
+def compose_with_judge(conf_dir: Path, name: str, overrides: Sequence[str], root: Path | None = None):
     """The project's config with `judge=<name>`, appended (`+judge=`) when the defaults list has no judge;
-    its paths (the stage cache a judge's model is kept in) under the project folder, wherever this runs."""
+    its paths (the stage cache a judge's model is kept in) under the project folder `root` (default: the one
+    holding `conf_dir`), wherever this runs."""
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
     with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base="1.3"):
         for choice in (f"judge={name}", f"+judge={name}"):
             try:
-                return compose("config", overrides=[f"paths.root={conf_dir.resolve().parent}", choice, *overrides])
+                return compose("config", overrides=[f"paths.root={(root or conf_dir.parent).resolve()}", choice,
+                                                    *overrides])
             except HydraException as error:
                 if choice.startswith("judge") and "Could not override 'judge'." in str(error):
                     continue  # no judge in the defaults list: append it

@@ -35,6 +35,7 @@ from ragsweep.metrics.generation import COST_METRICS
 from ragsweep.results import judges
 from ragsweep.results.judges import JUDGE_HINT, JUDGED_RANKABLE, JUDGED_RECORDED, JudgeInfo
 from ragsweep.runner.build import yaml_problem
+from ragsweep.runner.entry import PACKAGED_CONF, conf_dirs, ensure_project_config
 from ragsweep.runner.identity import LABEL_KEY, group_choices
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, finished_jobs, labels, on_dataset,
@@ -129,10 +130,11 @@ def best(tracker: MlflowTracker, metric: str | None, project: Path, name: str | 
     questions = _winner_questions(tracker, winner.run_id)
     folder.mkdir(parents=True, exist_ok=True)
     config_path = folder / f"{name}.yaml"
+    ensure_project_config(project)  # so that `ragsweep sweep` here finds conf/best/
     config_path.write_text("# @package _global_\n"  # a config under conf/best/ would otherwise nest under `best:`
                            f"# Best {metric} of experiment {tracker.experiment!r} on dataset {found.dataset}: "
                            f"{winner.label} (run {winner.run_id}).\n"
-                           f"# Rerun: python sweep.py --config-name best/{name}\n" + OmegaConf.to_yaml(config))
+                           f"# Rerun: ragsweep sweep --config-name best/{name}\n" + OmegaConf.to_yaml(config))
     questions_path = questions_file(config_path)
     questions_path.write_text(questions)
     manifest = {**_manifest(winner, metric, tracker, choices),
@@ -185,10 +187,11 @@ class Rerun:
 
 
 def rerun(project: Path, config_path: Path) -> Rerun:
-    """Run an exported config again, as a user would (`python sweep.py --config-name best/<name>`)."""
+    """Run an exported config again, as a user would (`ragsweep sweep --config-name best/<name>`)."""
     config_name = config_path.resolve().relative_to((project / "conf").resolve()).with_suffix("").as_posix()
     with tempfile.TemporaryDirectory(prefix="ragsweep-rerun-") as output:
-        command = [sys.executable, str(project / "sweep.py"), "--config-name", config_name, f"hydra.run.dir={output}"]
+        command = [sys.executable, "-m", "ragsweep.cli", "sweep", "--config-name", config_name,
+                   f"hydra.run.dir={output}"]
         log.info("rerunning %s", " ".join(command))
         done = subprocess.run(command, cwd=project, capture_output=True, text=True)
         if done.returncode != 0:
@@ -263,13 +266,20 @@ def _standalone_config(tracker: MlflowTracker, winner: pd.Series, project: Path)
         path = tracker.client().download_artifacts(winner.run_id, "config.yaml", folder)
         config = OmegaConf.load(path)
     config[LABEL_KEY] = winner.label
-    config.hydra = OmegaConf.load(project / "conf" / "config.yaml").hydra  # run dirs, callbacks
-    groups = [entry.name for entry in (project / "conf").iterdir() if entry.is_dir()]  # chunker, embedder, ...
+    config.hydra = _hydra_block(project)  # run dirs, callbacks
+    groups = {entry.name for folder in conf_dirs(project) for entry in folder.iterdir() if entry.is_dir()}
     choices = group_choices({group: winner.get(f"params.{group}") for group in groups
                              if isinstance(winner.get(f"params.{group}"), str)})
     if choices:
         config.hydra.runtime = {"choices": choices}
     return config, choices
+
+
+def _hydra_block(project: Path) -> DictConfig:
+    """The `hydra:` settings a run of the project gets: the packaged defaults', then the project's own."""
+    files = [PACKAGED_CONF / "ragsweep.yaml", project / "conf" / "config.yaml"]
+    blocks = [OmegaConf.load(path).get("hydra") for path in files if path.is_file()]
+    return OmegaConf.merge(*[block for block in blocks if block is not None])
 
 
 def _manifest(winner: pd.Series, metric: str, tracker: MlflowTracker, choices: dict[str, str]) -> dict:

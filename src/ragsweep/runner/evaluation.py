@@ -37,6 +37,7 @@ from ragsweep.data.base import DatasetError, load_once
 from ragsweep.results.best import ResultsError, read_per_query
 from ragsweep.results.report import paired_test
 from ragsweep.runner.build import ConfigError, instantiate_stage
+from ragsweep.runner.entry import conf_dir, conf_dirs
 from ragsweep.runner.overrides import unknown_choices
 from ragsweep.runner.preflight import check_config, compose_checked, writable
 from ragsweep.runner.run import run as run_job
@@ -98,8 +99,9 @@ class Evaluation:
         dataset: An option of `conf/dataset/` (`"chroma_general"`), a `ragsweep.types.Dataset`, or None
             for the config's default.
         experiment: MLflow experiment name.
-        project: The folder with `conf/`, where `mlruns/`, `outputs/` and the cache go (as for sweep.py);
-            default: the current folder or the nearest parent with `conf/config.yaml`.
+        project: The folder where `mlruns/`, `outputs/` and the cache go, with its own `conf/config.yaml` or on the
+            packaged configs (as for `ragsweep sweep`); default: the nearest folder up from here with
+            `conf/config.yaml`, else the current folder.
         config_dir: A folder of your own YAML (`chunker/mine.yaml` with `_target_: mypackage.MyChunker`),
             searched as `sweep.py --config-dir` searches it.
         overrides: Hydra overrides applied to every run (`["cache=off"]`).
@@ -109,7 +111,7 @@ class Evaluation:
                  project: str | Path | None = None, config_dir: str | Path | None = None,
                  overrides: Sequence[str] = ()) -> None:
         self.project = _project(project)
-        self.conf = self.project / "conf"
+        self.conf = conf_dir(self.project)
         self.config_dir = Path(config_dir).resolve() if config_dir is not None else None
         if self.config_dir is not None and not self.config_dir.is_dir():
             raise ConfigError(f"config_dir={config_dir}: no such folder; give the folder that holds your "
@@ -223,7 +225,7 @@ class Evaluation:
                 named.append((key, node))
             else:
                 lines.append(f"{key}={_value(value)}")
-        problems = unknown_choices(lines, [self.conf, *([self.config_dir] if self.config_dir else [])])
+        problems = unknown_choices(lines, [*conf_dirs(self.project), *([self.config_dir] if self.config_dir else [])])
         if problems:
             raise ConfigError("; ".join(problems))
         parser = OverridesParser.create()
@@ -320,18 +322,16 @@ def _environment(name: str, value: str) -> Iterator[None]:
 
 
 def _project(project: str | Path | None) -> Path:
+    """The project folder: `project`, else the nearest folder up from here with `conf/config.yaml`, else here (the
+    packaged configs, as `ragsweep sweep` uses them in a folder without its own)."""
     if project is not None:
         folder = Path(project).expanduser().resolve()
-        if not (folder / "conf" / "config.yaml").is_file():
-            raise ConfigError(f"project={project}: no conf/config.yaml there; give the folder that holds sweep.py "
-                              "and conf/")
+        if not folder.is_dir():
+            raise ConfigError(f"project={project}: no such folder; give the folder runs are kept in (mlruns/, "
+                              "outputs/, and conf/ if it has its own configs)")
         return folder
     here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "conf" / "config.yaml").is_file():
-            return folder
-    raise ConfigError(f"no conf/config.yaml in {here} or a folder above it; pass project=<the folder with sweep.py "
-                      "and conf/>")
+    return next((folder for folder in (here, *here.parents) if (folder / "conf" / "config.yaml").is_file()), here)
 
 
 def _fresh_folder(folder: Path) -> Path:

@@ -30,6 +30,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.runner.build import ConfigError, build, yaml_problem
+from ragsweep.runner.entry import PACKAGED_CONF
 from ragsweep.runner.overrides import unknown_choices
 from ragsweep.tracking.mlflow_tracker import sqlite_store_problem
 
@@ -48,7 +49,7 @@ def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
     if own is not None and not own.is_dir():
         return [f"--config-dir {args.config_dir}: no such folder; give the folder that holds your "
                 "<group>/<option>.yaml files"]
-    problems = unknown_choices(args.overrides, [conf_dir, *([own] if own else [])])
+    problems = unknown_choices(args.overrides, [conf_dir, PACKAGED_CONF, *([own] if own else [])])
     if problems:
         return problems
     extra = [f"hydra.searchpath=[file://{own}]"] if own else []

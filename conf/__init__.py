@@ -1,0 +1,1 @@
+"""ragsweep's packaged configs (Hydra's `pkg://ragsweep.conf` search path); no code."""

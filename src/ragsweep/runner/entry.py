@@ -1,0 +1,87 @@
+"""Where a project's configs live, and the entry point of `sweep.py` and `ragsweep sweep`.
+
+The default configs and named grids ship inside the package (`ragsweep/conf`, Hydra's
+`pkg://ragsweep.conf`); in a checkout that folder is a link to the top-level `conf/`. A project made by
+`ragsweep init` has its own `conf/config.yaml`, which extends the packaged `ragsweep.yaml` and adds the
+package to Hydra's search path, so its own groups and the packaged ones are both found. A folder with
+no `conf/config.yaml` runs on the packaged configs alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+log = logging.getLogger(__name__)
+
+PACKAGED_CONF = Path(__file__).resolve().parent.parent / "conf"
+
+PROJECT_CONFIG = """\
+# This project's config: ragsweep's packaged defaults (ragsweep.yaml in pkg://ragsweep.conf; see them with
+# `ragsweep sweep --cfg job`), then your own settings. Choose your own components below, e.g.
+#   - override dataset: my_data     (conf/dataset/my_data.yaml)
+defaults:
+  - ragsweep
+  - _self_
+
+hydra:
+  searchpath:
+    - pkg://ragsweep.conf
+"""
+
+
+def conf_dir(project: Path) -> Path:
+    """The folder the primary config is read from: the project's `conf/` when it has `config.yaml`, else the
+    packaged one."""
+    own = project / "conf"
+    return own if (own / "config.yaml").is_file() else PACKAGED_CONF
+
+
+def conf_dirs(project: Path) -> list[Path]:
+    """Every folder a project's config is composed from: its own `conf/` (when it has one), then the package's."""
+    own = conf_dir(project)
+    return [own, PACKAGED_CONF] if own.resolve() != PACKAGED_CONF.resolve() else [PACKAGED_CONF]
+
+
+def ensure_project_config(project: Path) -> Path | None:
+    """Write the project's `conf/config.yaml` when it has none, so that a config written under its `conf/` (an
+    export, a fitted judge) is found by `ragsweep sweep` there; the file written, or None."""
+    path = project / "conf" / "config.yaml"
+    if path.is_file():
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PROJECT_CONFIG, encoding="utf-8")
+    log.info("wrote %s (it extends the packaged defaults), so that `ragsweep sweep` here finds conf/", path)
+    return path
+
+
+def sweep(argv: Sequence[str], conf: Path) -> None:
+    """`python sweep.py ARGS` / `ragsweep sweep ARGS`: every point checked, then Hydra runs the job or the grid."""
+    import hydra
+
+    from ragsweep.runner.interrupts import interrupt
+    from ragsweep.runner.preflight import exit_on_bad_command_line
+
+    argv = list(argv)
+    exit_on_bad_command_line(argv, conf)  # every point checked before Hydra starts anything
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when started with SIGINT ignored
+        signal.signal(signal.SIGINT, interrupt)
+    sys.argv = [sys.argv[0], *argv]  # Hydra reads its command line from sys.argv
+    try:
+        hydra.main(version_base="1.3", config_path=str(conf), config_name="config")(job)()
+    except KeyboardInterrupt:  # Ctrl-C: runs are closed KILLED and a sweep says so in one line as it exits
+        if not {"-m", "--multirun"} & set(argv):
+            print("ragsweep: interrupted: the run is closed as KILLED; run the same command again", file=sys.stderr)
+        raise SystemExit(130) from None
+
+
+def job(cfg: DictConfig) -> float | None:
+    """One sweep point; returns the metric a sweeper optimises, if any."""
+    from ragsweep.runner.run import main
+
+    return main(cfg)
