@@ -44,3 +44,19 @@ def test_a_server_on_a_port_in_use_is_refused_at_once(command, tmp_path):
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [f"ragsweep: error: port {port} is in use"
                                                 + (" on 127.0.0.1" if command == "server" else "") + "; pass --port"]
+
+
+def test_init_writes_a_project_and_refuses_to_overwrite_one(tmp_path, capsys):
+    assert main(["init", str(tmp_path / "rag")]) == 0
+    written = {path.relative_to(tmp_path / "rag").as_posix(): path.read_bytes() if path.is_file() else None
+               for path in sorted((tmp_path / "rag").rglob("*"))}
+    assert {"conf/config.yaml", "conf/dataset/my_data.yaml", "sweeps/my_grid.yaml", ".gitignore"} <= set(written)
+    assert (tmp_path / "rag" / "conf" / "sweep" / "my_grid.yaml").is_file()  # named grids: +sweep=my_grid
+    assert "- ragsweep" in (tmp_path / "rag" / "conf" / "config.yaml").read_text()
+    assert "pkg://ragsweep.conf" in (tmp_path / "rag" / "conf" / "config.yaml").read_text()
+    capsys.readouterr()
+    assert main(["init", str(tmp_path / "rag")]) == 2
+    assert capsys.readouterr().err.strip() == (f"ragsweep: error: {tmp_path / 'rag' / 'conf' / 'config.yaml'} exists; "
+                                               "ragsweep init writes a new project: give an empty folder")
+    assert {path.relative_to(tmp_path / "rag").as_posix(): path.read_bytes() if path.is_file() else None
+            for path in sorted((tmp_path / "rag").rglob("*"))} == written
