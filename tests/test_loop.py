@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -340,6 +341,9 @@ def test_ragsweep_ui_lists_the_experiment_and_its_runs_in_a_real_browser(project
         # every job run, found by the UI's own search, which lists each with its parent sweep run
         assert f" {len(runs)} matching runs" in text, text[text.find("matching runs") - 300:][:400]
         assert "sweep:quick" in text  # the parent run, with its jobs nested under it
+        # the latest sweep's ranking is the experiment's description, shown above the runs as the page opens
+        assert re.search(r"Latest sweep \([\w:]+, [\d-]+ [\d:]+, parent run \w+\): top \d+ of \d+ configurations by "
+                         r"\w+ rank config status", text), text[:3000]
         ARTIFACTS.mkdir(exist_ok=True)
         _browser(tmp_path, f"--screenshot={ARTIFACTS / 'mlflow_ui.png'}", page)
         assert (ARTIFACTS / "mlflow_ui.png").stat().st_size > 10_000
@@ -357,8 +361,6 @@ def _browser(tmp_path: Path, action: str, url: str) -> str:
 
 
 def _text(dom: str) -> str:
-    import re
-
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style).*?</\1>", "", dom, flags=re.S)))
 
 

@@ -107,6 +107,7 @@ def test_the_verify_rerun_is_named_and_filtered_like_the_winner(project):
     assert rerun["tags.mlflow.runName"] == rerun["tags.ragsweep.config_label"] == "chunker=recursive,k=3"
     assert rerun["params.chunker"] == "recursive"  # the export carried the winner's choices
     assert rerun["tags.ragsweep.config_fingerprint"] == manifest["config_fingerprint"]
+    assert rerun["tags.ragsweep.rerun"] == "verify"  # told apart from the runs of a sweep
     # the rerun now stands for the winner's configuration; it is still called by its choices
     again = _ragsweep(project, "best", "--name", "quick", "--where", "params.chunker = 'recursive' and params.k < 4")
     rows = [line for line in again.stdout.splitlines() if line.startswith("| 1 ")]

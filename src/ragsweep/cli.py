@@ -131,7 +131,7 @@ def gate_command(args: argparse.Namespace) -> int:
             print(f"note: --allow-other-config: gating {current['label']} against another configuration")
         what = f"run {args.run} ({current['label']})"
     else:
-        result = rerun(args.project, args.baseline)
+        result = rerun(args.project, args.baseline, "gate")
         current = {"metrics": result.metrics, "per_query": result.per_query, "judge": result.judge}
         what = "a rerun of the baseline config"
     judged = judge_line(manifest, current["judge"], metrics)  # refuses judged metrics of two different judges

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import subprocess
 import sys
 import tempfile
@@ -37,7 +38,7 @@ from ragsweep.results.judges import JUDGE_HINT, JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.runner.build import yaml_problem
 from ragsweep.runner.entry import PACKAGED_CONF, conf_dirs, ensure_project_config
 from ragsweep.runner.identity import LABEL_KEY, group_choices
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.mlflow_tracker import RERUN_ENV, MlflowTracker
 from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, finished_jobs, labels, on_dataset,
                                     ranked, where)
 
@@ -186,14 +187,16 @@ class Rerun:
     judge: JudgeInfo | None = None  # the judge that scored its judged metrics; None when none ran
 
 
-def rerun(project: Path, config_path: Path) -> Rerun:
-    """Run an exported config again, as a user would (`ragsweep sweep --config-name best/<name>`)."""
+def rerun(project: Path, config_path: Path, why: str = "verify") -> Rerun:
+    """Run an exported config again, as a user would (`ragsweep sweep --config-name best/<name>`); its run is
+    tagged `ragsweep.rerun=<why>` (verify, gate)."""
     config_name = config_path.resolve().relative_to((project / "conf").resolve()).with_suffix("").as_posix()
     with tempfile.TemporaryDirectory(prefix="ragsweep-rerun-") as output:
         command = [sys.executable, "-m", "ragsweep.cli", "sweep", "--config-name", config_name,
                    f"hydra.run.dir={output}"]
         log.info("rerunning %s", " ".join(command))
-        done = subprocess.run(command, cwd=project, capture_output=True, text=True)
+        done = subprocess.run(command, cwd=project, capture_output=True, text=True,
+                              env={**os.environ, RERUN_ENV: why})
         if done.returncode != 0:
             raise ResultsError(f"the rerun of {config_path} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         summary = json.loads((Path(output) / "metrics.json").read_text())

@@ -34,6 +34,9 @@ from ragsweep.tracking.runs import (DEFAULT_RANKING_METRIC, default_ranking_metr
 log = logging.getLogger(__name__)
 
 
+TOP_SHOWN = 10  # configurations of the latest sweep in the experiment's description
+
+
 class Sweep:
     """One sweep's MLflow parent run: opened before its jobs, closed with a ranked summary after them.
 
@@ -105,6 +108,10 @@ class Sweep:
         table.to_csv(files[0], index=False)
         notes = "".join(f"{note}\n\n" for note in self.notes(jobs))
         files[1].write_text(f"# Sweep {self.name} ranked by {self.metric}\n\n{notes}" + markdown(table))
+        shown = table.drop(columns=["run_id"]).head(TOP_SHOWN)
+        self.tracker.describe_experiment(
+            f"**Latest sweep** ({self.name}, {time.strftime('%Y-%m-%d %H:%M')}, parent run {self.parent_run_id}): "
+            f"top {len(shown)} of {len(table)} configurations by **{self.metric}**\n\n{notes}{markdown(shown)}")
         return files, table
 
 

@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 FINGERPRINT_TAG = "ragsweep.config_fingerprint"
 ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configuration's
 PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"  # set in each job's process through the job's config (hydra.job.env_set)
+RERUN_ENV = "RAGSWEEP_RERUN"  # why this process reruns an export (verify, gate), tagged as RERUN_TAG
+RERUN_TAG = "ragsweep.rerun"
 RECORD_FILE = "mlflow_run.json"  # in a job's output folder: what its run logged (see RunRecord)
 LOST_TAG = "ragsweep.lost"  # on a run marked KILLED because its process or node is gone
 
@@ -305,6 +307,10 @@ class MlflowTracker:
             client.log_artifact(run_id, str(path))
         client.set_terminated(run_id, status)
 
+    def describe_experiment(self, text: str) -> None:
+        """Markdown shown as the experiment's description at the top of its page in MLflow's UI."""
+        self.client().set_experiment_tag(self.experiment_id(), "mlflow.note.content", text)
+
     def attach_to_latest_sweep(self, path: Path) -> str | None:
         """Log `path` to the experiment's newest parent run; its id, or None when no sweep ran."""
         client = self.client()
@@ -468,6 +474,8 @@ def _process_tags() -> dict[str, str]:
     if ray is not None and ray.is_initialized():
         tags["ragsweep.ray_node"] = ray.get_runtime_context().get_node_id()
         tags["ragsweep.ray_node_ip"] = ray.util.get_node_ip_address()
+    if os.environ.get(RERUN_ENV):  # `best --verify` or `gate` rerunning an export: told apart from a user's runs
+        tags[RERUN_TAG] = os.environ[RERUN_ENV]
     return tags
 
 
