@@ -24,7 +24,7 @@ from pathlib import Path
 import ragsweep  # noqa: F401  (offline defaults)
 
 ROOT = Path(__file__).resolve().parents[1]
-JUDGES = ("lexical", "embedding", "likelihood", "trained", "llm", "ensemble")
+JUDGES = ("lexical", "embedding", "likelihood", "trained", "trained_mpnet", "llm", "ensemble")
 
 
 def main() -> None:

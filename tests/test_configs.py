@@ -37,6 +37,7 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
         ("judge", "nli"): [f"judge.model_path={minilm_path()}", "judge.entailment_label=1"],
         # the preflight trains it for real, on 4 synthetic claims of the dataset: one step, seconds
         ("judge", "trained"): ["judge.examples=4", "judge.progress=false"],
+        ("judge", "trained_mpnet"): ["judge.examples=4", "judge.answers=false", "judge.progress=false"],
         ("judge", "ensemble"): ["judge.members.trained.examples=4", "judge.members.trained.progress=false"],
         ("relevance_judge", "span_trained"): ["relevance_judge.examples=4", "relevance_judge.progress=false"],
     }.get((group, option), []) + (

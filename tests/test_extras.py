@@ -20,9 +20,9 @@ BASE = [Requirement(r).name for r in tomllib.loads((ROOT / "pyproject.toml").rea
 
 def _imports(code: str) -> set[str]:
     """Top-level modules a piece of Python imports."""
-    tree = ast.parse(code)
-    return {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names} | {
-        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    nodes = list(ast.walk(ast.parse(code)))
+    return ({alias.name.split(".")[0] for node in nodes if isinstance(node, ast.Import) for alias in node.names}
+            | {node.module.split(".")[0] for node in nodes if isinstance(node, ast.ImportFrom) and node.module})
 
 
 def _providers(module: str) -> set[str]:
@@ -55,7 +55,8 @@ def _readme_langchain_example() -> str:
 @pytest.mark.parametrize(("extra", "code"), [
     ("langchain", _readme_langchain_example()),
     *[("notebooks", "\n".join("".join(cell["source"]) for cell in json.loads(path.read_text())["cells"]
-                              if cell["cell_type"] == "code")) for path in sorted((ROOT / "notebooks").glob("*.ipynb"))],
+                              if cell["cell_type"] == "code"))
+      for path in sorted((ROOT / "notebooks").glob("*.ipynb"))],
 ])
 def test_an_extra_installs_what_its_examples_import(extra, code):
     brought = _installed_by(extra)

@@ -240,7 +240,7 @@ def ui_command(args: argparse.Namespace) -> int:
 def _port_free(port: int, host: str = "127.0.0.1") -> bool:
     """Whether a server could listen on host:port now (MLflow's own check comes after 20 s of start-up)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a closed port's TIME_WAIT is free
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a port in TIME_WAIT is free
         try:
             probe.bind((host, port))
         except OSError:

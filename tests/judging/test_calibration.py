@@ -351,7 +351,7 @@ def test_calibrate_prints_writes_and_logs(project, capsys):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--judge", "entail"], "--judge entail: there is no "),
-    (["--judge", "none"], "--judge none turns judging off, so there is nothing to calibrate; choose one of cosine, embedding, ensemble, lexical, likelihood, llm, nli, overlap, trained"),
+    (["--judge", "none"], "--judge none turns judging off, so there is nothing to calibrate; choose one of cosine, embedding, ensemble, lexical, likelihood, llm, nli, overlap, trained, trained_mpnet"),
     (["--judge", "overlap", "--claims", "missing.jsonl"], "missing.jsonl: no such claims file"),
     (["--judge", "overlap", "--claims", "bad.jsonl"], "bad.jsonl, line 1: key 'label'"),
     (["--judge", "overlap", "--claims", "claims.jsonl", "judge.thresold=0.3"], "Could not override 'judge.thresold'"),
@@ -371,7 +371,7 @@ def test_bad_input_exits_2_with_one_line(project, capsys, args, message):
     assert message in err
     assert sorted(project.rglob("*")) == before  # no calibration/, no store, no cache entry
     if "entail" in args:
-        assert "choose one of cosine, embedding, ensemble, lexical, likelihood, llm, nli, overlap, trained" in err  # the available judges, `none` left out
+        assert "choose one of cosine, embedding, ensemble, lexical, likelihood, llm, nli, overlap, trained, trained_mpnet" in err  # the available judges, `none` left out
 
 
 def test_a_judge_that_asks_for_an_embedder_gets_the_configs(project):

@@ -277,8 +277,9 @@ def test_a_judge_below_the_held_out_floor_is_shown_unvalidated_with_how_to_measu
 def test_runs_that_answered_unjudged_say_how_to_add_and_check_judged_metrics():
     runs = pd.DataFrame({"run_id": ["a"], "status": ["FINISHED"], "params.generator": ["extractive"],
                          "metrics.token_iou": [0.5]})
-    assert judges.judge_notes(runs) == [judges.JUDGE_OFF]
-    assert "judge=" in judges.JUDGE_OFF and "ragsweep calibrate --judge" in judges.JUDGE_OFF
+    assert judges.judge_notes(runs) == [judges.judge_off_note()]
+    assert "judge=trained_mpnet (held-out AUC 0.765" in judges.judge_off_note()
+    assert "ragsweep calibrate --judge" in judges.judge_off_note()
     assert judges.judge_notes(runs.assign(**{"params.generator": ["none"]})) == []
 
 
