@@ -122,3 +122,13 @@ def test_bad_settings_fail_before_any_work(documents, tmp_path):
     done = generate(tmp_path / "missing", tmp_path / "set", tmp_path / "cache")
     assert done.returncode == 2 and "--documents=" in done.stderr and "does not exist" in done.stderr
     assert not (tmp_path / "set").exists() and not (tmp_path / "cache").exists()
+
+
+def test_a_run_that_keeps_no_question_says_only_the_error(generated, documents):
+    out = generated.parent / "none_kept"
+    done = generate(documents, out, generated.parent / "cache", "filters.min_excerpt_relevance=1")  # drafts cached
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert [line for line in done.stderr.splitlines() if line.startswith("ragsweep:")] == [
+        f"ragsweep: error: no question was kept (dropped: {done.stderr.split('(dropped: ')[1].split(')')[0]}); "
+        f"{out / 'generation_report.md'} says which check dropped them"]
+    assert "excerpt_relevance" in done.stderr and "sweep it" not in done.stdout and "wrote" not in done.stdout

@@ -42,7 +42,7 @@ def sqlite_store_problem(database: Path) -> str | None:
     if not database.is_file():
         return None
     try:
-        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as connection:
+        with closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as connection:
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as error:
         return (f"{database} is not a readable SQLite database ({error}); move it aside (a new store is made in "
