@@ -27,7 +27,7 @@ RANKING_HELP = ("metric to rank by (default: answer_f1 when the runs differ in t
                 "in their reranker, else token_iou)")
 SIGNED_VALUE_OPTIONS = ("--max-drop", "--significance")  # the gate's own checks explain a negative value
 _SIGNED = re.compile(r"^-[\d.]")
-NO_STORE = ("no MLflow store at {path}: run a sweep first (python sweep.py -m +sweep=quick) "
+NO_STORE = ("no MLflow store at {path}: run a sweep first (ragsweep sweep -m +sweep=quick) "
             "or point --tracking-uri at it")
 
 
@@ -478,7 +478,10 @@ def generate_command(args: argparse.Namespace) -> int:
                  *([f"questions_per_document={args.questions_per_document}"] if args.questions_per_document else []),
                  *args.overrides]
     try:
-        with initialize_config_dir(config_dir=str(conf_dir(args.project).resolve()), version_base="1.3"):
+        conf, own = conf_dir(args.project, "generate"), args.project / "conf"
+        if own.is_dir() and conf != own:  # the project's own datasets and components, beside the packaged ones
+            overrides.insert(0, f"hydra.searchpath=[file://{own.resolve()}]")
+        with initialize_config_dir(config_dir=str(conf.resolve()), version_base="1.3"):
             cfg = compose("generate", overrides=overrides)
         if args.dataset:
             documents = instantiate(cfg.dataset).load().documents
@@ -497,7 +500,7 @@ def generate_command(args: argparse.Namespace) -> int:
           f"{report['passages_tried']} passages (yield {report['yield']:.0%}; dropped: {dropped}); "
           f"{report['seconds']:.0f} s, {report['seconds_per_draft']} s per draft")
     print(f"wrote {args.out / 'queries.jsonl'} and {args.out / 'generation_report.md'}; sweep it: "
-          f"python sweep.py -m dataset=native dataset.path={args.out}")
+          f"ragsweep sweep -m dataset=native dataset.path={args.out}")
     failed, limit = report["dropped"]["generation_failed"], float(cfg.generator.get("max_error_rate", 0.05))
     if report["passages_tried"] and failed / report["passages_tried"] > limit:
         print(f"ragsweep: error: {failed} of {report['passages_tried']} drafts failed (more than "

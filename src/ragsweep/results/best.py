@@ -87,7 +87,7 @@ def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None =
     every = finished_jobs(tracker)
     if every.empty:
         raise ResultsError(f"experiment {tracker.experiment!r} in {tracker.uri} has no FINISHED runs; "
-                           "run a sweep first (python sweep.py -m +sweep=quick)")
+                           "run a sweep first (ragsweep sweep -m +sweep=quick)")
     try:
         runs, name = on_dataset(every, dataset)
         runs = where(runs, condition)
@@ -115,7 +115,7 @@ def _needs(metric: str) -> str:
     if metric in RELEVANCE_METRICS:
         return "no run has a retrieved passage labelled by the span rule (holds half a reference, or overlaps none)"
     return ("answer metrics need a generator with reference answers "
-            "(python sweep.py -m +sweep=quick generator=extractive)")
+            "(ragsweep sweep -m +sweep=quick generator=extractive)")
 
 
 def best(tracker: MlflowTracker, metric: str | None, project: Path, name: str | None = None,

@@ -35,11 +35,11 @@ hydra:
 """
 
 
-def conf_dir(project: Path) -> Path:
-    """The folder the primary config is read from: the project's `conf/` when it has `config.yaml`, else the
-    packaged one."""
+def conf_dir(project: Path, primary: str = "config") -> Path:
+    """The folder the primary config (`config`, or `generate` for `ragsweep generate`) is read from: the project's
+    `conf/` when it has that file, else the packaged one."""
     own = project / "conf"
-    return own if (own / "config.yaml").is_file() else PACKAGED_CONF
+    return own if (own / f"{primary}.yaml").is_file() else PACKAGED_CONF
 
 
 def conf_dirs(project: Path) -> list[Path]:
