@@ -10,7 +10,7 @@ import json
 import logging
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ragsweep.memo import remember
 from ragsweep.types import Dataset, Document, Query, Span
@@ -22,6 +22,7 @@ class DatasetError(ValueError):
     """Bad input data; the message names the file, record and field, and how to fix it."""
 
 
+@runtime_checkable
 class DatasetLoader(Protocol):
     def load(self) -> Dataset: ...
 
@@ -203,6 +204,11 @@ def _clip(text: str, limit: int = 60) -> str:
 
 
 _LOADED: dict[tuple, Dataset] = {}
+
+
+def loaded(source: Any) -> Any:
+    """A loader's dataset (`load_once`); anything else (a Dataset, documents, texts) as it is."""
+    return load_once(source) if isinstance(source, DatasetLoader) else source
 
 
 def load_once(loader: DatasetLoader) -> Dataset:

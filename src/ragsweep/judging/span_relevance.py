@@ -35,6 +35,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from ragsweep.cache import fingerprint
+from ragsweep.data.base import loaded
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.embedding import sentences
 from ragsweep.judging.trained import cached_model, check_encoder, encoder_path, optimizer_step
@@ -118,10 +119,7 @@ class SpanTrainedRelevanceJudge:
         if corpus is None:
             raise ValueError("relevance_judge.dataset: span_trained learns from a dataset with reference spans; "
                              "a sweep passes its dataset")
-        if hasattr(corpus, "load") and not hasattr(corpus, "queries"):
-            from ragsweep.data.base import load_once
-
-            corpus = load_once(corpus)
+        corpus = loaded(corpus)
         if not isinstance(corpus, Dataset) or not corpus.queries:
             raise ValueError("relevance_judge=span_trained needs a dataset of questions with reference spans")
         return corpus

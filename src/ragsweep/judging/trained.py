@@ -27,6 +27,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from ragsweep.cache import exclusive, fingerprint
+from ragsweep.data.base import loaded
 from ragsweep.judging.answer_examples import answer_examples
 from ragsweep.judging.base import Pair, Verdict, check_threshold
 from ragsweep.judging.synthetic import RECIPE_VERSION, Example, make_examples
@@ -106,11 +107,7 @@ class TrainedJudge:
         if corpus is None:
             raise ValueError("judge.dataset: the trained judge needs a corpus to train on; a sweep passes its "
                              "dataset, `ragsweep train-judge` takes --dataset NAME or --claims FILE.jsonl")
-        if hasattr(corpus, "load") and not hasattr(corpus, "documents"):
-            from ragsweep.data.base import load_once
-
-            corpus = load_once(corpus)  # the loader the job loads from: read once per process
-        documents = getattr(corpus, "documents", corpus)
+        documents = getattr(loaded(corpus), "documents", corpus)  # a loader's dataset is read once per process
         if isinstance(documents, Mapping):
             return [documents[doc_id].text for doc_id in sorted(documents)]
         if isinstance(documents, Sequence) and all(isinstance(text, str) for text in documents):
@@ -121,11 +118,7 @@ class TrainedJudge:
     @cached_property
     def answer_source(self) -> Any:
         """The dataset whose reference answers and spans the judge also trains on (`answer_examples`)."""
-        from ragsweep.data.base import load_once
-
-        source = self.answers_dataset if self.answers_dataset is not None else self.dataset
-        if hasattr(source, "load") and not hasattr(source, "queries"):
-            source = load_once(source)
+        source = loaded(self.answers_dataset if self.answers_dataset is not None else self.dataset)
         if not any(query.answers for query in getattr(source, "queries", ())):
             raise ValueError("judge.answers=true needs a dataset with reference answers (sotu_qa, squad); "
                              "give one as judge.answers_dataset or set judge.answers=false")

@@ -15,7 +15,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 
 from ragsweep.cache import StageCache, semantic_config
-from ragsweep.data.base import DatasetLoader, load_once
+from ragsweep.data.base import DatasetLoader, loaded
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.judging.labels import load_claim_labels
 from ragsweep.metrics.answers import ANSWER_METRICS
@@ -198,12 +198,12 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], ca
 
 def _check_label_questions(path: str, labels: Mapping[tuple[str, str], int], dataset: Any) -> None:
     """Refuse people's labels none of whose question ids is a question of the dataset: they would correct nothing."""
-    loaded = load_once(dataset) if hasattr(dataset, "load") and not hasattr(dataset, "queries") else dataset
-    questions = {query.id for query in getattr(loaded, "queries", ())}
+    dataset = loaded(dataset)
+    questions = {query.id for query in getattr(dataset, "queries", ())}
     ids = sorted({query_id for query_id, _ in labels})
     if questions and not questions.intersection(ids):
         raise ConfigError(f"judge.labels={path}: none of its question ids ({', '.join(ids[:3])}"
-                          f"{', ...' if len(ids) > 3 else ''}) is a question of dataset {loaded.name}; label "
+                          f"{', ...' if len(ids) > 3 else ''}) is a question of dataset {dataset.name}; label "
                           "claims of this dataset's runs (the ids of their per_query.jsonl)")
 
 
