@@ -165,8 +165,9 @@ class TrainedJudge:
         torch.manual_seed(s["seed"])
         base = encoder_path(self.base_model, self.cache_dir)
         log.info("training the support judge: %s fine-tuned on %d claims made from this corpus (no support model "
-                 "ships offline); about 4-9 min on 2 cores for 3000, once per corpus and settings, kept in %s",
-                 self.base_model or "all-MiniLM-L6-v2", s["examples"], self.path)
+                 "ships offline); for 3000 on 2 cores about %s, once per corpus and settings, kept in %s",
+                 self.base_model or "all-MiniLM-L6-v2", s["examples"],
+                 "25 min" if self.base_model == "mpnet" else "4-9 min (MiniLM)", self.path)
         tokenizer = AutoTokenizer.from_pretrained(base)
         with quiet_transformers():  # its load report calls the fresh head MISSING: that head is what training fits
             model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
