@@ -195,7 +195,7 @@ BAD_INPUT = [
     (["best", "--name", "base", "--where", "params.size = 3"], 2, "--where: no column 'params.size'; params: "),
     (["best", "--name", "base", "--where", "params.chunker > fixed"], 2, "--where: params.chunker holds text (fixed, recursive): compare it with = or !="),
     (["best", "--name", "base", "--where", "params.k = 4"], 2, "no FINISHED run on dataset sotu_qa meets --where 'params.k = 4'"),
-    (["best", "--name", "base", "--metric", "latency_ms_p50"], 2, "--metric latency_ms_p50 is not a metric; choose one of"),
+    (["best", "--name", "base", "--metric", "latency_ms_p50"], 2, "--metric latency_ms_p50 is not a metric to rank by; choose one of"),
     (["best", "--name", "base", "--dataset", "beir"], 2, "--dataset beir: no FINISHED run on it; datasets: sotu_qa, tiny"),
     (["best", "--name", "base", "--experiment", "nope"], 2, "no experiment 'nope' in"),
     (["best", "--name", "base", "--top", "0"], 2, "--top 0: give the number of rows to print, 1 or more"),

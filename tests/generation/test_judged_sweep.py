@@ -13,6 +13,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from ragsweep.judging.claims import split_claims
+from ragsweep.metrics import registry
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,6 +63,7 @@ def test_a_judged_sweep_logs_every_metric_and_pays_for_each_verdict_once(tmp_pat
             assert set(judged["diagnostics"]) == {"unsupported_claims", "irrelevant_passages", "unanswered_terms",
                                                   "hints"}
             metrics = json.loads((folder / "metrics.json").read_text())
+            assert set(metrics) <= set(registry.METRICS), set(metrics) - set(registry.METRICS)  # each one declared
             assert metrics["faithfulness_micro"]["interval"] == "wilson"
             calls = sum(len(claim["support"]) for claim in judged["claims"])
             assert metrics["judge_failure_rate"]["value"] == 0 and metrics["judge_failure_rate"]["n"] >= calls

@@ -50,7 +50,7 @@ def test_best_ranks_by_an_answer_metric_and_exports_the_generator(store, runs):
 
 
 def test_best_refuses_an_unknown_metric_or_an_answer_metric_no_run_has(store):
-    with pytest.raises(ResultsError, match="--metric answer_f2 is not a metric; choose one of token_recall, .*, "
+    with pytest.raises(ResultsError, match="--metric answer_f2 is not a metric to rank by; choose one of token_recall, .*, "
                                            "or with a generator answer_exact_match, answer_f1, "):
         best(store.tracker, "answer_f2", store.root)
     store.job(RETRIEVAL, [0.5, 0.5])

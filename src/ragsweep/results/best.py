@@ -29,12 +29,9 @@ import pandas as pd
 import yaml
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.metrics.answers import ANSWER_METRICS
-from ragsweep.metrics.evaluate import METRIC_KEYS
-from ragsweep.metrics.relevance import RELEVANCE_JUDGED, RELEVANCE_METRICS
-from ragsweep.metrics.generation import COST_METRICS
+from ragsweep.metrics import registry
 from ragsweep.results import judges
-from ragsweep.results.judges import JUDGE_HINT, JUDGED_RANKABLE, JUDGED_RECORDED, JudgeInfo
+from ragsweep.results.judges import JUDGE_HINT, JUDGED_RANKABLE, JudgeInfo
 from ragsweep.runner.build import yaml_problem
 from ragsweep.runner.entry import PACKAGED_CONF, conf_dirs, ensure_project_config
 from ragsweep.runner.identity import LABEL_KEY, group_choices
@@ -43,11 +40,11 @@ from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, 
                                     ranked, where)
 
 log = logging.getLogger(__name__)
-# higher is better; answer metrics only where a generator ran, judged metrics only where a judge did
-RANKABLE = (*METRIC_KEYS, *RELEVANCE_METRICS, *ANSWER_METRICS, *JUDGED_RANKABLE, *RELEVANCE_JUDGED)
-# what --verify requires equal and the gate can read: deterministic numbers (latency is not one of them)
-RECORDED = (*METRIC_KEYS, *RELEVANCE_METRICS, *ANSWER_METRICS, *COST_METRICS, *JUDGED_RECORDED, *RELEVANCE_JUDGED,
-            "context_relevance_auc")
+# answer metrics only where a generator ran, judged metrics only where a judge did
+RANKABLE = registry.names(rankable=True)
+# what --verify requires equal and the gate can read: deterministic numbers (latency is not one of them); the
+# judge's AUC is a setting of the judge, compared with the judge (JudgeInfo), not a result of the run
+RECORDED = tuple(name for name in registry.names(deterministic=True) if name != "judge_auc")
 
 
 class ResultsError(ValueError):
@@ -81,9 +78,11 @@ def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None =
     Runs on different datasets answer different questions, so they are never ranked against each other.
     """
     if metric is not None and metric not in RANKABLE:
-        raise ResultsError(f"--metric {metric} is not a metric; choose one of {', '.join(METRIC_KEYS)}, or with a "
-                           f"generator {', '.join(ANSWER_METRICS)}, or with a generator and a judge "
-                           f"{', '.join(JUDGED_RANKABLE)}")
+        by_stage = {stage: ", ".join(registry.names(stage=stage, rankable=True))
+                    for stage in ("retrieval", "relevance", "answer", "judged")}
+        raise ResultsError(f"--metric {metric} is not a metric to rank by; choose one of {by_stage['retrieval']}, "
+                           f"{by_stage['relevance']}, or with a generator {by_stage['answer']}, or with a generator "
+                           f"and a judge {by_stage['judged']}")
     every = finished_jobs(tracker)
     if every.empty:
         raise ResultsError(f"experiment {tracker.experiment!r} in {tracker.uri} has no FINISHED runs; "
@@ -110,9 +109,9 @@ def _needs(metric: str) -> str:
                 "(python sweep.py -m generator=llama_cpp generator.prompt=qa_cite judge=lexical)")
     if metric in JUDGED_RANKABLE:
         return JUDGE_HINT
-    if metric in RELEVANCE_JUDGED:
+    if metric == "context_relevance_judged":
         return "it needs a relevance judge (python sweep.py relevance_judge=span_trained)"
-    if metric in RELEVANCE_METRICS:
+    if metric == "context_relevance":
         return "no run has a retrieved passage labelled by the span rule (holds half a reference, or overlaps none)"
     return ("answer metrics need a generator with reference answers "
             "(ragsweep sweep -m +sweep=quick generator=extractive)")

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.results.best import RANKABLE, ResultsError, read_per_query
-from ragsweep.results.judges import JUDGED_RECORDED, MICRO, JudgeInfo, auc_text, from_params
+from ragsweep.results.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_params
 from ragsweep.runner.identity import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
 from ragsweep.tracking.runs import download, one_run
@@ -38,9 +39,10 @@ class MaxDrop:
     value: float
     relative: bool
 
-    def allows(self, recorded: float, current: float) -> bool:
-        limit = self.value * recorded if self.relative else self.value
-        return recorded - current <= limit + 1e-12
+    def allows(self, recorded: float, current: float, metric: registry.Metric) -> bool:
+        """Whether `current` is at most this much worse than `recorded`, in the metric's own direction."""
+        limit = self.value * abs(recorded) if self.relative else self.value
+        return -metric.improvement(recorded, current) <= limit + 1e-12
 
     def __str__(self) -> str:
         return f"{self.value * 100:g}%" if self.relative else f"{self.value:g}"
@@ -72,13 +74,13 @@ def parse_significance(text: str) -> float:
 
 def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
     """The metrics `--metrics` names (default: the baseline's ranking metric), each one with per-question values."""
-    available = [name for name in RANKABLE if name in manifest["metrics"] and name not in MICRO]
+    available = [name for name in RANKABLE if name in manifest["metrics"] and registry.METRICS[name].per_question]
     names = [name.strip() for name in text.split(",")] if text else [manifest["metric"]]
-    pooled = [name for name in names if name in MICRO]
+    pooled = [name for name in names if name in RANKABLE and not registry.METRICS[name].per_question]
     if pooled:
-        raise ResultsError(f"--metrics {','.join(pooled)}: a micro average pools every claim of a run, so it has no "
-                           f"per-question values for the paired bootstrap; guard "
-                           f"{','.join(name.removesuffix('_micro') for name in pooled)} instead")
+        raise ResultsError(f"--metrics {','.join(pooled)}: one value per run (a micro average pools every claim), "
+                           f"so it has no per-question values for the paired bootstrap; guard "
+                           f"{','.join(name.removesuffix('_micro').removesuffix('_ppi') for name in pooled)} instead")
     unknown = [name for name in names if name not in available]
     if unknown:
         raise ResultsError(f"--metrics {','.join(unknown)}: not a metric the baseline recorded per question; "
@@ -159,7 +161,8 @@ def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: 
         test = (paired_bootstrap(np.array([baseline[q][metric] for q in paired]),
                                  np.array([now[q][metric] for q in paired]), samples)
                 if paired else {"difference": math.nan, "p_value": math.nan})
-        failures = (_failures(before, after, test, max_drop, significance) if paired or math.isnan(after)
+        failures = (_failures(registry.metric(metric), before, after, test, max_drop, significance)
+                    if paired or math.isnan(after)
                     else [f"no question has {metric} in both runs"])
         rows.append({"metric": metric, "recorded": round(before, 4), "current": round(after, 4),
                      "change": round(after - before, 4), "change %": _percent(before, after),
@@ -188,14 +191,16 @@ def error_rate_note(recorded: dict[str, float], current: dict[str, float]) -> st
     return "\n".join(lines) or None
 
 
-def _failures(before: float, after: float, test: dict[str, float], max_drop: MaxDrop, significance: float) -> list[str]:
+def _failures(metric: registry.Metric, before: float, after: float, test: dict[str, float], max_drop: MaxDrop,
+              significance: float) -> list[str]:
     """Why a metric fails the gate; empty when it passes."""
     if math.isnan(after):
         return ["the current run has no value"]
     failures = []
-    if not max_drop.allows(before, after):
-        failures.append(f"dropped more than {max_drop}")
-    if test["difference"] > 0 and test["p_value"] < significance:  # difference = baseline - current
+    if not max_drop.allows(before, after, metric):
+        failures.append(f"{'rose' if metric.direction == 'minimize' else 'dropped'} more than {max_drop}")
+    worse = test["difference"] < 0 if metric.direction == "minimize" else test["difference"] > 0  # baseline - current
+    if worse and test["p_value"] < significance:
         failures.append(f"worse at p < {significance:g}")
     return failures
 

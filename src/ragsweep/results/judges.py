@@ -23,17 +23,15 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from ragsweep.judging.base import VALIDATED_AUC
-from ragsweep.metrics.judged import BANDS, JUDGED_METRICS
+from ragsweep.metrics import registry
+from ragsweep.metrics.judged import JUDGED_METRICS
 from ragsweep.runner.entry import PACKAGED_CONF
 from ragsweep.tracking import runs as tables
 
 log = logging.getLogger(__name__)
 
-MICRO = ("faithfulness_micro", "groundedness_micro")  # one value per run (claims pooled): nothing per question
-JUDGED_RANKABLE = (*JUDGED_METRICS, *MICRO)  # higher is better
-FAILURE_RATES = ("judge_failure_rate", "judge_failure_rate_support",
-                 "judge_failure_rate_questions")  # questions: the llm judge writing questions from an answer
-JUDGED_RECORDED = (*JUDGED_RANKABLE, *(f"triad_{name}" for name, _ in BANDS), "claims_per_answer", *FAILURE_RATES)
+JUDGED_RANKABLE = registry.names(stage="judged", rankable=True)
+JUDGED_RECORDED = registry.names(stage="judged")  # every number a judge moves, and its failure rates
 # the judged columns of summary tables, when some run has them; judge_failure_rate closes the group
 JUDGED_SUMMARY = (*JUDGED_METRICS, "judge_failure_rate")
 NOT_SCORING = ("auc", "max_failure_rate")  # judge settings that change no judged number

@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.results import judges
 from ragsweep.results.best import candidates, read_per_query
-from ragsweep.results.judges import JUDGED_RANKABLE, JUDGED_RECORDED, MICRO
+from ragsweep.results.judges import JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.runner.identity import NON_RESULT_KEYS
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.metrics.answers import ANSWER_METRICS
@@ -77,11 +78,11 @@ def write_report(tracker: MlflowTracker, metric: str | None, output: Path, datas
             _judged_table(judged, summaries))] if len(judged) else []),
         (f"Is the best config really better? (paired bootstrap on {metric}{by})", tests),
         (f"{metric} by configuration (95% bootstrap CI){by}",
-         _image(_bars(scored, summaries, metric)) if metric not in MICRO else _micro_note(metric)),
+         _image(_bars(scored, summaries, metric)) if registry.metric(metric).per_question else _micro_note(metric)),
         (f"{metric} against k", _image_or_note(_k_curves(scored, metric), "no configuration was run at more than one k")),
         (f"{metric} against median end-to-end latency per question (Pareto front in red)",
          _pareto_note(scored) + _image_or_note(_pareto(scored, metric), "no run recorded its latency")),
-        (f"{metric} per corpus{by}", _image(_heatmap(scored, summaries, metric)) if metric not in MICRO
+        (f"{metric} per corpus{by}", _image(_heatmap(scored, summaries, metric)) if registry.metric(metric).per_question
          else _micro_note(metric)),
     ]
     body = "".join(f"<h2>{html.escape(title)}</h2>\n{content}\n" for title, content in sections)
@@ -98,7 +99,7 @@ def write_report(tracker: MlflowTracker, metric: str | None, output: Path, datas
 def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folder: str, samples: int) -> str:
     if len(runs) < 2:
         return "<p>Only one configuration: nothing to compare.</p>"
-    if metric in MICRO:
+    if not registry.metric(metric).per_question:
         return _micro_note(metric)
     scorers = judges.run_judges(runs) if metric in JUDGED_RANKABLE else [None] * len(runs)
     per_query = {run_id: {question: values[metric] for question, values in  # answer metrics: answered questions

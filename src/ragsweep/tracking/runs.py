@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ragsweep.metrics import registry
 from ragsweep.runner.identity import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, ROLE_TAG, MlflowTracker
 
@@ -137,11 +138,12 @@ def download(tracker: MlflowTracker, run_id: str, name: str, folder: str) -> Pat
 
 
 def ranked(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Runs best first by `metric` (higher is better); runs without it (failed) last."""
+    """Runs best first by `metric` in its registered direction; runs without it (failed) last."""
     column = f"metrics.{metric}"
     if column not in runs:
         raise ValueError(f"no run has the metric {metric!r}; metrics present: {', '.join(metric_names(runs))}")
-    return runs.sort_values([column, CONFIG], ascending=[False, True], na_position="last").reset_index(drop=True)
+    lower_first = registry.METRICS[metric].direction == "minimize" if metric in registry.METRICS else False
+    return runs.sort_values([column, CONFIG], ascending=[lower_first, True], na_position="last").reset_index(drop=True)
 
 
 def default_ranking_metric(runs: pd.DataFrame) -> str:

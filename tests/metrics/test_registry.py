@@ -1,0 +1,49 @@
+"""The metric registry: one direction per metric, read by ranking and the gate."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from ragsweep.metrics import registry
+from ragsweep.results.best import RANKABLE, RECORDED
+from ragsweep.results.gate import MaxDrop, gate_table
+from ragsweep.tracking.runs import CONFIG, ranked
+
+
+def test_costs_latency_and_error_rates_are_lower_is_better_and_not_ranked_by():
+    for name in ("latency_ms_p95", "completion_tokens_mean", "generation_error_rate", "judge_failure_rate"):
+        assert registry.metric(name).direction == "minimize" and name not in RANKABLE
+    assert {"token_iou", "ndcg", "answer_f1", "faithfulness", "context_relevance"} <= set(RANKABLE)
+    assert "latency_ms_p50" not in RECORDED and "answer_f1" in RECORDED  # timings differ between identical runs
+
+
+def test_a_run_level_metric_has_no_per_question_values():
+    assert not registry.metric("faithfulness_micro").per_question and registry.metric("faithfulness").per_question
+    assert not registry.metric("latency_ms_p95").per_question
+
+
+def test_an_unknown_metric_names_the_known_ones():
+    with pytest.raises(ValueError, match="unknown metric 'tokn_iou'; metrics: token_recall"):
+        registry.metric("tokn_iou")
+
+
+def test_ranking_follows_the_direction():
+    runs = pd.DataFrame({CONFIG: ["a", "b", "c"], "metrics.token_iou": [0.2, 0.5, 0.1],
+                         "metrics.latency_ms_p95": [30.0, 10.0, 20.0]})
+    assert list(ranked(runs, "token_iou")[CONFIG]) == ["b", "a", "c"]
+    assert list(ranked(runs, "latency_ms_p95")[CONFIG]) == ["b", "c", "a"]
+
+
+def test_the_gate_reads_worse_in_the_metrics_own_direction():
+    drop = MaxDrop(0.2, relative=True)
+    assert drop.allows(100.0, 119.0, registry.metric("completion_tokens_mean"))
+    assert not drop.allows(100.0, 121.0, registry.metric("completion_tokens_mean"))
+    assert drop.allows(0.5, 0.9, registry.metric("answer_f1")) and not drop.allows(0.5, 0.39, registry.metric("answer_f1"))
+    baseline = {str(q): {"answer_f1": 0.5, "completion_tokens_mean": 10.0} for q in range(20)}
+    now = {str(q): {"answer_f1": 0.5, "completion_tokens_mean": 20.0} for q in range(20)}
+    table = gate_table({"answer_f1": 0.5, "completion_tokens_mean": 10.0},
+                       {"answer_f1": 0.5, "completion_tokens_mean": 20.0}, baseline, now,
+                       ["answer_f1", "completion_tokens_mean"], drop, 0.05, samples=200).set_index("metric")
+    assert table.loc["answer_f1", "ok"]
+    assert table.loc["completion_tokens_mean", "verdict"].startswith("FAIL: rose more than 20%")
