@@ -1,7 +1,8 @@
 """ragsweep: hyperparameter sweeps for retrieval-augmented generation, scored on character spans.
 
 From Python: `ragsweep.Evaluation` runs and sweeps configurations as `sweep.py` does; `ragsweep.Component`
-names a component of your own; `ConfigError` and `DatasetError` are the errors a bad config or bad data raise.
+names a component of your own; `load_pipeline("conf/best/NAME.yaml")` turns an exported configuration into
+a pipeline with `retrieve(question)` and `answer(question)`; `ConfigError` and `DatasetError` are the errors a bad config or bad data raise.
 """
 
 from ragsweep import _offline  # noqa: F401  (must run before any Hugging Face or MLflow import)
@@ -11,7 +12,9 @@ __version__ = "0.1.0"
 # Imported on first use: `import ragsweep` stays light for the command-line tools (they load Hydra and MLflow later).
 _EXPORTS = {"Evaluation": "ragsweep.runner.evaluation", "Component": "ragsweep.runner.evaluation",
             "Result": "ragsweep.runner.evaluation", "ConfigError": "ragsweep.runner.build",
-            "DatasetError": "ragsweep.data.base", "Dataset": "ragsweep.types"}
+            "DatasetError": "ragsweep.data.base", "Dataset": "ragsweep.types",
+            "load_pipeline": "ragsweep.runner.loaded", "LoadedPipeline": "ragsweep.runner.loaded",
+            "Passage": "ragsweep.runner.loaded"}
 __all__ = [*_EXPORTS, "__version__"]
 
 

@@ -59,3 +59,27 @@ def test_report_on_answer_f1_has_the_answers_table_and_end_to_end_latency(projec
     assert "Answers and what they cost" in page and "<th>generation_ms_p50</th>" in page
     assert "search + rerank + generation per question" in page and "Not comparable" not in page
     assert page.count('src="data:image/png;base64,') == 4
+
+
+def test_the_exported_best_retrieves_and_answers_in_python_as_its_run_did(project):
+    if not (project / "conf" / "best" / "ragsweep.yaml").exists():
+        pytest.skip("needs the export of the first test")
+    import ragsweep
+    from omegaconf import OmegaConf
+
+    from ragsweep.data.sotu_qa import SotuQADataset
+
+    k = OmegaConf.load(project / "conf" / "best" / "ragsweep.yaml").k
+    folder = next(path.parent for path in (project / "outputs" / "multirun").glob("*/*/config.yaml")
+                  if OmegaConf.load(path).k == k)
+    records = [json.loads(line) for line in (folder / "per_query.jsonl").read_text().splitlines()[:5]]
+    pipeline = ragsweep.load_pipeline(project / "conf" / "best" / "ragsweep.yaml")
+    documents = {doc_id: document.text for doc_id, document in SotuQADataset().load().documents.items()}
+    for record in records:
+        passages = pipeline.retrieve(record["question"])
+        assert [(p.doc_id, p.start, p.end) for p in passages] == [(h["doc_id"], h["start"], h["end"])
+                                                                  for h in record["retrieved"]]
+        assert all(p.text == documents[p.doc_id][p.start:p.end] for p in passages)
+        assert pipeline.answer(record["question"]) == record["answer"]
+    with pytest.raises(ragsweep.ConfigError, match="no-such.yaml: no such file; export one with `ragsweep best`"):
+        ragsweep.load_pipeline(project / "conf" / "best" / "no-such.yaml")

@@ -1,0 +1,103 @@
+"""`ragsweep.load_pipeline`: an exported configuration (`conf/best/NAME.yaml`) as a pipeline in your own code.
+
+The stages are built from the same config the sweep ran and read the same stage cache, so the corpus's
+chunks and embeddings computed by the sweep are reused, and an answer the sweep generated for the same
+prompt is handed back rather than generated again.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from ragsweep.data.base import loaded
+from ragsweep.runner.build import ConfigError, Pipeline, build, yaml_problem
+from ragsweep.runner.stages import chunk_dataset, generate
+from ragsweep.types import Chunk, Dataset, Hit
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved passage: `text == document[start:end]` of document `doc_id`, and the score it ranked by."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    score: float
+
+
+class LoadedPipeline:
+    """One configuration's stages over its dataset's corpus: `retrieve(question)` and, with a generator,
+    `answer(question)`."""
+
+    def __init__(self, pipeline: Pipeline, dataset: Dataset) -> None:
+        self.k = pipeline.k
+        self.has_generator = pipeline.generator is not None
+        self._pipeline = pipeline
+        self._chunks, _ = chunk_dataset(pipeline, dataset)
+        pipeline.retriever.component.index(self._chunks)  # the chunks' embeddings come from the stage cache
+
+    def retrieve(self, question: str, k: int | None = None) -> list[Passage]:
+        """The top `k` (default: the configuration's k) passages for `question`, reranked as configured."""
+        return [self._passage(hit) for hit in self._hits(question, k or self.k)]
+
+    def answer(self, question: str) -> str:
+        """The configured generator's answer from the top-k passages; RuntimeError when generation fails."""
+        if not self.has_generator:
+            raise ValueError("this configuration has no generator (generator=none): use retrieve(question), or "
+                             "export a configuration with one")
+        made = generate(self._pipeline, [question], self._chunks, [self._hits(question, self.k)])[0]
+        if made.error is not None:
+            raise RuntimeError(f"generation failed: {made.error}")
+        return made.answer
+
+    def _hits(self, question: str, k: int) -> list[Hit]:
+        pipeline = self._pipeline
+        with pipeline.cache.embeddings_bypassed():  # a user's question is in no cache
+            hits = pipeline.retriever.component.search([question], max(k, pipeline.candidates))[0]
+            if pipeline.candidates:
+                hits = pipeline.reranker.component.rerank([question], self._chunks, [hits[:pipeline.candidates]])[0]
+        return list(hits[:k])
+
+    def _passage(self, hit: Hit) -> Passage:
+        chunk: Chunk = self._chunks[hit.index]
+        return Passage(chunk.doc_id, chunk.start, chunk.end, chunk.text, float(hit.score))
+
+
+def load_pipeline(path: str | Path) -> LoadedPipeline:
+    """The configuration exported by `ragsweep best` at `path` (`conf/best/NAME.yaml`), ready to query.
+
+    ConfigError (one line naming the file) when it is missing, not YAML, or a configuration whose retriever
+    is a Python object of your own (which no YAML holds: call your retriever directly).
+    """
+    path = Path(path)
+    cfg = _read(path)
+    if OmegaConf.select(cfg, "retriever._target_") == "ragsweep.retrieval.own.OwnRetriever":
+        raise ConfigError(f"{path}: its retriever is an object of your own, which the file cannot rebuild; "
+                          "call that retriever directly")
+    pipeline = build(cfg, preflight=True)
+    dataset = loaded(pipeline.dataset)
+    log.info("loaded %s: k=%d over %d documents of %s", path, pipeline.k, len(dataset.documents), dataset.name)
+    return LoadedPipeline(pipeline, dataset)
+
+
+def _read(path: Path) -> DictConfig:
+    import yaml
+
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such file; export one with `ragsweep best` (it writes conf/best/NAME.yaml)")
+    try:
+        cfg = OmegaConf.load(path)
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: {yaml_problem(error)}; export it again with `ragsweep best`") from None
+    if not isinstance(cfg, DictConfig) or "retriever" not in cfg or "k" not in cfg:
+        raise ConfigError(f"{path}: not a configuration exported by `ragsweep best` (no retriever or k)")
+    cfg.pop("hydra", None)
+    return cfg
+
