@@ -107,6 +107,21 @@ def report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def diff_command(args: argparse.Namespace) -> int:
+    from ragsweep.results.best import ResultsError
+    from ragsweep.results.diff import diff_runs, write_html
+
+    if args.top < 1:
+        raise ResultsError(f"--top {args.top}: give the number of questions to print, 1 or more")
+    found = diff_runs(_tracker(args), args.run_a, args.run_b, args.metric)
+    print(found.text(args.top))
+    if len(found.table) > args.top:
+        print(f"... {len(found.table) - args.top} more questions: --top N, or the HTML page")
+    output = args.output or args.project / "reports" / f"diff-{args.run_a[:8]}-{args.run_b[:8]}.html"
+    print(f"wrote {write_html(found, output)}")
+    return 0
+
+
 def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
     """Which dataset's runs a command compared, and how to pick another."""
     others = [name for name in datasets if name != dataset]
@@ -569,6 +584,17 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--output", type=Path, help="HTML file (default: reports/<experiment>.html)")
     report.add_argument("--dataset", help="report the runs on this dataset (default: the newest run's dataset)")
     report.set_defaults(command=report_command)
+
+    diff = commands.add_parser("diff", help="two runs question by question: answers, metrics and retrieved spans, "
+                                            "largest difference first (text and HTML)")
+    diff.add_argument("run_a", help="a job run's id (the run_id column of `ragsweep best`)")
+    diff.add_argument("run_b", help="the run to compare it with")
+    diff.add_argument("--experiment", default="ragsweep")
+    diff.add_argument("--metric", help="per-question metric to sort by (default: answer_f1 when both runs answered, "
+                                       "else token_iou)")
+    diff.add_argument("--top", type=int, default=10, help="questions to print (the HTML page has all)")
+    diff.add_argument("--output", type=Path, help="HTML file (default: reports/diff-<A>-<B>.html)")
+    diff.set_defaults(command=diff_command)
 
     gate = commands.add_parser("gate", help="fail when a rerun is worse than an exported baseline")
     gate.add_argument("--baseline", type=Path, required=True, help="conf/best/<name>.yaml written by `best`")

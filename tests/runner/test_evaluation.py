@@ -77,6 +77,20 @@ def test_a_sweep_from_python_has_a_parent_run_and_sweep_py_skips_what_it_finishe
     assert compared["ci_low"] <= compared["difference"] <= compared["ci_high"]
     assert compared["verdict"] in ("better", "not distinguishable")
 
+    found = ev.diff(table.run_id[0], table.run_id[3])  # per question, largest |B - A| first: B - A averages to -(A - B)
+    assert found.metric == "token_iou" and len(found.table) == 68
+    assert found.table["difference"].mean() == pytest.approx(-compared["difference"])
+    assert found.table["difference"].abs().is_monotonic_decreasing
+    shown = subprocess.run([sys.executable, "-m", "ragsweep.cli", "diff", table.run_id[0], table.run_id[3],
+                            "--experiment", "grid", "--top", "2"], cwd=project, capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))})
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    first = found.table.iloc[0]
+    assert f"{first['id']}  token_iou: A {first['a']:.4f}  B {first['b']:.4f}" in shown.stdout
+    assert f"A spans: {first['a_spans']}" in shown.stdout and "... 66 more questions" in shown.stdout
+    page = project / "reports" / f"diff-{table.run_id[0][:8]}-{table.run_id[3][:8]}.html"
+    assert page.read_text().count("<tr>") == 1 + 68
+
 
 def test_errors_are_the_command_lines_as_exceptions(project, tmp_path):
     ev = Evaluation(experiment="errors", project=project)

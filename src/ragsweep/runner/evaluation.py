@@ -35,6 +35,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from ragsweep.cache import StageCache
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.results.best import ResultsError, read_per_query
+from ragsweep.results.diff import Diff, diff_runs
 from ragsweep.results.report import paired_test
 from ragsweep.runner.build import ConfigError, instantiate_stage
 from ragsweep.runner.entry import conf_dir, conf_dirs
@@ -202,6 +203,11 @@ class Evaluation:
         if not scores[0] or not scores[1]:
             raise ResultsError(f"{metric}: run {run_a if not scores[0] else run_b} has no such metric per question")
         return {"metric": metric, **paired_test(scores[0], scores[1], samples)}
+
+    def diff(self, run_a: str, run_b: str, metric: str | None = None) -> Diff:
+        """Two runs question by question (`ragsweep diff`): `.table` (a DataFrame, largest difference first),
+        `.text(top)` and `.html()`."""
+        return diff_runs(self._tracker(), run_a, run_b, metric)
 
     def load_dataset(self) -> Dataset:
         """The dataset runs are scored on (e.g. to build a retriever of your own over its documents)."""
