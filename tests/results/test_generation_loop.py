@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,21 @@ def test_the_exported_best_retrieves_and_answers_in_python_as_its_run_did(projec
         assert pipeline.answer(record["question"]) == record["answer"]
     with pytest.raises(ragsweep.ConfigError, match="no-such.yaml: no such file; export one with `ragsweep best`"):
         ragsweep.load_pipeline(project / "conf" / "best" / "no-such.yaml")
+
+
+def test_the_report_fits_a_1400_px_window_in_a_real_browser(project, tmp_path):
+    from tests.test_loop import ARTIFACTS, CHROMIUM, _browser
+
+    page = project / "reports" / "ragsweep.html"
+    if not page.exists():
+        pytest.skip("needs the report of the test above")
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it (apt-get install chromium)"
+    probe = tmp_path / "probe.html"  # the page as written, plus a script that measures how far it overflows
+    probe.write_text(page.read_text().replace("</body>", "<script>document.body.dataset.overflow = String("
+                                              "document.documentElement.scrollWidth - document.documentElement"
+                                              ".clientWidth)</script></body>"))
+    overflow = re.search(r'data-overflow="(-?\d+)"', _browser(tmp_path, "--dump-dom", probe.as_uri()))
+    assert overflow and int(overflow.group(1)) <= 0, "the report is wider than a 1400 px window"
+    ARTIFACTS.mkdir(exist_ok=True)
+    _browser(tmp_path, f"--screenshot={ARTIFACTS / 'report_generation.png'}", page.as_uri())
+    assert (ARTIFACTS / "report_generation.png").stat().st_size > 10_000

@@ -165,15 +165,31 @@ def _k_curves(runs: pd.DataFrame, metric: str):
     if not groups:
         return None
     groups.sort(key=lambda item: -item[1][f"metrics.{metric}"].max())
+    frames = [frame for _, frame in groups[:10]]
     figure, axes = _figure(height=4.5)
-    for _, frame in groups[:10]:
+    for frame, label in zip(frames, curve_labels(frames, keys), strict=True):
         frame = frame.assign(k=frame["params.k"].astype(int)).sort_values("k")
-        label = re.sub(r"(^|,)k=\d+", "", str(frame.label.iloc[0])).strip(",") or "defaults"
         axes.plot(frame["k"], frame[f"metrics.{metric}"], marker="o", label=_short(label))
     axes.set_xlabel("k")
     axes.set_ylabel(metric)
     axes.legend(fontsize=7)
     return figure
+
+
+def curve_labels(frames: list[pd.DataFrame], keys: list[str]) -> list[str]:
+    """Each curve named by the settings that tell it from the other curves (`chunker=recursive`), not by its runs'
+    label, which names only the overrides a run was given and so leaves a default option unnamed. Group options
+    first; their settings (`chunker.size`) too when the options alone do not tell two curves apart."""
+    firsts = [frame.iloc[0] for frame in frames]
+    varying = [key for key in keys if len({str(row.get(key)) for row in firsts}) > 1 and not key.endswith("_target_")]
+    options = [key for key in varying if "." not in key.removeprefix("params.")]
+
+    def named(shown: list[str]) -> list[str]:
+        return [",".join(f"{key.removeprefix('params.')}={row.get(key)}" for key in shown) or "defaults"
+                for row in firsts]
+
+    labels = named(options)
+    return labels if len(set(labels)) == len(labels) else named(options + [k for k in varying if k not in options])
 
 
 def _generation_table(runs: pd.DataFrame) -> str:
@@ -252,12 +268,45 @@ def _pareto(runs: pd.DataFrame, metric: str):
         axes.scatter(latency, quality, color="#999", s=18, marker=marker, label=name)
         order = np.argsort(latency[front])
         axes.plot(latency[front][order], quality[front][order], color="#C44E52", marker=marker)
-        for index in np.flatnonzero(front):
-            axes.annotate(_short(group.label.iloc[index], 30), (latency[index], quality[index]), fontsize=7)
+    label_points(axes, points[LATENCY].to_numpy(), points[f"metrics.{metric}"].to_numpy(),
+                 [str(rank + 1) for rank in points.index])
+    axes.set_title("each point numbered by its rank in the ranking table", fontsize=8)
     axes.set_xlabel("end-to-end ms per question (p50, the median)")
     axes.set_ylabel(metric)
     axes.legend(fontsize=7)
     return figure
+
+
+_OFFSETS = ((4, 4), (4, -11), (-4, 4), (-4, -11), (4, 14), (-4, 14), (4, -21), (-4, -21), (14, -4), (-14, -4))
+
+
+def label_points(axes, x: np.ndarray, y: np.ndarray, names: list[str]) -> None:
+    """Every point labelled, none over another: points closer than 1.5% of both axes share one label (`1,4`),
+    and each label takes the first of a few offsets around its point where it overlaps no label placed before."""
+    span_x, span_y = (float(np.ptp(x)) or 1.0), (float(np.ptp(y)) or 1.0)
+    clusters: list[tuple[float, float, list[str]]] = []
+    for px, py, name in zip(x, y, names, strict=True):
+        near = next((c for c in clusters if abs(c[0] - px) < 0.015 * span_x and abs(c[1] - py) < 0.015 * span_y), None)
+        if near:
+            near[2].append(name)
+        else:
+            clusters.append((float(px), float(py), [name]))
+    axes.figure.tight_layout()  # the axes' final place and limits, so the boxes below are where they will be drawn
+    axes.figure.canvas.draw()
+    renderer = axes.figure.canvas.get_renderer()
+    placed = []
+    for px, py, members in clusters:
+        for dx, dy in _OFFSETS:
+            text = axes.annotate(",".join(members), (px, py), xytext=(dx, dy), textcoords="offset points", fontsize=7,
+                                 ha="left" if dx > 0 else "right")
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                break
+            text.remove()
+        else:  # crowded everywhere: keep the first offset rather than drop the label
+            text = axes.annotate(",".join(members), (px, py), xytext=_OFFSETS[0], textcoords="offset points", fontsize=7)
+            box = text.get_window_extent(renderer)
+        placed.append(box)
 
 
 def pareto_front(cost: np.ndarray, quality: np.ndarray) -> np.ndarray:
@@ -307,7 +356,9 @@ def _image_or_note(figure, note: str) -> str:
 
 
 def _table_html(table: pd.DataFrame) -> str:
-    return table.to_html(index=False, border=0, classes="ranking", na_rep="")
+    """A table that scrolls within the page's width rather than widen the page."""
+    return f'<div class="scroll">{table.to_html(index=False, border=0, classes="ranking", na_rep="")}</div>'
+
 
 
 def _artifact(tracker: MlflowTracker, run_id: str, name: str, folder: str) -> Path:
@@ -326,6 +377,7 @@ body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px;
 table.ranking {{ border-collapse: collapse; font-size: 12px; }}
 table.ranking th, table.ranking td {{ padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; }}
 img {{ max-width: 100%; }}
+div.scroll {{ overflow-x: auto; max-width: 100%; }}
 </style></head>
 <body><h1>{title}</h1><p>{subtitle}</p>
 {body}</body></html>
