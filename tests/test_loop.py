@@ -18,6 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -265,6 +266,7 @@ def test_best_exports_a_config_that_reruns_to_the_same_numbers_and_gate_guards_i
     newest = _runs(project).sort_values("start_time").iloc[-1]
     assert newest["tags.ragsweep.config_fingerprint"] == manifest["config_fingerprint"]
     assert newest["tags.mlflow.runName"] == manifest["label"] == winner["tags.mlflow.runName"]  # named like the winner
+    assert newest["tags.ragsweep.rerun"] == "export" and pd.isna(winner.get("tags.ragsweep.rerun"))  # told apart
 
     passed = _ragsweep(project, "gate", "--baseline", str(config), "--max-drop", "0.02")
     assert passed.returncode == 0, passed.stderr[-3000:]

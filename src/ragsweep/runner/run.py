@@ -28,10 +28,10 @@ from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.judging import (Judgement, JudgingFailed, fail_on_judge_failures, judge_answers, judge_relevance,
                                      judged_scores, relevance_summary, run_summaries, span_labels, write_failed_calls,
                                      write_failed_relevance)
-from ragsweep.runner.identity import LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
+from ragsweep.runner.identity import LABEL_KEY, LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
 from ragsweep.runner.stages import (chunk_dataset, first_stage, generate, latency_sample, located_counts, rerank,
                                     whole_retrieval)
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, TrackingUnavailable, parent_run_id
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, RERUN_TAG, TrackingUnavailable, parent_run_id
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)
@@ -133,6 +133,7 @@ def _run_job(cfg: DictConfig, pipeline: Pipeline, dataset: Dataset, resolved: di
     tags = {"dataset.name": dataset.name, "dataset.fingerprint": dataset.fingerprint,
             FINGERPRINT_TAG: config_id, "ragsweep.sweep": _sweep_name(), "ragsweep.git_sha": git_sha(),
             "ragsweep.version": ragsweep.__version__, LABEL_TAG: label,
+            **({RERUN_TAG: "export"} if cfg.get(LABEL_KEY) else {}),  # an exported best config run again by hand
             **{f"version.{name}": version for name, version in package_versions().items()}}
     with pipeline.tracker.start_run(label, params, tags, parent, record_dir=output_dir):
         pipeline.tracker.log_dataset(dataset.name, dataset.fingerprint, _dataset_source(cfg), len(dataset.queries))
