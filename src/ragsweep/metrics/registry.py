@@ -63,8 +63,8 @@ def _declare() -> dict[str, Metric]:
         watched("context_relevance_auc", "relevance", "maximize"),
         watched("relevance_judge_failure_rate", "relevance", "minimize"),
         *(Metric(name, "answer") for name in ANSWER_METRICS),
-        watched("generation_error_rate", "answer", "minimize", per_question=True),
-        *(watched(name, "answer", "minimize", COUNT, per_question=True)
+        watched("generation_error_rate", "answer", "minimize"),  # per question in metrics.json, not per_query.jsonl
+        *(watched(name, "answer", "minimize", COUNT)
           for name in ("prompt_tokens_mean", "completion_tokens_mean", "answer_tokens_mean")),
         *(Metric(name, "judged") for name in JUDGED_METRICS),
         *(Metric(name, "judged", per_question=False) for name in ("faithfulness_micro", "groundedness_micro",
