@@ -18,10 +18,10 @@ from ragsweep.cache import StageCache, semantic_config
 from ragsweep.data.base import DatasetLoader, loaded
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.judging.labels import load_claim_labels
-from ragsweep.metrics.answers import ANSWER_METRICS
-from ragsweep.metrics.evaluate import CHUNKING_METRICS, METRIC_KEYS, SpanEvaluator
-from ragsweep.metrics.judged import JUDGED_METRICS, TRIAD_WEIGHTS
-from ragsweep.metrics.relevance import RELEVANCE_JUDGED, RELEVANCE_METRICS
+from ragsweep.metrics import registry
+from ragsweep.metrics.evaluate import CHUNKING_METRICS, SpanEvaluator
+from ragsweep.metrics.judged import TRIAD_WEIGHTS
+from ragsweep.metrics.relevance import RELEVANCE_JUDGED
 from ragsweep.runner.identity import LABEL_KEY
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
@@ -115,9 +115,10 @@ def build(cfg: DictConfig, preflight: bool = True, objects: Mapping[str, Any] | 
     _add_judge(cfg, pipeline, {"dataset": dataset}, cache)
     _add_relevance_judge(cfg, pipeline, {"dataset": dataset}, cache)
     metric = cfg.get("optimized_metric")
-    spans = METRIC_KEYS if pipeline.chunker else tuple(m for m in METRIC_KEYS if m not in CHUNKING_METRICS)
-    known = (*spans, *RELEVANCE_METRICS, *(ANSWER_METRICS if pipeline.generator else ()),
-             *(JUDGED_METRICS if pipeline.judge else ()), *(RELEVANCE_JUDGED if pipeline.relevance_judge else ()))
+    stages = {"retrieval", "relevance", *(["answer"] if pipeline.generator else []), *(["judged"] if pipeline.judge else [])}
+    known = [name for name in registry.names(rankable=True, per_question=True)  # a job's mean is what a sweep optimizes
+             if registry.METRICS[name].stage in stages and (pipeline.chunker or name not in CHUNKING_METRICS)
+             and (pipeline.relevance_judge or name not in RELEVANCE_JUDGED)]
     if metric is not None and metric not in known:
         raise ConfigError(f"optimized_metric={metric} is not a metric of this configuration; "
                           f"choose one of {', '.join(known)}")
