@@ -130,7 +130,8 @@ LATENCY_QUERIES = 20  # questions timed one at a time for the latency percentile
 
 def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,
                 questions: Sequence[str]) -> tuple[list[list[Hit]], str, np.ndarray]:
-    """Top-`depth` hits per question, the key identifying them, and per-query search milliseconds.
+    """Top-`depth` hits per question (the first max(k, reranker candidates) of them unless fused), the key
+    identifying them, and per-query search milliseconds.
 
     A cached list is reused for a shallower request only where cutting it gives exactly what a
     search at that depth returns (see `_ranked_lists`). A fusing retriever (hybrid) has each of
@@ -140,8 +141,8 @@ def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,
     retriever = pipeline.retriever.component
     depth = pipeline.depth
     key = fingerprint("retrieval", chunks_key, pipeline.retriever.signature, _digest(questions))
-    if not hasattr(retriever, "fuse"):
-        return _ranked_lists(pipeline, retriever, key, chunks, questions)
+    if not hasattr(retriever, "fuse"):  # only the head the reranker or the metrics read is unpacked
+        return _ranked_lists(pipeline, retriever, key, chunks, questions, keep=max(pipeline.k, pipeline.candidates))
     sides = {name: _ranked_lists(pipeline, side, fingerprint(key, name), chunks, questions)
              for name, side in retriever.ranked_lists().items()}
     fused = retriever.fuse({name: hits for name, (hits, _, _) in sides.items()}, depth)
@@ -150,8 +151,9 @@ def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,
 
 
 def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Sequence[Chunk],
-                  questions: Sequence[str]) -> tuple[list[list[Hit]], str, np.ndarray]:
-    """One retriever's top-`depth` hits, from the cache when an entry at least that deep is exact.
+                  questions: Sequence[str], keep: int | None = None) -> tuple[list[list[Hit]], str, np.ndarray]:
+    """One retriever's top-`depth` hits (their first `keep`, when given), from the cache when an entry at least
+    that deep is exact.
 
     An exact search (numpy, Qdrant's local mode, BM25) ranks by a total order, so its top d is the
     first d of any deeper list. An approximate one (HNSW) returns the first d of its candidate list,
@@ -176,7 +178,7 @@ def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Se
                 retriever.close()
 
     arrays = pipeline.cache.get_or_compute("retrieval", key, compute, usable=lambda a: int(a["depth"]) >= depth)
-    return _unpack(arrays, depth), key, arrays["search_ms"]
+    return _unpack(arrays, min(depth, keep or depth)), key, arrays["search_ms"]
 
 
 def rerank(pipeline: Pipeline, chunks: Sequence[Chunk], questions: Sequence[str],
