@@ -2,7 +2,8 @@
 
 From Python: `ragsweep.Evaluation` runs and sweeps configurations as `sweep.py` does; `ragsweep.Component`
 names a component of your own; `load_pipeline("conf/best/NAME.yaml")` turns an exported configuration into
-a pipeline with `retrieve(question)` and `answer(question)`; `ConfigError` and `DatasetError` are the errors a bad config or bad data raise.
+a pipeline with `retrieve(question)` and `answer(question)`; `ConfigError` and `DatasetError` are the errors
+a bad config or bad data raise.
 """
 
 from ragsweep import _offline  # noqa: F401  (must run before any Hugging Face or MLflow import)

@@ -115,7 +115,8 @@ def build(cfg: DictConfig, preflight: bool = True, objects: Mapping[str, Any] | 
     _add_judge(cfg, pipeline, {"dataset": dataset}, cache)
     _add_relevance_judge(cfg, pipeline, {"dataset": dataset}, cache)
     metric = cfg.get("optimized_metric")
-    stages = {"retrieval", "relevance", *(["answer"] if pipeline.generator else []), *(["judged"] if pipeline.judge else [])}
+    stages = {"retrieval", "relevance", *(["answer"] if pipeline.generator else []),
+              *(["judged"] if pipeline.judge else [])}
     known = [name for name in registry.names(rankable=True, per_question=True)  # a job's mean is what a sweep optimizes
              if registry.METRICS[name].stage in stages and (pipeline.chunker or name not in CHUNKING_METRICS)
              and (pipeline.relevance_judge or name not in RELEVANCE_JUDGED)]

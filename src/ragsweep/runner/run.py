@@ -29,7 +29,8 @@ from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.judging import (Judgement, JudgingFailed, fail_on_judge_failures, judge_answers, judge_relevance,
                                      judged_scores, relevance_summary, run_summaries, span_labels, write_failed_calls,
                                      write_failed_relevance)
-from ragsweep.runner.identity import LABEL_KEY, LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions, sweep_name
+from ragsweep.runner.identity import (LABEL_KEY, LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions,
+                                      sweep_name)
 from ragsweep.runner.stages import (chunk_dataset, first_stage, generate, latency_sample, located_counts, rerank,
                                     whole_retrieval)
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, RERUN_TAG, TrackingUnavailable, parent_run_id
