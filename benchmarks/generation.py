@@ -41,7 +41,8 @@ def grid(workdir: Path, label: str) -> float:
     """Seconds for the 12 configurations, run through the runner as a multirun's jobs are."""
     from hydra import compose, initialize_config_dir
 
-    from ragsweep.runner.run import run
+    from ragsweep.runner.plan import plan_job
+    from ragsweep.runner.run import RunContext, run
 
     started = time.perf_counter()
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
@@ -50,8 +51,8 @@ def grid(workdir: Path, label: str) -> float:
                 for k in KS:
                     overrides = [f"chunker={chunker}", f"store={store}", f"k={k}", "generator=llama_cpp",
                                  "judge=embedding", f"paths.root={workdir}", "embedder.progress=false", f"experiment=generation-{label}"]
-                    run(compose("config", overrides=overrides),
-                        output_dir=workdir / "outputs" / label / f"{chunker}_{store}_k{k}")
+                    run(plan_job(compose("config", overrides=overrides)),
+                        RunContext(workdir / "outputs" / label / f"{chunker}_{store}_k{k}"))
     return time.perf_counter() - started
 
 

@@ -47,7 +47,8 @@ def grid(workdir: Path, data: Path, name: str, label: str) -> float:
     """Seconds for one chunker's 12 configurations, run through the runner as a multirun's jobs are."""
     from hydra import compose, initialize_config_dir
 
-    from ragsweep.runner.run import run
+    from ragsweep.runner.plan import plan_job
+    from ragsweep.runner.run import RunContext, run
 
     started = time.perf_counter()
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):  # one loader, as in a multirun
@@ -56,7 +57,7 @@ def grid(workdir: Path, data: Path, name: str, label: str) -> float:
                 overrides = [*CHUNKERS[name], f"store={store}", f"k={k}", "dataset=chroma_general", f"dataset.path={data}",
                              f"paths.root={workdir}", "embedder.progress=false", f"experiment=grid-{label}"]
                 stem = f"{name.replace(' ', '_').replace('/', '-')}_{store}_k{k}"
-                run(compose("config", overrides=overrides), output_dir=workdir / "outputs" / label / stem)
+                run(plan_job(compose("config", overrides=overrides)), RunContext(workdir / "outputs" / label / stem))
     return time.perf_counter() - started
 
 

@@ -28,6 +28,7 @@ def side(freeze: bool, data: Path, cache: Path) -> list[float]:
     from hydra import compose, initialize_config_dir
 
     import ragsweep.runner.run as runner
+    from ragsweep.runner.plan import plan_job
 
     if not freeze:
         runner._freeze_loaded_heap = lambda: None
@@ -39,7 +40,7 @@ def side(freeze: bool, data: Path, cache: Path) -> list[float]:
                                                "experiment=warm", f"paths.root={work}", f"paths.cache={cache}",
                                                "+force=true", *overrides])
             started = time.perf_counter()
-            runner.run(cfg, output_dir=work / label)
+            runner.run(plan_job(cfg), runner.RunContext(work / label))
             return time.perf_counter() - started
 
     job("cold", "k=5")

@@ -74,9 +74,8 @@ def project(tmp_path_factory, scratch_project) -> Path:
 
 def test_jobs_log_their_group_choices_and_label_and_the_fingerprint_ignores_them(project):
     from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
 
-    from ragsweep.runner.identity import config_fingerprint
+    from ragsweep.runner.plan import plan_job
 
     jobs = _jobs(project)
     quick = jobs[jobs["tags.dataset.name"] == "sotu_qa"].set_index("tags.mlflow.runName")
@@ -89,8 +88,7 @@ def test_jobs_log_their_group_choices_and_label_and_the_fingerprint_ignores_them
     # the fingerprint of the plainly composed config: the choices went to params, not into the config
     with initialize_config_dir(str(project / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=["chunker=fixed", "k=3"])
-    fingerprint = config_fingerprint(OmegaConf.to_container(cfg, resolve=True),
-                                     quick.loc["chunker=fixed,k=3", "tags.dataset.fingerprint"])
+    fingerprint = plan_job(cfg).fingerprint(quick.loc["chunker=fixed,k=3", "tags.dataset.fingerprint"])
     assert quick.loc["chunker=fixed,k=3", "tags.ragsweep.config_fingerprint"] == fingerprint
 
 

@@ -105,7 +105,8 @@ def test_a_crash_mid_run_is_recorded_as_failed(tmp_path, monkeypatch):
     from hydra import compose, initialize_config_dir
 
     from ragsweep.retrieval.dense import DenseRetriever
-    from ragsweep.runner.run import run
+    from ragsweep.runner.plan import plan_job
+    from ragsweep.runner.run import RunContext, run
 
     def broken_search(self, questions, k):
         raise RuntimeError("index exploded")
@@ -115,7 +116,7 @@ def test_a_crash_mid_run_is_recorded_as_failed(tmp_path, monkeypatch):
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=["chunker=fixed"])
     with pytest.raises(RuntimeError, match="index exploded"):
-        run(cfg, output_dir=tmp_path / "out")
+        run(plan_job(cfg), RunContext(tmp_path / "out"))
     assert list(_runs(tmp_path).status) == ["FAILED"]
 
 
@@ -149,14 +150,15 @@ def test_a_failed_run_still_records_its_config(tmp_path, monkeypatch):
     from hydra import compose, initialize_config_dir
 
     from ragsweep.retrieval.dense import DenseRetriever
-    from ragsweep.runner.run import run
+    from ragsweep.runner.plan import plan_job
+    from ragsweep.runner.run import RunContext, run
 
     monkeypatch.setattr(DenseRetriever, "index", lambda self, chunks: (_ for _ in ()).throw(MemoryError("too big")))
     monkeypatch.chdir(tmp_path)
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=["chunker=sentence", "k=3"])
     with pytest.raises(MemoryError):
-        run(cfg, output_dir=tmp_path / "out")
+        run(plan_job(cfg), RunContext(tmp_path / "out"))
     runs = _runs(tmp_path)
     assert len(runs) == 1 and runs.loc[0, "status"] == "FAILED"
     assert runs.loc[0, "params.k"] == "3" and runs.loc[0, "params.chunker._target_"].endswith("SentenceChunker")

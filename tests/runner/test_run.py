@@ -26,12 +26,13 @@ def _job_params(store: Path) -> list[dict[str, str]]:
 def test_a_depth_below_k_is_recorded_as_the_depth_that_ran(tmp_path, monkeypatch):
     from hydra import compose, initialize_config_dir
 
-    from ragsweep.runner.run import run
+    from ragsweep.runner.plan import plan_job
+    from ragsweep.runner.run import RunContext, run
 
     monkeypatch.chdir(tmp_path)
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=["retriever=bm25", "k=5", "depth=3"])
-    run(cfg, output_dir=tmp_path / "out")
+    run(plan_job(cfg), RunContext(tmp_path / "out"))
     assert [params["depth"] for params in _job_params(tmp_path)] == ["5"]
     assert "depth: 5" in (tmp_path / "out" / "config.yaml").read_text()
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
 
 from ragsweep.runner.build import build
-from ragsweep.runner.identity import config_fingerprint
+from ragsweep.runner.plan import plan_job
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
@@ -153,7 +152,7 @@ def test_trace_queries_is_a_tracking_key_outside_the_fingerprint(tmp_path):
     fingerprints = {}
     for overrides in ([], ["tracking.trace_queries=0"], ["tracking.trace_queries=5"], ["k=3"]):
         cfg = _compose(f"paths.root={tmp_path}", *overrides)
-        fingerprints[tuple(overrides)] = config_fingerprint(OmegaConf.to_container(cfg, resolve=True), "data")
+        fingerprints[tuple(overrides)] = plan_job(cfg).fingerprint("data")
     assert fingerprints[()] == fingerprints[("tracking.trace_queries=0",)] == fingerprints[("tracking.trace_queries=5",)]
     assert fingerprints[("k=3",)] != fingerprints[()]  # control: a result key does change it
     # the runner's check of unknown constructor keys accepts it, and hands it to the tracker

@@ -32,7 +32,7 @@ from omegaconf import DictConfig, OmegaConf
 from ragsweep.metrics import registry
 from ragsweep.results import judges
 from ragsweep.results.judges import JUDGE_HINT, JUDGED_RANKABLE, JudgeInfo
-from ragsweep.runner.build import yaml_problem
+from ragsweep.runner.errors import yaml_problem
 from ragsweep.runner.entry import PACKAGED_CONF, conf_dirs, ensure_project_config
 from ragsweep.runner.identity import LABEL_KEY, group_choices
 from ragsweep.tracking.mlflow_tracker import RERUN_ENV, MlflowTracker

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from hydra.errors import InstantiationException
 from hydra._internal.utils import _locate
 from hydra.utils import instantiate
@@ -22,20 +20,9 @@ from ragsweep.metrics import registry
 from ragsweep.metrics.evaluate import CHUNKING_METRICS, SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
 from ragsweep.metrics.relevance import RELEVANCE_JUDGED
-from ragsweep.runner.identity import LABEL_KEY
+from ragsweep.runner.errors import ConfigError, closest
+from ragsweep.runner.plan import JobPlan, plan_job
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-
-
-class ConfigError(ValueError):
-    """A config value that cannot work; the message names the key and the fix."""
-
-
-def yaml_problem(error: yaml.YAMLError) -> str:
-    """A YAML parser's error in one line: what is wrong and where (PyYAML's own message takes five)."""
-    mark = getattr(error, "problem_mark", None)
-    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    return f"not valid YAML ({problem}{where})"
 
 
 @dataclass
@@ -48,6 +35,7 @@ class Built:
 
 @dataclass
 class Pipeline:
+    plan: JobPlan
     dataset: DatasetLoader
     chunker: Built | None  # None with a whole retriever (one that chunks and indexes on its own)
     retriever: Built
@@ -70,56 +58,46 @@ class Pipeline:
     relevance_max_failure_rate: float = 0.05
 
 
-def build(cfg: DictConfig, preflight: bool = True, objects: Mapping[str, Any] | None = None) -> Pipeline:
-    """Every stage of `cfg`, checked; with `preflight`, components that load a model also load it now
-    (models load once per process, so a sweep's check before its first job and the job share them).
+def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[str, Any] | None = None) -> Pipeline:
+    """Every stage `plan` keeps, checked; with `preflight`, components that load a model also load it now
+    (models load once per process, so a sweep's check before its first job and the job share them). A
+    composed config is planned first (`plan_job`).
 
     `objects` are a Python caller's own components by group (`ragsweep.Evaluation`): each is handed, as
     `component`, to the wrapper class its group's config names (e.g. `ragsweep.chunking.own.OwnChunker`).
     """
-    objects = objects or {}
-    check_settings(cfg)
-    k = _positive_int(cfg, "k")
-    if "bootstrap_samples" in cfg:
-        _positive_int(cfg, "bootstrap_samples")
-    cache_cfg = group_config(cfg, "cache")
-    cache = StageCache.from_settings(cache_cfg)
+    plan = plan if isinstance(plan, JobPlan) else plan_job(plan)
+    cfg, objects = plan.config, objects or {}
+    cache = StageCache.from_settings(group_config(cfg, "cache"))
     embedder = instantiate_stage(cfg, "embedder", {}, cache, objects=objects)
     embedder.component = cache.embedder(embedder.component, embedder.signature)
-    whole = whole_retriever(cfg)
     stages = {"embedder": embedder, "cache": Built(cache, {})}
-    if not whole:
+    if not plan.whole_retriever:
         stages["store"] = instantiate_stage(cfg, "store", {}, cache)
     reranker = instantiate_stage(cfg, "reranker", stages, cache)
-    candidates = getattr(reranker.component, "candidates", 0)
-    if candidates and candidates < k:
-        raise ConfigError(f"reranker.candidates ({candidates}) must be >= k ({k}); raise reranker.candidates or lower k")
     dataset = instantiate_stage(cfg, "dataset", {}, cache, objects=objects)
     retriever = instantiate_stage(cfg, "retriever", stages, cache, objects=objects)
-    if whole and candidates:
-        raise ConfigError("reranker: a whole retriever returns its final ranking, so there is nothing to rerank; "
-                          "use reranker=none")
     pipeline = Pipeline(
+        plan=plan,
         dataset=dataset.component,
-        chunker=None if whole else instantiate_stage(cfg, "chunker", stages, cache, objects=objects),
+        chunker=None if plan.whole_retriever else instantiate_stage(cfg, "chunker", stages, cache, objects=objects),
         retriever=retriever,
         reranker=reranker,
         evaluator=instantiate_stage(cfg, "metrics", {}, cache).component,
         tracker=instantiate_stage(cfg, "tracking", {}, cache).component,
         cache=cache,
-        k=k,
-        candidates=candidates,
-        depth=max(k, candidates, _positive_int(cfg, "depth")),
+        k=plan.k,
+        candidates=plan.candidates,
+        depth=plan.depth,
     )
     _add_generator(cfg, pipeline, stages, cache, objects)
     _add_judge(cfg, pipeline, {"dataset": dataset}, cache)
     _add_relevance_judge(cfg, pipeline, {"dataset": dataset}, cache)
     metric = cfg.get("optimized_metric")
-    stages = {"retrieval", "relevance", *(["answer"] if pipeline.generator else []),
-              *(["judged"] if pipeline.judge else [])}
     known = [name for name in registry.names(rankable=True, per_question=True)  # a job's mean is what a sweep optimizes
-             if registry.METRICS[name].stage in stages and (pipeline.chunker or name not in CHUNKING_METRICS)
-             and (pipeline.relevance_judge or name not in RELEVANCE_JUDGED)]
+             if registry.METRICS[name].stage in plan.metric_stages
+             and (not plan.whole_retriever or name not in CHUNKING_METRICS)
+             and (plan.judges_relevance or name not in RELEVANCE_JUDGED)]
     if metric is not None and metric not in known:
         raise ConfigError(f"optimized_metric={metric} is not a metric of this configuration; "
                           f"choose one of {', '.join(known)}")
@@ -129,16 +107,6 @@ def build(cfg: DictConfig, preflight: bool = True, objects: Mapping[str, Any] | 
             if stage is not None:
                 _preflight(stage.component)
     return pipeline
-
-
-def whole_retriever(cfg: DictConfig) -> bool:
-    """Whether the retriever is a whole retrieval pipeline (`retrieve(question, k)`, e.g. a user's LangChain
-    retriever): it chunks and indexes on its own, so the job has no chunker or store."""
-    target = OmegaConf.select(cfg, "retriever._target_")
-    try:
-        return target is not None and hasattr(_locate(str(target)), "retrieve")
-    except (ImportError, ValueError):  # a bad _target_: instantiate_stage names it
-        return False
 
 
 # Keys of the generator group that the runner reads, not the generator's constructor.
@@ -152,7 +120,7 @@ def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built]
         return
     settings = group_config(cfg, "generator")
     generator = instantiate_stage(cfg, "generator", stages, cache, runner_keys=GENERATOR_SETTINGS, objects=objects)
-    if not getattr(generator.component, "enabled", True):
+    if not pipeline.plan.generates:
         return
     rate = settings.get("max_error_rate", 0.05)
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
@@ -171,7 +139,7 @@ JUDGE_SETTINGS = ("max_failure_rate", "triad_weights", "auc", "labels")
 def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache) -> None:
     """The judge, its failure budget and triad weights; nothing without a generator or for `judge=none`.
     A judge that asks for `dataset` gets the job's (the trained judge learns from it)."""
-    if "judge" not in cfg or pipeline.generator is None:
+    if not pipeline.plan.judges:
         return
     settings = group_config(cfg, "judge")
     judge = judge_stage(cfg, stages, cache)
@@ -216,7 +184,7 @@ RELEVANCE_JUDGE_SETTINGS = ("max_failure_rate",)
 def _add_relevance_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache) -> None:
     """The relevance judge and its failure budget; nothing for `relevance_judge=none` (or no group). It judges
     retrieved passages, so it runs with or without a generator."""
-    if "relevance_judge" not in cfg:
+    if not pipeline.plan.judges_relevance:
         return
     judge = judge_stage(cfg, stages, cache, "relevance_judge")
     if judge is None:
@@ -243,33 +211,6 @@ def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache, gr
     return judge
 
 
-# Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
-# setting of another tool, and would silently become part of the configuration's identity.
-SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
-            "tracking", "paths", "cache", LABEL_KEY, "hydra")
-CACHE_KEYS = ("enabled", "dir", "locks")
-STAGES = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "generator", "judge",
-          "relevance_judge", "metrics")
-
-
-def check_settings(cfg: DictConfig) -> None:
-    """Refuse top-level keys and cache keys that no stage reads, naming the closest one that exists."""
-    known = (*STAGES, *SETTINGS)
-    for key in cfg:
-        if key not in known:
-            raise ConfigError(f"{key}: no stage reads this key; {_closest(key, known)}"
-                              f"the keys ragsweep reads are {', '.join(known[:-1])}")
-    for key in cfg.get("cache") or {}:
-        if key not in CACHE_KEYS:
-            raise ConfigError(f"cache.{key}: the cache reads only {', '.join(CACHE_KEYS)}; "
-                              f"{_closest(key, CACHE_KEYS, 'cache.')}remove cache.{key}")
-
-
-def _closest(key: str, options, prefix: str = "") -> str:
-    match = difflib.get_close_matches(str(key), [str(option) for option in options], n=1, cutoff=0.6)
-    return f"did you mean {prefix}{match[0]}? " if match else ""
-
-
 def _unknown_parameters(group: str, config: dict[str, Any], component: type, injected) -> None:
     """A key the component's constructor does not take, named with the keys it does take."""
     parameters = inspect.signature(component).parameters
@@ -279,7 +220,7 @@ def _unknown_parameters(group: str, config: dict[str, Any], component: type, inj
     for key in config:
         if not key.startswith("_") and key not in parameters:
             raise ConfigError(f"{group}.{key}: {component.__name__} takes no '{key}'; "
-                              f"{_closest(key, takes, group + '.')}its keys are "
+                              f"{closest(key, takes, group + '.')}its keys are "
                               f"{', '.join(f'{group}.{name}' for name in takes) or 'none'}")
 
 
@@ -331,13 +272,6 @@ def group_config(cfg: DictConfig, group: str) -> dict[str, Any]:
     except MissingMandatoryValue as error:
         key = str(error.full_key) if str(error.full_key).startswith(group) else f"{group}.{error.full_key}"
         raise ConfigError(f"{key} is required; set it on the command line, e.g. {key}=<value>") from None
-
-
-def _positive_int(cfg: DictConfig, key: str) -> int:
-    value = cfg.get(key)
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f"{key} must be a positive integer, got {value!r}; set e.g. {key}=5")
-    return value
 
 
 def _preflight(component: Any) -> None:

@@ -10,6 +10,7 @@ no `conf/config.yaml` runs on the packaged configs alone.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -81,7 +82,17 @@ def sweep(argv: Sequence[str], conf: Path) -> None:
 
 
 def job(cfg: DictConfig) -> float | None:
-    """One sweep point; returns the metric a sweeper optimises, if any."""
-    from ragsweep.runner.run import main
+    """One sweep point, as Hydra runs it; returns the metric a sweeper optimises, if any. The one place a job
+    reads Hydra's globals: its name, output folder and, in a multirun, the sweep's parent run."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
 
-    return main(cfg)
+    from ragsweep.runner.plan import JobNaming
+    from ragsweep.runner.run import RunContext, main
+    from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV
+
+    hydra = HydraConfig.get()
+    # The launching process puts the parent run in every job's config (`SweepRun.hand_to_jobs`), and Hydra sets
+    # it in the job's environment wherever the job runs: a local worker, a Ray node, a SLURM node.
+    parent = (os.environ.get(PARENT_RUN_ENV) or None) if hydra.mode == RunMode.MULTIRUN else None
+    return main(cfg, JobNaming.from_hydra(hydra), RunContext(Path(hydra.runtime.output_dir), parent))

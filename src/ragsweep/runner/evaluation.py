@@ -14,11 +14,9 @@ import copy
 import itertools
 import json
 import logging
-import os
 import re
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +24,7 @@ from typing import Any
 import pandas as pd
 from hydra import initialize_config_dir
 from hydra._internal.config_loader_impl import get_overrides_dirname
-from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.types import RunMode
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
@@ -41,9 +37,10 @@ from ragsweep.runner.build import ConfigError, instantiate_stage
 from ragsweep.runner.entry import conf_dir, conf_dirs
 from ragsweep.runner.overrides import unknown_choices
 from ragsweep.runner.preflight import check_config, compose_checked, writable
-from ragsweep.runner.run import run as run_job
+from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
+from ragsweep.runner.run import RunContext, run as run_job
 from ragsweep.tracking.callbacks import Sweep
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, PARENT_RUN_ENV, RECORD_FILE, MlflowTracker, RunRecord
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, RECORD_FILE, MlflowTracker, RunRecord
 from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
 from ragsweep.types import Dataset
 
@@ -127,9 +124,8 @@ class Evaluation:
         `overrides` Hydra overrides (`["chunker.size=200"]`). Raises ConfigError or DatasetError before any
         work for a configuration that cannot run; a run that fails is recorded FAILED and its error raised."""
         cfg, objects = self._compose(choices, overrides)
-        output_dir = _fresh_folder(Path(str(cfg.hydra.run.dir)))
-        with _job(cfg, output_dir, RunMode.RUN):
-            run_job(_task(cfg), output_dir, objects)
+        output_dir = _folder(_fresh_folder(Path(str(cfg.hydra.run.dir))))
+        run_job(_plan(cfg), RunContext(output_dir), objects)
         return _result(output_dir)
 
     def sweep(self, grid: Mapping[str, Sequence[Any]], overrides: Sequence[str] = (), metric: str | None = None,
@@ -161,26 +157,24 @@ class Evaluation:
         described = " ".join(f"{key}={','.join(_value_label(v) for v in grid[key])}" for key in keys)
         sweep = Sweep(instantiate(first.tracking), "adhoc", " ".join([described, *overrides]), sweep_dir,
                       first.get("optimized_metric"))
-        with _environment(PARENT_RUN_ENV, sweep.open()):
-            try:
-                for number, (cfg, objects) in enumerate(composed):
-                    with read_write(cfg.hydra), open_dict(cfg.hydra):
-                        cfg.hydra.job.num = number
-                    with _job(cfg, sweep_dir / str(number), RunMode.MULTIRUN):
-                        try:
-                            run_job(_task(cfg), sweep_dir / str(number), objects)
-                        except Exception as error:  # recorded FAILED with its traceback by the tracker
-                            if fail_fast:
-                                raise
-                            log.error("job %s failed: %s; it is recorded as FAILED and the sweep goes on",
-                                      cfg.hydra.job.override_dirname or "defaults", error)
-            except KeyboardInterrupt:  # a notebook's interrupt: the parent closes KILLED with what finished
-                log.error("%s; run the same sweep again to run the rest", sweep.stop("KILLED"))
-                raise
-            except BaseException:  # fail_fast or an error outside the jobs
-                log.error("%s; run the same sweep again to run the rest", sweep.stop("FAILED"))
-                raise
-            jobs, _, _, table = sweep.close()
+        parent = sweep.open()
+        try:
+            for number, (cfg, objects) in enumerate(composed):
+                plan = _plan(cfg)
+                try:
+                    run_job(plan, RunContext(_folder(sweep_dir / str(number)), parent), objects)
+                except Exception as error:  # recorded FAILED with its traceback by the tracker
+                    if fail_fast:
+                        raise
+                    log.error("job %s failed: %s; it is recorded as FAILED and the sweep goes on", plan.label,
+                              error)
+        except KeyboardInterrupt:  # a notebook's interrupt: the parent closes KILLED with what finished
+            log.error("%s; run the same sweep again to run the rest", sweep.stop("KILLED"))
+            raise
+        except BaseException:  # fail_fast or an error outside the jobs
+            log.error("%s; run the same sweep again to run the rest", sweep.stop("FAILED"))
+            raise
+        jobs, _, _, table = sweep.close()
         if table is None:
             return jobs
         return table
@@ -297,34 +291,14 @@ def _task(cfg: DictConfig) -> DictConfig:
     return task
 
 
-@contextmanager
-def _job(cfg: DictConfig, output_dir: Path, mode: RunMode) -> Iterator[None]:
-    """Hydra's view of a running job (its name, choices, output folder and mode), as `run_job` sets it, for
-    the job's run name and params; restored afterwards, so the caller's process is left as it was."""
-    with read_write(cfg.hydra), open_dict(cfg.hydra):
-        cfg.hydra.runtime.output_dir = str(output_dir)
-        cfg.hydra.mode = mode
-    holder = HydraConfig.instance()
-    before = holder.cfg
-    holder.set_config(cfg)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        yield
-    finally:
-        holder.cfg = before
+def _plan(cfg: DictConfig) -> JobPlan:
+    """The job `cfg` (composed with its `hydra` node) describes, named as Hydra names a job of these overrides."""
+    return plan_job(_task(cfg), JobNaming.from_hydra(cfg.hydra))
 
 
-@contextmanager
-def _environment(name: str, value: str) -> Iterator[None]:
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = before
+def _folder(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _project(project: str | Path | None) -> Path:

@@ -27,29 +27,13 @@ TRACKED_PACKAGES = ("ragsweep", "numpy", "torch", "sentence-transformers", "tran
 
 
 def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str) -> str:
-    """sha256 of the resolved job config (`OmegaConf.to_container(cfg, resolve=True)`) minus output
-    paths and speed-only keys, plus the dataset's content (its path is left to that fingerprint)."""
+    """sha256 of a planned job's resolved config (`JobPlan.resolved`: the groups it does not use already
+    dropped) minus output paths and speed-only keys, plus the dataset's content (its path is left to that
+    fingerprint). Use `JobPlan.fingerprint`."""
     tree = {key: value for key, value in resolved.items() if key not in NON_RESULT_KEYS and key != "hydra"}
-    generator = tree.get("generator") if isinstance(tree.get("generator"), dict) else {}
-    if str(generator.get("_target_", "")).endswith(".NoGenerator"):  # nothing is judged: the judge is not part of it
-        tree.pop("judge", None)
-    relevance = tree.get("relevance_judge") if isinstance(tree.get("relevance_judge"), dict) else {}
-    if str(relevance.get("_target_", "")).endswith(".NoJudge"):  # relevance from the spans alone: nothing to name
-        tree.pop("relevance_judge", None)
     if isinstance(tree.get("dataset"), dict):
         tree["dataset"] = {key: value for key, value in tree["dataset"].items() if key != "path"}
     return fingerprint("config", semantic_config(tree), dataset_fingerprint)
-
-
-def job_identity(cfg: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
-    """The running Hydra job's label and group choices (logged as its run name, tag and params); ("run", {}) outside Hydra."""
-    from hydra.core.hydra_config import HydraConfig
-
-    if not HydraConfig.initialized():
-        return "run", {}
-    hydra = HydraConfig.get()
-    return (config_label(hydra.job.override_dirname, hydra.job.config_name, cfg.get(LABEL_KEY)),
-            group_choices(hydra.runtime.choices))
 
 
 def config_label(override_dirname: str, config_name: str | None, exported: str | None) -> str:

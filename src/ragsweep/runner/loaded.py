@@ -14,7 +14,9 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.data.base import loaded
-from ragsweep.runner.build import ConfigError, Pipeline, build, yaml_problem
+from ragsweep.runner.build import Pipeline, build
+from ragsweep.runner.errors import ConfigError, yaml_problem
+from ragsweep.runner.plan import plan_job
 from ragsweep.runner.stages import chunk_dataset, generate
 from ragsweep.types import Chunk, Dataset, Hit
 
@@ -81,7 +83,7 @@ def load_pipeline(path: str | Path) -> LoadedPipeline:
     if OmegaConf.select(cfg, "retriever._target_") == "ragsweep.retrieval.own.OwnRetriever":
         raise ConfigError(f"{path}: its retriever is an object of your own, which the file cannot rebuild; "
                           "call that retriever directly")
-    pipeline = build(cfg, preflight=True)
+    pipeline = build(plan_job(cfg), preflight=True)
     dataset = loaded(pipeline.dataset)
     log.info("loaded %s: k=%d over %d documents of %s", path, pipeline.k, len(dataset.documents), dataset.name)
     return LoadedPipeline(pipeline, dataset)

@@ -29,7 +29,9 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from ragsweep.data.base import DatasetError, load_once
-from ragsweep.runner.build import ConfigError, build, yaml_problem
+from ragsweep.runner.build import build
+from ragsweep.runner.errors import ConfigError, yaml_problem
+from ragsweep.runner.plan import plan_job
 from ragsweep.runner.entry import PACKAGED_CONF
 from ragsweep.runner.overrides import unknown_choices
 from ragsweep.tracking.mlflow_tracker import sqlite_store_problem
@@ -87,7 +89,7 @@ def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> N
     """What a job needs before it starts: its stages build and load their models (once per process, so
     jobs in this process reuse them), its dataset loads, its folders are writable. `objects`: a Python
     caller's own components (see `build`)."""
-    pipeline = build(cfg, objects=objects)
+    pipeline = build(plan_job(cfg), objects=objects)
     load_once(pipeline.dataset)
     if pipeline.cache.enabled:
         writable(Path(str(cfg.cache.dir)), "cache.dir", folder=True)
@@ -175,7 +177,7 @@ def compose_checked(name: str, overrides: list[str], hydra: bool = False) -> Dic
             appended = [f"+{o}" if o.split("=", 1)[0] == missing else o for o in overrides]
             cfg = compose_checked(name, appended, hydra)
             if not missing.startswith("hydra."):
-                build(cfg, preflight=False)
+                build(plan_job(cfg), preflight=False)
         raise ConfigError(_first_line(error)) from None
 
 

@@ -9,12 +9,13 @@ import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
 from ragsweep.data.base import DatasetError, load_once
@@ -29,88 +30,79 @@ from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.judging import (Judgement, JudgingFailed, fail_on_judge_failures, judge_answers, judge_relevance,
                                      judged_scores, relevance_summary, run_summaries, span_labels, write_failed_calls,
                                      write_failed_relevance)
-from ragsweep.runner.identity import (LABEL_KEY, LABEL_TAG, config_fingerprint, git_sha, job_identity, package_versions,
-                                      sweep_name)
+from ragsweep.runner.identity import LABEL_KEY, LABEL_TAG, config_label, git_sha, package_versions
+from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.stages import (chunk_dataset, first_stage, generate, latency_sample, located_counts, rerank,
                                     whole_retrieval)
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, RERUN_TAG, TrackingUnavailable, parent_run_id
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, RERUN_TAG, TrackingUnavailable
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)
 
 
-def main(cfg: DictConfig, output_dir: Path | None = None) -> float | None:
-    """Run one job; return the metric a sweeper optimises.
+@dataclass(frozen=True)
+class RunContext:
+    """Where a job's results go and the sweep it belongs to: given by its caller (a Hydra job, `Evaluation`)."""
+
+    output_dir: Path
+    parent: str | None = None  # the sweep's MLflow parent run; None for a run on its own
+
+
+def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> float | None:
+    """Plan and run one job; return the metric a sweeper optimises.
 
     Bad config or data ends the process with one line and exit code 2. In a sweep, a job that
     raises is already recorded as FAILED (with its traceback) and the sweep goes on, unless
     `fail_fast=true`, which ends it there.
     """
     metric = cfg.get("optimized_metric")
+    name = config_label(naming.overrides, naming.config_name, None) if naming else "run"
     try:
-        means = run(cfg, output_dir)
+        means = run(plan_job(cfg, naming), context)
     except (ConfigError, DatasetError) as error:
         print(f"ragsweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     except (GenerationFailed, JudgingFailed, TrackingUnavailable) as error:
-        if parent_run_id() is None:  # one run: its FAILED record is in MLflow; the user needs one line
+        if context.parent is None:  # one run: its FAILED record is in MLflow; the user needs one line
             print(f"ragsweep: error: {error}", file=sys.stderr)
             raise SystemExit(1) from None
         if cfg.get("fail_fast", False):
-            print(f"ragsweep: error: job {_run_name()} failed and fail_fast=true stops the sweep: {error}",
-                  file=sys.stderr)
+            print(f"ragsweep: error: job {name} failed and fail_fast=true stops the sweep: {error}", file=sys.stderr)
             raise SystemExit(1) from None
-        log.error("job %s failed: %s; it is recorded as FAILED and the sweep goes on", _run_name(), error)
+        log.error("job %s failed: %s; it is recorded as FAILED and the sweep goes on", name, error)
         return float("nan") if metric else None
     except Exception as error:
-        if parent_run_id() is None:
+        if context.parent is None:
             raise
         if cfg.get("fail_fast", False):
-            print(f"ragsweep: error: job {_run_name()} failed and fail_fast=true stops the sweep: {error!r}",
-                  file=sys.stderr)
+            print(f"ragsweep: error: job {name} failed and fail_fast=true stops the sweep: {error!r}", file=sys.stderr)
             raise SystemExit(1) from error  # not an Exception, so no launcher carries on past it
-        log.exception("job %s failed; it is recorded as FAILED and the sweep goes on (fail_fast=true stops it)",
-                      _run_name())
+        log.exception("job %s failed; it is recorded as FAILED and the sweep goes on (fail_fast=true stops it)", name)
         return float("nan") if metric else None
     return means[metric] if metric else None
 
 
-def run(cfg: DictConfig, output_dir: Path | None = None, objects: Mapping[str, Any] | None = None) -> dict[str, float]:
-    """Build, validate, run and record one configuration; return the mean of every metric.
+def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """Build, validate, run and record one planned configuration; return the mean of every metric.
 
-    Inside a sweep (a parent run exists), a configuration that already has a FINISHED run in the
-    experiment is not run again unless `+force=true`; its recorded metrics are returned. `objects` are
-    a Python caller's own components by group (see `build`).
+    Inside a sweep (`context.parent`), a configuration that already has a FINISHED run in the experiment
+    is not run again unless `+force=true`; its recorded metrics are returned. `objects` are a Python
+    caller's own components by group (see `build`).
     """
-    pipeline = build(cfg, objects=objects)
+    pipeline = build(plan, objects=objects)
     dataset = load_once(pipeline.dataset)
-    if pipeline.generator is None and "judge" in cfg:  # nothing to judge: not part of what the run is
-        with open_dict(cfg):
-            del cfg["judge"]
-    if pipeline.relevance_judge is None and "relevance_judge" in cfg:  # none: context_relevance is the spans'
-        with open_dict(cfg):
-            del cfg["relevance_judge"]
-    unused = ("chunker", "store") if pipeline.chunker is None else ()  # a whole retriever chunks and indexes itself
-    with open_dict(cfg):
-        for group in unused:
-            cfg.pop(group, None)
-    if cfg.depth != pipeline.depth:  # record the depth that ran, so params and fingerprint say what was computed
-        log.info("depth=%s raised to %d (k or reranker.candidates is larger)", cfg.depth, pipeline.depth)
-        with open_dict(cfg):
-            cfg.depth = pipeline.depth
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    config_id = config_fingerprint(resolved, dataset.fingerprint)
-    parent = parent_run_id()
-    with _job_lock(pipeline, config_id) if parent else nullcontext():
-        if parent and not cfg.get("force", False):
+    config_id = plan.fingerprint(dataset.fingerprint)
+    parent = context.parent
+    with _job_lock(pipeline, config_id, plan.label) if parent else nullcontext():
+        if parent and not plan.config.get("force", False):
             finished = pipeline.tracker.finished_run(config_id)
             if finished is not None:
                 log.info("skipped %s: run %s already finished this configuration (+force=true reruns it)",
-                         _run_name(), finished.info.run_id)
+                         plan.label, finished.info.run_id)
                 pipeline.tracker.note_reused(parent, config_id, finished.info.run_id)
                 return dict(finished.data.metrics)
         try:
-            return _run_job(cfg, pipeline, dataset, resolved, config_id, parent, unused, output_dir)
+            return _run_job(pipeline, dataset, config_id, context)
         finally:
             _freeze_loaded_heap()
 
@@ -130,7 +122,7 @@ _HEAP_FROZEN: list[bool] = []
 
 
 @contextmanager
-def _job_lock(pipeline: Pipeline, config_id: str) -> Iterator[None]:
+def _job_lock(pipeline: Pipeline, config_id: str, label: str) -> Iterator[None]:
     """Held while this process runs the configuration, so a second copy of the sweep started at the same time
     waits for it and then finds its FINISHED run instead of running it again (the kernel drops the lock of a
     killed process)."""
@@ -138,27 +130,26 @@ def _job_lock(pipeline: Pipeline, config_id: str) -> Iterator[None]:
         if held:
             yield
             return
-    log.info("%s is being run by another process; waiting for it", _run_name())
+    log.info("%s is being run by another process; waiting for it", label)
     with pipeline.cache.lock(f"job-{config_id}"):
         yield
 
 
-def _run_job(cfg: DictConfig, pipeline: Pipeline, dataset: Dataset, resolved: dict, config_id: str,
-             parent: str | None, unused: tuple[str, ...], output_dir: Path | None) -> dict[str, float]:
-    """Run the configuration and record it as one MLflow run (under `parent` in a sweep)."""
-    output_dir = output_dir or _hydra_output_dir()
-    label, choices = job_identity(cfg)  # chunker=fixed,k=3 and {"chunker": "fixed", ...}; not in the fingerprint
-    params = {**_flatten(resolved), **{group: option for group, option in choices.items() if group not in unused}}
+def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext) -> dict[str, float]:
+    """Run the configuration and record it as one MLflow run (under `context.parent` in a sweep)."""
+    plan, output_dir, parent = pipeline.plan, context.output_dir, context.parent
+    cfg = plan.config
+    label = plan.label
     tags = {"dataset.name": dataset.name, "dataset.fingerprint": dataset.fingerprint,
-            FINGERPRINT_TAG: config_id, "ragsweep.sweep": _sweep_name(), "ragsweep.git_sha": git_sha(),
+            FINGERPRINT_TAG: config_id, "ragsweep.sweep": plan.sweep, "ragsweep.git_sha": git_sha(),
             "ragsweep.version": ragsweep.__version__, LABEL_TAG: label,
             **({RERUN_TAG: "export"} if cfg.get(LABEL_KEY) else {}),  # an exported best config run again by hand
             **{f"version.{name}": version for name, version in package_versions().items()}}
-    with pipeline.tracker.start_run(label, params, tags, parent, record_dir=output_dir):
+    with pipeline.tracker.start_run(label, dict(plan.params), tags, parent, record_dir=output_dir):
         pipeline.tracker.log_dataset(dataset.name, dataset.fingerprint, _dataset_source(cfg), len(dataset.queries))
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]
-        if pipeline.chunker is None:  # a whole retriever: it chunked and ranked; its texts are located as spans
+        if plan.whole_retriever:  # it chunked and ranked on its own; its texts are located as spans
             chunks, first, search_ms, located = _timed(
                 seconds, "retrieval", lambda: whole_retrieval(pipeline, dataset, questions))
             hits, rerank_ms = first, np.zeros(0)
@@ -234,7 +225,7 @@ def _score(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk], hits: 
     context_relevance_judged too); with a generator its answer metrics (where it has an answer and
     reference answers); with a judge its judged metrics, and each question's claims and diagnostics."""
     per_query = pipeline.evaluator.score(dataset, chunks, hits, pipeline.k)
-    if pipeline.chunker is None:  # chunks are only what a whole retriever returned, not its whole chunking
+    if pipeline.plan.whole_retriever:  # chunks are only what it returned, not its whole chunking
         per_query = [{name: value for name, value in scores.items() if name not in CHUNKING_METRICS}
                      for scores in per_query]
     for position, scores in enumerate(per_query):
@@ -403,35 +394,3 @@ def _timed(seconds: dict[str, float], stage: str, work):
     result = work()
     seconds[stage] = time.perf_counter() - started
     return result
-
-
-def _flatten(tree, prefix: str = "") -> dict[str, object]:
-    if not isinstance(tree, dict):
-        return {prefix: tree}
-    flat: dict[str, object] = {}
-    for key, value in tree.items():
-        flat.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-    return flat
-
-
-def _hydra_output_dir() -> Path:
-    from hydra.core.hydra_config import HydraConfig
-
-    return Path(HydraConfig.get().runtime.output_dir)
-
-
-def _run_name() -> str:
-    from hydra.core.hydra_config import HydraConfig
-
-    if not HydraConfig.initialized():
-        return "run"
-    hydra = HydraConfig.get()
-    if hydra.job.override_dirname:
-        return hydra.job.override_dirname
-    return "defaults" if hydra.job.config_name == "config" else hydra.job.config_name  # e.g. best/<name>
-
-
-def _sweep_name() -> str:
-    from hydra.core.hydra_config import HydraConfig
-
-    return sweep_name(HydraConfig.get().runtime.choices if HydraConfig.initialized() else {})

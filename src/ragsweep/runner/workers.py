@@ -33,6 +33,8 @@ from hydra.experimental.callback import Callback
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
+from ragsweep.runner.plan import generates_answers
+
 log = logging.getLogger(__name__)
 
 # joblib caps its loky workers' thread pools through these variables, which loky applies only with
@@ -163,7 +165,8 @@ def _targets(config: DictConfig) -> Iterator[str]:
             except Exception:  # intervals: values of a field, not config-group options
                 continue
     options.update(swept)
-    answers = bool(options.get("generator", set()) - {"none"})
+    answers = any(generates_answers(_target(folder / "generator" / f"{name}.yaml"))
+                  for name in options.get("generator", set()))
     for group, names in sorted(options.items()):
         if group == "judge" and not answers:  # a judge judges answers: retrieval-only jobs never build it
             continue
@@ -174,6 +177,11 @@ def _targets(config: DictConfig) -> Iterator[str]:
                 if group == "metrics" and not answers:  # its answer embedder only scores generated answers
                     settings.pop("answer_embedder", None)
                 yield from _nested_targets(settings)
+
+
+def _target(path: Path) -> str | None:
+    """The `_target_` an option's YAML names (None when the option is not a file of the main config folder)."""
+    return OmegaConf.load(path).get("_target_") if path.is_file() else None
 
 
 def _nested_targets(node: Any) -> Iterator[str]:

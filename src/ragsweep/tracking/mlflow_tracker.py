@@ -50,20 +50,6 @@ def sqlite_store_problem(database: Path) -> str | None:
     return None
 
 
-def parent_run_id() -> str | None:
-    """The MLflow parent run of the sweep this job belongs to; None outside a sweep.
-
-    The launching process puts it in every job's config (`SweepRun.hand_to_jobs`), and Hydra sets it
-    in the job's environment wherever the job runs: a local worker, a Ray node, a SLURM node.
-    """
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
-    if not HydraConfig.initialized() or HydraConfig.get().mode != RunMode.MULTIRUN:
-        return None
-    return os.environ.get(PARENT_RUN_ENV) or None
-
-
 class MlflowTracker:
     """Logs params, tags, metrics and artifacts of one run to an MLflow store.
 

@@ -1,0 +1,26 @@
+"""The error a config that cannot work raises, and the one-line wording of its causes."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A config value that cannot work; the message names the key and the fix."""
+
+
+def yaml_problem(error: yaml.YAMLError) -> str:
+    """A YAML parser's error in one line: what is wrong and where (PyYAML's own message takes five)."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"not valid YAML ({problem}{where})"
+
+
+def closest(key: object, options: Iterable[object], prefix: str = "") -> str:
+    """`did you mean <option>? ` for the option nearest a mistyped key, or nothing."""
+    match = difflib.get_close_matches(str(key), [str(option) for option in options], n=1, cutoff=0.6)
+    return f"did you mean {prefix}{match[0]}? " if match else ""

@@ -1,0 +1,212 @@
+"""What one job runs, decided once from its composed config: the only place the rules about a job's stages live.
+
+- A whole retriever (a class with `retrieve(question, k)`, e.g. a user's LangChain retriever) chunks and
+  indexes on its own: the job has no chunker and no store.
+- A generator whose class is disabled (`generator=none`) answers nothing, so nothing is judged: the job
+  has no judge, and its config none (a `judge=none` beside a generator stays, as a choice made).
+- A disabled relevance judge (`relevance_judge=none`) leaves context_relevance to the span labels.
+- The first stage runs at max(k, reranker.candidates, depth), so a reranker always has its candidates.
+
+The plan's config drops the groups the job does not use and records the depth that runs, so its params,
+its `config.yaml` and its fingerprint all say what was computed. Deciding needs only the config and the
+component classes (imported, never built): the plan is made before any model loads.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra._internal.utils import _locate
+from omegaconf import DictConfig, OmegaConf
+
+from ragsweep.runner.errors import ConfigError, closest
+from ragsweep.runner.identity import LABEL_KEY, config_fingerprint, config_label, group_choices, sweep_name
+
+log = logging.getLogger(__name__)
+
+# The metric stages every job scores: span metrics, and context_relevance from the span labels.
+ALWAYS_SCORED = ("retrieval", "relevance")
+
+
+@dataclass(frozen=True)
+class JobNaming:
+    """What Hydra knows about a job that names it: its overrides as one string (`chunker=fixed,k=3`), the
+    primary config's name and each group's chosen option. The caller reads them; the plan reads no global."""
+
+    overrides: str = ""
+    config_name: str | None = None
+    choices: Mapping[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def from_hydra(cls, hydra: Any) -> JobNaming:
+        """From a `hydra` config node (`HydraConfig.get()` in a job, or a composed config's `cfg.hydra`)."""
+        return cls(str(hydra.job.override_dirname or ""), hydra.job.config_name, dict(hydra.runtime.choices))
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """One job's stages, depth and identity, resolved from its config (see the module's rules)."""
+
+    config: DictConfig  # read-only: unused groups removed, depth raised to what runs
+    resolved: Mapping[str, Any]  # the config as plain values: what config.yaml, params and the fingerprint see
+    whole_retriever: bool
+    generates: bool
+    judges: bool
+    judges_relevance: bool
+    k: int
+    candidates: int  # first-stage hits the reranker reads; 0 without a reranker
+    depth: int
+    label: str  # how tables, plots and run names call the configuration; not part of its identity
+    sweep: str  # the named grid (`+sweep=<name>`), or `adhoc`
+    params: Mapping[str, Any]  # logged to MLflow: every resolved key, plus each used group's option name
+    targets: Mapping[str, str]  # the `_target_` of each stage group the job builds
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """The config groups the job builds, in the order data flows through them."""
+        return tuple(self.targets)
+
+    @property
+    def unused(self) -> tuple[str, ...]:
+        """Groups the composed config had that the job does not build."""
+        return ("chunker", "store") if self.whole_retriever else ()
+
+    @property
+    def metric_stages(self) -> frozenset[str]:
+        """The registry stages whose metrics the job produces (`ragsweep.metrics.registry.Metric.stage`)."""
+        return frozenset({*ALWAYS_SCORED, *(["answer"] if self.generates else []),
+                          *(["judged"] if self.judges else [])})
+
+    def fingerprint(self, dataset_fingerprint: str) -> str:
+        """The configuration's identity over this dataset content: equal fingerprints compute equal numbers."""
+        return config_fingerprint(dict(self.resolved), dataset_fingerprint)
+
+
+# The stage groups in data-flow order; a job builds those its plan keeps.
+STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "generator", "judge",
+                "relevance_judge", "metrics")
+# Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
+# setting of another tool, and would silently become part of the configuration's identity.
+SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
+            "tracking", "paths", "cache", LABEL_KEY, "hydra")
+CACHE_KEYS = ("enabled", "dir", "locks")
+
+
+def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
+    """The plan of the job `cfg` describes (a composed config; its `hydra` node, if any, is left out).
+
+    Raises ConfigError for a top-level or cache key no stage reads, for a `k`, `depth` or `bootstrap_samples` that is not a positive integer, and for a
+    reranker that reads fewer candidates than k. Components are not built, so their own errors come from
+    `build`; a `_target_` that does not import counts as enabled here, so that `build` names it.
+    """
+    check_settings(cfg)
+    k = positive_int(cfg, "k")
+    if "bootstrap_samples" in cfg:
+        positive_int(cfg, "bootstrap_samples")
+    whole = _whole_retriever(OmegaConf.select(cfg, "retriever._target_"))
+    candidates = _candidates(cfg) if "reranker" in cfg else 0
+    if candidates and candidates < k:
+        raise ConfigError(f"reranker.candidates ({candidates}) must be >= k ({k}); raise reranker.candidates or lower k")
+    if whole and candidates:
+        raise ConfigError("reranker: a whole retriever returns its final ranking, so there is nothing to rerank; "
+                          "use reranker=none")
+    generates = "generator" in cfg and _enabled(cfg, "generator")
+    judges = generates and "judge" in cfg and _enabled(cfg, "judge")
+    judges_relevance = "relevance_judge" in cfg and _enabled(cfg, "relevance_judge")
+    depth = max(k, candidates, positive_int(cfg, "depth"))
+    dropped = {*(["chunker", "store"] if whole else []), *([] if generates else ["judge"]),
+               *([] if judges_relevance else ["relevance_judge"])}
+    if depth != cfg.depth:
+        log.info("depth=%s raised to %d (k or reranker.candidates is larger)", cfg.depth, depth)
+    job = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"]) if "hydra" in cfg else cfg
+    resolved = {key: value for key, value in OmegaConf.to_container(job, resolve=True).items() if key not in dropped}
+    resolved["depth"] = depth
+    config = OmegaConf.create(resolved)
+    OmegaConf.set_readonly(config, True)
+    label, choices = ("run", {}) if naming is None else (
+        config_label(naming.overrides, naming.config_name, cfg.get(LABEL_KEY)), group_choices(naming.choices))
+    unused = ("chunker", "store") if whole else ()
+    params = {**_flatten(resolved), **{group: option for group, option in choices.items() if group not in unused}}
+    targets = {group: str(resolved[group]["_target_"]) for group in STAGE_GROUPS
+               if isinstance(resolved.get(group), dict) and "_target_" in resolved[group]}
+    return JobPlan(config, resolved, whole, generates, judges, judges_relevance, k, candidates, depth, label,
+                   sweep_name(naming.choices if naming else {}), params, targets)
+
+
+def check_settings(cfg: DictConfig) -> None:
+    """Refuse top-level keys and cache keys that no stage reads, naming the closest one that exists."""
+    known = (*STAGE_GROUPS, *SETTINGS)
+    for key in cfg:
+        if key not in known:
+            raise ConfigError(f"{key}: no stage reads this key; {closest(key, known)}"
+                              f"the keys ragsweep reads are {', '.join(known[:-1])}")
+    for key in cfg.get("cache") or {}:
+        if key not in CACHE_KEYS:
+            raise ConfigError(f"cache.{key}: the cache reads only {', '.join(CACHE_KEYS)}; "
+                              f"{closest(key, CACHE_KEYS, 'cache.')}remove cache.{key}")
+
+
+def generates_answers(target: str | None) -> bool:
+    """Whether a generator class answers questions (`generator=none`'s class does not)."""
+    return _class_enabled(target)
+
+
+def positive_int(cfg: DictConfig, key: str) -> int:
+    value = cfg.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{key} must be a positive integer, got {value!r}; set e.g. {key}=5")
+    return value
+
+
+def _enabled(cfg: DictConfig, group: str) -> bool:
+    return _class_enabled(OmegaConf.select(cfg, f"{group}._target_"))
+
+
+def _class_enabled(target: str | None) -> bool:
+    component = _component_class(target)
+    return component is None or getattr(component, "enabled", True) is not False
+
+
+def _whole_retriever(target: str | None) -> bool:
+    """A retriever class that is a whole retrieval pipeline: `retrieve(question, k)` instead of searching a store."""
+    component = _component_class(target)
+    return component is not None and hasattr(component, "retrieve")
+
+
+def _candidates(cfg: DictConfig) -> int:
+    """First-stage hits the reranker reads: its `candidates` setting, else its constructor's default, else the
+    class's own (0 for the pass-through)."""
+    given = OmegaConf.select(cfg, "reranker.candidates")
+    if given is not None:
+        return int(given) if isinstance(given, int) and not isinstance(given, bool) else 0  # build names a bad value
+    component = _component_class(OmegaConf.select(cfg, "reranker._target_"))
+    if component is None:
+        return 0
+    parameter = inspect.signature(component).parameters.get("candidates")
+    if parameter is not None and isinstance(parameter.default, int):
+        return parameter.default
+    value = getattr(component, "candidates", 0)
+    return value if isinstance(value, int) else 0
+
+
+def _component_class(target: str | None) -> type | None:
+    if target is None:
+        return None
+    try:
+        return _locate(str(target))
+    except (ImportError, ValueError):  # a bad _target_: build names it
+        return None
+
+
+def _flatten(tree: Any, prefix: str = "") -> dict[str, object]:
+    """Nested keys as dotted names (`chunker.size`), the form MLflow params take."""
+    if not isinstance(tree, dict):
+        return {prefix: tree}
+    flat: dict[str, object] = {}
+    for key, value in tree.items():
+        flat.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
