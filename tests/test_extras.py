@@ -1,4 +1,4 @@
-"""The optional extras install what the README's examples and the notebooks import (pip install -e ".[EXTRA]")."""
+"""The optional extras install what the docs' examples and the notebooks import (pip install -e ".[EXTRA]")."""
 
 from __future__ import annotations
 
@@ -46,14 +46,14 @@ def _installed_by(extra: str) -> set[str]:
     return seen
 
 
-def _readme_langchain_example() -> str:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Score your own pipeline"):]
+def _docs_langchain_example() -> str:
+    page = (ROOT / "docs" / "python-api.md").read_text()
+    section = page[page.index("## Score your own pipeline"):]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
 @pytest.mark.parametrize(("extra", "code"), [
-    ("langchain", _readme_langchain_example()),
+    ("langchain", _docs_langchain_example()),
     *[("notebooks", "\n".join("".join(cell["source"]) for cell in json.loads(path.read_text())["cells"]
                               if cell["cell_type"] == "code"))
       for path in sorted((ROOT / "notebooks").glob("*.ipynb"))],
