@@ -14,7 +14,7 @@ generator calls the cold grid made (its `cache_misses_answers`) and the answers 
 texts) and compared with the judge calls (`cache_misses_verdicts`).
 Prints a table and, as its last line, `calls_over_distinct_prompts=X judge_calls_over_distinct_pairs=J
 warm_over_cold=Y seconds_per_answer_p50=Z prompt_tokens_per_s=P generation_tokens_per_s=G`.
-Seconds per claim of each judge are measured by `benchmarks/judges.py` (docs/judging.md).
+Seconds per claim of each judge are measured by `benchmarks/judges.py` (docs/benchmarks/judges.md).
 
 Usage: python benchmarks/generation.py [--workdir DIR]
 """

@@ -1,6 +1,7 @@
 """The shipped labelled claims (issue 13's set for measuring judges): every passage is the speeches'
-own text, the labels are balanced, every kind is one the README names with the shipped counts, and no
-claim leans on who gave the speech, which the passages never say (a judge sees only claim and passages)."""
+own text, the labels are balanced, every kind is one the claims README names with the shipped counts,
+and no claim leans on who gave the speech, which the passages never say (a judge sees only claim and
+passages)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = ROOT / "src" / "ragsweep" / "data" / "claims" / "sotu_claims.jsonl"
 SUPPORTED = {"verbatim", "paraphrase", "inference"}
 UNSUPPORTED = {"number_change", "name_swap", "negation", "invented_detail", "unsupported_plausible"}
-# As shipped; the README's kind table. A change here must change the README too.
+# As shipped; the kind table of src/ragsweep/data/claims/README.md. A change here must change that README too.
 KIND_COUNTS = {
     "paraphrase": 87, "inference": 23, "verbatim": 15,
     "invented_detail": 28, "number_change": 27, "negation": 26, "unsupported_plausible": 26, "name_swap": 18,
@@ -85,7 +86,7 @@ def test_no_claim_is_attributed_to_the_speaker():
 
 CHROMA_CLAIMS = ROOT / "src" / "ragsweep" / "data" / "claims" / "chroma_claims.jsonl"
 CORPORA = ROOT.parent / "shared" / "data" / "chroma_general" / "corpora"
-CHROMA_KIND_COUNTS = {  # the README's counts; a change here must change src/ragsweep/data/claims/README.md too
+CHROMA_KIND_COUNTS = {  # as shipped; a change here must change src/ragsweep/data/claims/README.md too
     "paraphrase": 81, "inference": 18, "verbatim": 16,
     "number_change": 27, "invented_detail": 26, "negation": 23, "unsupported_plausible": 24, "name_swap": 18,
 }

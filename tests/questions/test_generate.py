@@ -1,7 +1,7 @@
 """`ragsweep generate` end to end with the real local model (SmolLM2-135M through llama.cpp).
 
-SmolLM2's questions are too poor to pass the default filters (README: measured yield), so these
-tests check the mechanics with the quality filters loosened: every kept span is exact, the same seed
+SmolLM2's questions are too poor to pass the default filters (docs/questions.md: measured yield), so
+these tests check the mechanics with the quality filters loosened: every kept span is exact, the same seed
 gives the same set, a killed run resumes from its cached drafts, and the set loads and sweeps.
 The filters themselves are tested on hand-built cases in test_drafts.py.
 """
