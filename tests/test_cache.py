@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ragsweep.cache import StageCache, fingerprint, read_entry, semantic_config, write_entry
+from ragsweep.embedding.cached import cached_embedder
 
 
 class CountingEmbedder:
@@ -54,9 +55,9 @@ def test_writes_leave_no_temporary_files(tmp_path):
 
 def test_each_text_is_embedded_once_per_embedder_across_instances(tmp_path):
     model = CountingEmbedder()
-    first = StageCache(tmp_path).embedder(model, {"_target_": "m"})
+    first = cached_embedder(model, StageCache(tmp_path), {"_target_": "m"})
     a = first.encode(["x", "yy", "x"])
-    second = StageCache(tmp_path).embedder(model, {"_target_": "m"})  # e.g. another process
+    second = cached_embedder(model, StageCache(tmp_path), {"_target_": "m"})  # e.g. another process
     b = second.encode(["yy", "zzz"])
     assert model.seen == ["x", "yy", "zzz"]
     assert np.array_equal(a[1], b[0]) and np.array_equal(a[0], a[2])
@@ -77,7 +78,7 @@ def test_cache_off_computes_every_time_and_writes_nothing(tmp_path):
     for _ in range(2):
         cache.get_or_compute("s", "k", lambda: calls.append(1) or {"x": np.zeros(1)})
     model = CountingEmbedder()
-    embedder = cache.embedder(model, {})
+    embedder = cached_embedder(model, cache, {})
     embedder.encode(["a"]), embedder.encode(["a"])
     assert calls == [1, 1] and model.seen == ["a", "a"]
     assert not (tmp_path / "c").exists()
@@ -91,7 +92,7 @@ def test_keys_change_with_every_input(stage):
 def test_latency_timing_embeds_questions_anew_but_reads_passages_from_the_cache(tmp_path):
     cache = StageCache(tmp_path)
     model = CountingEmbedder()
-    embedder = cache.embedder(model, {"model": "counting"})
+    embedder = cached_embedder(model, cache, {"model": "counting"})
     embedder.encode(["a passage"], role="passage")
     embedder.encode(["a question"], role="query")
     model.seen.clear()
@@ -223,7 +224,7 @@ def test_racing_processes_without_locks_agree_and_readers_never_see_half_an_entr
 
 def _embed_without_locks(root, start, texts, out):
     start.wait()
-    vectors = StageCache(root, locks=False).embedder(CountingEmbedder(), {"_target_": "m"}).encode(texts)
+    vectors = cached_embedder(CountingEmbedder(), StageCache(root, locks=False), {"_target_": "m"}).encode(texts)
     np.save(out, vectors)
 
 
@@ -244,7 +245,7 @@ def test_embedders_racing_without_locks_store_the_same_vectors(tmp_path):
         racer.join(60)
         assert racer.exitcode == 0
     model = CountingEmbedder()
-    later = StageCache(tmp_path / "cache").embedder(model, {"_target_": "m"}).encode(texts)
+    later = cached_embedder(model, StageCache(tmp_path / "cache"), {"_target_": "m"}).encode(texts)
     assert model.seen == []
     for out in outs:
         assert np.array_equal(np.load(out), later)

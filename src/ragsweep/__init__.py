@@ -11,11 +11,11 @@ from ragsweep import _offline  # noqa: F401  (must run before any Hugging Face o
 __version__ = "0.1.0"
 
 # Imported on first use: `import ragsweep` stays light for the command-line tools (they load Hydra and MLflow later).
-_EXPORTS = {"Evaluation": "ragsweep.runner.evaluation", "Component": "ragsweep.runner.evaluation",
-            "Result": "ragsweep.runner.evaluation", "ConfigError": "ragsweep.runner.build",
+_EXPORTS = {"Evaluation": "ragsweep.api.evaluation", "Component": "ragsweep.api.evaluation",
+            "Result": "ragsweep.api.evaluation", "ConfigError": "ragsweep.runner.errors",
             "DatasetError": "ragsweep.data.base", "Dataset": "ragsweep.types",
-            "load_pipeline": "ragsweep.runner.loaded", "LoadedPipeline": "ragsweep.runner.loaded",
-            "Passage": "ragsweep.runner.loaded"}
+            "load_pipeline": "ragsweep.api.loaded", "LoadedPipeline": "ragsweep.api.loaded",
+            "Passage": "ragsweep.api.loaded"}
 __all__ = [*_EXPORTS, "__version__"]
 
 

@@ -63,7 +63,7 @@ def _attach_signed_values(argv: list[str]) -> list[str]:
 
 def best_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import ResultsError, best, compare, rerun
-    from ragsweep.results.judges import judge_notes, summary_table
+    from ragsweep.tracking.judges import judge_notes, summary_table
     from ragsweep.tracking.runs import markdown, tie_note
 
     if args.top < 1:
@@ -361,8 +361,8 @@ def _group(pgid: int) -> list:
 def calibrate_command(args: argparse.Namespace) -> int:
     """Judge two labelled claims sets, print held-out and in-sample agreement, write calibration/<judge>.json,
     log it to MLflow."""
-    from ragsweep.judging.calibration import (build_judge, calibrate, check_judge_option, cross_corpus, format_cross,
-                                              format_table, write_calibration)
+    from ragsweep.judging.calibration import calibrate, cross_corpus, format_cross, format_table, write_calibration
+    from ragsweep.runner.judges import build_judge, check_judge_option
     from ragsweep.tracking.calibration import EXPERIMENT, log_calibration
 
     try:
@@ -384,8 +384,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
     if callable(getattr(judge, "fit", None)):  # the ensemble: its fitted weights become a judge option
         from omegaconf import OmegaConf
 
-        from ragsweep.judging.calibration import compose_with_judge
         from ragsweep.judging.ensemble import write_fitted
+        from ragsweep.runner.judges import compose_with_judge
 
         name = args.judge if args.judge.endswith("_fitted") else f"{args.judge}_fitted"
         composed = compose_with_judge(conf_dir(args.project), args.judge, args.overrides, args.project)

@@ -377,7 +377,7 @@ def test_bad_input_exits_2_with_one_line(project, capsys, args, message):
 def test_a_judge_that_asks_for_an_embedder_gets_the_configs(project):
     """As a sweep hands a reranker its embedder: `embedder=...` of the project's config, built, and not
     cached, so that seconds per claim measure the judge."""
-    from ragsweep.judging.calibration import build_judge
+    from ragsweep.runner.judges import build_judge
 
     judge, config = build_judge(project / "conf", "cosine", ["embedder.progress=false"])
     assert type(judge.embedder).__name__ == "MiniLMEmbedder" and judge.embedder.progress is False

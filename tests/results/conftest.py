@@ -21,7 +21,7 @@ from omegaconf import OmegaConf
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS
-from ragsweep.runner.identity import LABEL_TAG
+from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
 
 CONF = Path(__file__).resolve().parents[2] / "conf"

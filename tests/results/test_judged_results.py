@@ -20,10 +20,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ragsweep.results import judges
+from ragsweep.tracking import judges
 from ragsweep.results.best import ResultsError, best, compare, exported_questions, read_manifest, rerun
 from ragsweep.results.gate import error_rate_note, gate_table, guarded_metrics, job_result, judge_line, parse_max_drop
-from ragsweep.results.judges import JudgeInfo, from_config, from_params, judge_labels
+from ragsweep.tracking.judges import JudgeInfo, from_config, from_params, judge_labels
 from ragsweep.results.report import write_report
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import finished_jobs

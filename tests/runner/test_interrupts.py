@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from ragsweep.runner.interrupts import interrupt
+from ragsweep.interrupts import interrupt
 
 
 class SignalledWhileCollected:

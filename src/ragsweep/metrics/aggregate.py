@@ -72,3 +72,16 @@ def paired_bootstrap(best: np.ndarray, other: np.ndarray, samples: int = 10_000,
     return {"difference": observed,
             "ci_low": float(np.percentile(resampled, 2.5)), "ci_high": float(np.percentile(resampled, 97.5)),
             "p_value": float(extreme.mean())}
+
+
+def paired_test(first: dict[str, float], second: dict[str, float], samples: int = 10_000) -> dict:
+    """`first` against `second` (question id -> a metric) on the questions both have: the paired bootstrap's
+    mean difference, 95% CI and p-value, how many questions, and a verdict ('better' when p < 0.05 and the
+    difference is positive, 'worse' when negative, else 'not distinguishable')."""
+    shared = sorted(set(first) & set(second))
+    if not shared:
+        return {"queries": 0, "verdict": "no question in common"}
+    test = paired_bootstrap(np.array([first[q] for q in shared]), np.array([second[q] for q in shared]), samples)
+    verdict = ("not distinguishable" if test["p_value"] >= 0.05 or test["difference"] == 0
+               else "better" if test["difference"] > 0 else "worse")
+    return {"queries": len(shared), **test, "verdict": verdict}

@@ -30,10 +30,11 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.metrics import registry
-from ragsweep.results import judges
-from ragsweep.results.judges import JUDGE_HINT, JUDGED_RANKABLE, JudgeInfo
+from ragsweep.tracking import judges
+from ragsweep.tracking.judges import JUDGE_HINT, JUDGED_RANKABLE, JudgeInfo
 from ragsweep.runner.errors import yaml_problem
-from ragsweep.runner.entry import PACKAGED_CONF, conf_dirs, ensure_project_config
+from ragsweep.packaged import PACKAGED_CONF
+from ragsweep.runner.entry import conf_dirs, ensure_project_config
 from ragsweep.runner.identity import LABEL_KEY, group_choices
 from ragsweep.tracking.mlflow_tracker import RERUN_ENV, MlflowTracker
 from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, finished_jobs, labels, on_dataset,

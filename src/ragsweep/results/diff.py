@@ -18,7 +18,7 @@ import pandas as pd
 
 from ragsweep.metrics import registry
 from ragsweep.results.best import ResultsError
-from ragsweep.runner.identity import LABEL_TAG
+from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import download, one_run
 

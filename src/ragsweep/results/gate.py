@@ -24,8 +24,8 @@ import pandas as pd
 from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.results.best import RANKABLE, ResultsError, read_per_query
-from ragsweep.results.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_params
-from ragsweep.runner.identity import LABEL_TAG
+from ragsweep.tracking.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_params
+from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
 from ragsweep.tracking.runs import download, one_run
 

@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from ragsweep.metrics import registry
-from ragsweep.metrics.aggregate import paired_bootstrap
-from ragsweep.results import judges
+from ragsweep.metrics.aggregate import paired_test
+from ragsweep.tracking import judges
 from ragsweep.results.best import candidates, read_per_query
-from ragsweep.results.judges import JUDGED_RANKABLE, JUDGED_RECORDED
+from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.runner.identity import NON_RESULT_KEYS
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.metrics.answers import ANSWER_METRICS
@@ -129,19 +129,6 @@ def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folde
              "missing where generation failed or a question has no reference answer). "
              "'better' means p &lt; 0.05.</p>")
     return intro + _table_html(pd.DataFrame(rows))
-
-
-def paired_test(first: dict[str, float], second: dict[str, float], samples: int = 10_000) -> dict:
-    """`first` against `second` (question id -> a metric) on the questions both have: the paired bootstrap's
-    mean difference, 95% CI and p-value, how many questions, and a verdict ('better' when p < 0.05 and the
-    difference is positive, 'worse' when negative, else 'not distinguishable')."""
-    shared = sorted(set(first) & set(second))
-    if not shared:
-        return {"queries": 0, "verdict": "no question in common"}
-    test = paired_bootstrap(np.array([first[q] for q in shared]), np.array([second[q] for q in shared]), samples)
-    verdict = ("not distinguishable" if test["p_value"] >= 0.05 or test["difference"] == 0
-               else "better" if test["difference"] > 0 else "worse")
-    return {"queries": len(shared), **test, "verdict": verdict}
 
 
 def _bars(runs: pd.DataFrame, summaries: dict, metric: str):

@@ -14,6 +14,7 @@ from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 
 from ragsweep.cache import StageCache, semantic_config
 from ragsweep.data.base import DatasetLoader, loaded
+from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.judging.labels import load_claim_labels
 from ragsweep.metrics import registry
@@ -70,7 +71,7 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     cfg, objects = plan.config, objects or {}
     cache = StageCache.from_settings(group_config(cfg, "cache"))
     embedder = instantiate_stage(cfg, "embedder", {}, cache, objects=objects)
-    embedder.component = cache.embedder(embedder.component, embedder.signature)
+    embedder.component = cached_embedder(embedder.component, cache, embedder.signature)
     stages = {"embedder": embedder, "cache": Built(cache, {})}
     if not plan.whole_retriever:
         stages["store"] = instantiate_stage(cfg, "store", {}, cache)
@@ -260,7 +261,7 @@ def instantiate_stage(cfg: DictConfig, group: str, stages: dict[str, Built], cac
     for key, nested in config.items():  # a component's own embedder (e.g. a reranker's) is cached too
         inner = getattr(component, key, None)
         if key != "component" and isinstance(nested, dict) and "_target_" in nested and hasattr(inner, "encode"):
-            setattr(component, key, cache.embedder(inner, semantic_config(nested)))
+            setattr(component, key, cached_embedder(inner, cache, semantic_config(nested)))
     return Built(component, signature)
 
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from ragsweep.packaged import PACKAGED_CONF
+
 log = logging.getLogger(__name__)
 
-PACKAGED_CONF = Path(__file__).resolve().parent.parent / "conf"
 
 PROJECT_CONFIG = """\
 # This project's config: ragsweep's packaged defaults (ragsweep.yaml in pkg://ragsweep.conf; see them with
@@ -65,7 +66,7 @@ def sweep(argv: Sequence[str], conf: Path) -> None:
     """`python sweep.py ARGS` / `ragsweep sweep ARGS`: every point checked, then Hydra runs the job or the grid."""
     import hydra
 
-    from ragsweep.runner.interrupts import interrupt
+    from ragsweep.interrupts import interrupt
     from ragsweep.runner.preflight import exit_on_bad_command_line
 
     argv = list(argv)

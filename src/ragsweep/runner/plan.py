@@ -24,7 +24,8 @@ from hydra._internal.utils import _locate
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.runner.errors import ConfigError, closest
-from ragsweep.runner.identity import LABEL_KEY, config_fingerprint, config_label, group_choices, sweep_name
+from ragsweep.runner.identity import LABEL_KEY, config_fingerprint, config_label, group_choices
+from ragsweep.tracking.provenance import sweep_name
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from ragsweep.data.base import DatasetError, load_once
 from ragsweep.runner.build import build
 from ragsweep.runner.errors import ConfigError, yaml_problem
 from ragsweep.runner.plan import plan_job
-from ragsweep.runner.entry import PACKAGED_CONF
+from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.overrides import unknown_choices
 from ragsweep.tracking.mlflow_tracker import sqlite_store_problem
 

@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 
 from ragsweep.cache import StageCache, fingerprint
 from ragsweep.data.locate import Located, locate
+from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.base import Request
 from ragsweep.judging.base import Pair
 from ragsweep.judging.claims import split_claims
@@ -91,7 +92,7 @@ class QuestionSetWriter:
             raise ConfigError(f"generator._target_={cfg.generator.get('_target_')}: questions need an LLM generator; "
                               "use generator=llama_cpp or generator=openai")
         embedder = instantiate_stage(cfg, "embedder", {}, self.cache)
-        embedder.component = self.cache.embedder(embedder.component, embedder.signature)
+        embedder.component = cached_embedder(embedder.component, self.cache, embedder.signature)
         self.embedder = embedder.component
         stages.update(embedder=embedder, store=instantiate_stage(cfg, "store", {}, self.cache))
         self.passage_chunker = instantiate_stage(cfg, "passages", {}, self.cache).component

@@ -30,11 +30,12 @@ from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.judging import (Judgement, JudgingFailed, fail_on_judge_failures, judge_answers, judge_relevance,
                                      judged_scores, relevance_summary, run_summaries, span_labels, write_failed_calls,
                                      write_failed_relevance)
-from ragsweep.runner.identity import LABEL_KEY, LABEL_TAG, config_label, git_sha, package_versions
+from ragsweep.runner.identity import LABEL_KEY, config_label
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.stages import (chunk_dataset, first_stage, generate, latency_sample, located_counts, rerank,
                                     whole_retrieval)
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, RERUN_TAG, TrackingUnavailable
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, LABEL_TAG, RERUN_TAG, TrackingUnavailable
+from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)

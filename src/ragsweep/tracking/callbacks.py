@@ -24,9 +24,9 @@ from hydra.experimental.callback import Callback
 from hydra.utils import instantiate
 from omegaconf import DictConfig, read_write
 
-from ragsweep.results.judges import judge_notes, summary_table
-from ragsweep.runner.identity import git_sha, package_versions, sweep_name
-from ragsweep.runner.interrupts import interrupt
+from ragsweep.interrupts import interrupt
+from ragsweep.tracking.judges import judge_notes, summary_table
+from ragsweep.tracking.provenance import git_sha, package_versions, sweep_name
 from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV, MlflowTracker
 from ragsweep.tracking.runs import (DEFAULT_RANKING_METRIC, default_ranking_metric, failure_lines, markdown,
                                     sweep_jobs, tie_note)

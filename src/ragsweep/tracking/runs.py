@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ragsweep.metrics import registry
-from ragsweep.runner.identity import LABEL_TAG
+from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, ROLE_TAG, MlflowTracker
 
 CONFIG = "tags.mlflow.runName"

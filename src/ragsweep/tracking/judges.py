@@ -25,7 +25,7 @@ from omegaconf import OmegaConf
 from ragsweep.judging.base import VALIDATED_AUC
 from ragsweep.metrics import registry
 from ragsweep.metrics.judged import JUDGED_METRICS
-from ragsweep.runner.entry import PACKAGED_CONF
+from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.tracking import runs as tables
 
 log = logging.getLogger(__name__)

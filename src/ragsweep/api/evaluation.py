@@ -32,7 +32,7 @@ from ragsweep.cache import StageCache
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.results.best import ResultsError, read_per_query
 from ragsweep.results.diff import Diff, diff_runs
-from ragsweep.results.report import paired_test
+from ragsweep.metrics.aggregate import paired_test
 from ragsweep.runner.build import ConfigError, instantiate_stage
 from ragsweep.runner.entry import conf_dir, conf_dirs
 from ragsweep.runner.overrides import unknown_choices

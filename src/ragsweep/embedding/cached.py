@@ -1,0 +1,83 @@
+"""Embeddings cached per text: a text embedded by any configuration is never embedded again by that embedder.
+
+Each embedder has a folder of immutable shards (text hashes + vectors) in the stage cache, so whichever
+chunker, store, k or reranker asks for a text, its vector is read, not computed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragsweep.cache import StageCache, fingerprint, read_entry, write_entry
+from ragsweep.embedding.base import Embedder, Role
+
+
+def cached_embedder(embedder: Embedder, cache: StageCache, signature: Any) -> Embedder:
+    """`embedder` with its outputs cached per text under `signature` (pass-through when the cache is off)."""
+    if not cache.enabled:
+        return embedder
+    return CachedEmbedder(embedder, cache.root / "embeddings" / fingerprint(signature)[:32], cache)
+
+
+class CachedEmbedder:
+    """Embeds only texts its shard folder has not seen; counts texts as hits or misses."""
+
+    def __init__(self, embedder: Embedder, folder: Path, cache: StageCache) -> None:
+        self.embedder = embedder
+        self.folder = folder
+        self.cache = cache
+        self._vectors: dict[str, np.ndarray] = {}
+        self._loaded: set[str] = set()
+
+    def preflight(self) -> None:
+        """The wrapped embedder's own check (loading its model), so a bad model fails before work."""
+        check = getattr(self.embedder, "preflight", None)
+        if check is not None:
+            check()
+
+    def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
+        if self.cache.bypassing and role == "query":
+            return np.asarray(self.embedder.encode(list(texts), role=role), dtype=np.float32)
+        keys = [hashlib.sha256(f"{role}\0{text}".encode()).hexdigest() for text in texts]
+        missing = self._missing(keys, texts)
+        if missing:
+            # parallel jobs that miss the same texts (the k values of one chunking, the questions) embed
+            # them once: one holds this lock, the others wait and read its shard; other texts go on in parallel
+            batch = hashlib.sha256("".join(sorted(missing)).encode()).hexdigest()[:32]
+            with self.cache.lock(batch, folder=self.folder / "locks"):
+                missing = self._missing(keys, texts)
+                if missing:
+                    vectors = np.asarray(self.embedder.encode(list(missing.values()), role=role), dtype=np.float32)
+                    self._store_shard(list(missing), vectors)
+        self.cache.hits["embeddings"] += len(keys) - len(missing)
+        self.cache.misses["embeddings"] += len(missing)
+        if not keys:
+            return np.empty((0, 0), dtype=np.float32)
+        return np.stack([self._vectors[key] for key in keys])
+
+    def _missing(self, keys: list[str], texts: Sequence[str]) -> dict[str, str]:
+        self._load_new_shards()
+        return {key: text for key, text in zip(keys, texts) if key not in self._vectors}
+
+    def _load_new_shards(self) -> None:
+        if not self.folder.is_dir():
+            return
+        for path in sorted(self.folder.glob("*.npz")):
+            if path.name in self._loaded:
+                continue
+            shard = read_entry(path)
+            if shard is not None:
+                self._vectors.update(zip(shard["keys"].tolist(), shard["vectors"]))
+            self._loaded.add(path.name)
+
+    def _store_shard(self, keys: list[str], vectors: np.ndarray) -> None:
+        name = f"{uuid.uuid4().hex}.npz"
+        write_entry(self.folder / name, {"keys": np.array(keys), "vectors": vectors})
+        self._loaded.add(name)
+        self._vectors.update(zip(keys, vectors))
