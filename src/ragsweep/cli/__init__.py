@@ -1,0 +1,63 @@
+"""`ragsweep COMMAND`: from a finished sweep to a config you can trust and guard.
+
+Commands: best, report, diff, gate (results.py); calibrate, train-judge (judges.py); generate; sweep, init
+(project.py); ui, server, sync (serve.py).
+
+Run from the project folder (the one with sweep.py and conf/); the store defaults to the one
+sweep.py writes, sqlite:///mlruns/mlflow.db. One module per group of commands; each adds its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+from pathlib import Path
+
+import ragsweep  # noqa: F401  (offline defaults before MLflow loads)
+from ragsweep.cli import generate, judges, project, results, serve
+from ragsweep.runner.entry import conf_dir
+
+SIGNED_VALUE_OPTIONS = ("--max-drop", "--significance")  # the gate's own checks explain a negative value
+_SIGNED = re.compile(r"^-[\d.]")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["sweep"] and argv[1:] not in (["-h"], ["--help"]):  # Hydra's command line, passed on whole
+        from ragsweep.runner.entry import sweep
+
+        sweep(argv[1:], conf_dir(Path.cwd()))
+        return 0
+    args = _parser().parse_args(_attach_signed_values(argv))
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    from ragsweep.results.best import ResultsError
+
+    try:
+        return args.command(args)
+    except ResultsError as error:
+        print(f"ragsweep: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _attach_signed_values(argv: list[str]) -> list[str]:
+    """`--max-drop -5%` as `--max-drop=-5%`. argparse takes a value that starts with '-' as an option unless
+    it is a plain negative number (-5, not -5%), and then prints its usage instead of the gate's reason."""
+    joined: list[str] = []
+    for token in argv:
+        if joined and joined[-1] in SIGNED_VALUE_OPTIONS and _SIGNED.match(token):
+            joined[-1] = f"{joined[-1]}={token}"
+        else:
+            joined.append(token)
+    return joined
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ragsweep", description=__doc__.splitlines()[0])
+    parser.add_argument("--project", type=Path, default=Path("."), help="folder with sweep.py and conf/ (default: .)")
+    parser.add_argument("--tracking-uri", help="MLflow store (default: sqlite:///<project>/mlruns/mlflow.db)")
+    commands = parser.add_subparsers(required=True, metavar="command")
+    for module in (results, judges, generate, project, serve):
+        module.add_commands(commands)
+    return parser

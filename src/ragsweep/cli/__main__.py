@@ -1,0 +1,5 @@
+"""`python -m ragsweep.cli`."""
+
+from ragsweep.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,153 @@
+"""`ragsweep calibrate | train-judge`: measure a judge against labelled claims; train the `trained` judge."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ragsweep.cli.store import store_uri
+from ragsweep.runner.entry import conf_dir, conf_dirs, ensure_project_config
+
+
+
+def calibrate_command(args: argparse.Namespace) -> int:
+    """Judge two labelled claims sets, print held-out and in-sample agreement, write calibration/<judge>.json,
+    log it to MLflow."""
+    from ragsweep.judging.calibration import calibrate, cross_corpus, format_cross, format_table, write_calibration
+    from ragsweep.runner.judges import build_judge, check_judge_option
+    from ragsweep.tracking.calibration import EXPERIMENT, log_calibration
+
+    try:
+        if args.limit is not None and args.limit < 1:
+            raise ValueError(f"--limit {args.limit}: give the number of claims to judge, 1 or more")
+        check_judge_option(conf_dirs(args.project), args.judge)
+        sets = _claims_sets(args)
+        judge, config = build_judge(conf_dir(args.project), args.judge, args.overrides,
+                                    [claim for _, claims in sets for claim in claims], args.project)
+        sets = [(label, claims[: args.limit]) for label, claims in sets]
+        cross = cross_corpus(judge, sets, args.judge, config) if len(sets) == 2 else None
+        result = cross.in_sample[0] if cross else calibrate(judge, sets[0][1], args.judge, sets[0][0], config)
+    except (ValueError, OSError) as error:  # a bad file or setting; a judge's model that cannot load
+        print(f"ragsweep: error: {error}", file=sys.stderr)
+        return 2
+    path = write_calibration(result, args.out, cross)
+    run_id = log_calibration(store_uri(args), str(args.project / "mlruns" / "artifacts"), result, path, cross)
+    use = None
+    if callable(getattr(judge, "fit", None)):  # the ensemble: its fitted weights become a judge option
+        from omegaconf import OmegaConf
+
+        from ragsweep.judging.ensemble import write_fitted
+        from ragsweep.runner.judges import compose_with_judge
+
+        name = args.judge if args.judge.endswith("_fitted") else f"{args.judge}_fitted"
+        composed = compose_with_judge(conf_dir(args.project), args.judge, args.overrides, args.project)
+        ensure_project_config(args.project)  # so that `ragsweep sweep` here finds the option written
+        raw = OmegaConf.to_container(composed.judge, resolve=False)
+        auc = cross.auc if cross else result.auc
+        fitted = write_fitted(args.project / "conf" / "judge" / f"{name}.yaml", raw, judge, result.threshold,
+                              auc, result.claims_file, judge.in_sample_auc, args.judge)
+        print(f"fitted weights {judge.weights}, bias {judge.bias}; AUC {auc:.3f} "
+              f"({'held out' if cross else 'out of fold'}; in-sample {judge.in_sample_auc:.3f}); wrote {fitted}")
+        use = f"judge={name}"
+    if cross is None:
+        print(format_table(result, use))
+    else:  # held-out figures first; the fitting set's in-sample detail per kind after them, labelled so
+        detail = format_table(result).splitlines()[:-1]
+        print(format_cross(cross, use) + "\n\nin sample, per kind, on the set it was fitted on:\n" + "\n".join(detail))
+    print(f"wrote {path}; logged as run {run_id} of the MLflow experiment {EXPERIMENT!r}")
+    return 0
+
+
+def _claims_sets(args: argparse.Namespace) -> list[tuple[str, list]]:
+    """The claims to fit on (--claims, default the shipped sotu set) and, unless `--heldout none`, the set to
+    measure on (--heldout, default the shipped chroma_general set, its corpora under paths.data)."""
+    from ragsweep.judging.calibration import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
+
+    fit = args.claims or default_claims()
+    sets = [(str(fit), load_claims(fit, args.documents))]
+    if str(args.heldout) == "none":
+        return sets
+    held = Path(args.heldout) if args.heldout else heldout_claims()
+    documents = args.documents if args.heldout else _data_dir(args) / HELDOUT_DOCUMENTS
+    if held.resolve() == Path(fit).resolve():
+        raise ValueError(f"--heldout {held} is the --claims file: held-out figures need another claims set "
+                         "(or --heldout none for in-sample figures only)")
+    try:
+        sets.append((str(held), load_claims(held, documents)))
+    except ValueError as error:
+        if args.heldout:
+            raise
+        raise ValueError(f"the held-out claims cite chroma_general's corpora, expected in {documents} "
+                         f"(paths.data={_data_dir(args)}); set paths.data=FOLDER, or --heldout none for in-sample "
+                         f"figures only ({error})") from None
+    return sets
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    """`paths.data` of the project's config (with any paths.* override)."""
+    from hydra import compose, initialize_config_dir
+
+    overrides = [f"paths.root={args.project.resolve()}", *(o for o in args.overrides if o.startswith("paths."))]
+    with initialize_config_dir(config_dir=str(conf_dir(args.project).resolve()), version_base="1.3"):
+        return Path(str(compose("config", overrides=overrides).paths.data))
+
+
+def train_judge_command(args: argparse.Namespace) -> int:
+    """Build the `trained` judge for a corpus (conf/judge/trained.yaml's settings) or find it in the cache."""
+    import json
+    import time
+
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from hydra.utils import get_class, instantiate
+    from omegaconf import OmegaConf
+
+    from ragsweep.judging.synthetic import claims_passages
+    from ragsweep.runner.build import JUDGE_SETTINGS
+
+    overrides = [f"paths.root={args.project.resolve()}", "+judge@trained_judge=trained",
+                 *([f"dataset={args.dataset}"] if args.dataset else []),
+                 *(f"trained_judge.{key}={value}" for key, value in (("examples", args.examples), ("epochs", args.epochs))
+                   if value is not None)]
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir(args.project).resolve()), version_base="1.3"):
+            cfg = compose("config", overrides=overrides)
+        corpus = claims_passages(args.claims) if args.claims else instantiate(cfg.dataset).load()
+        settings = {k: v for k, v in OmegaConf.to_container(cfg.trained_judge, resolve=True).items()
+                    if k not in JUDGE_SETTINGS}  # the runner's keys, not the judge's
+        judge = get_class(settings.pop("_target_"))(dataset=corpus, **settings)
+        started = time.perf_counter()
+        path = judge.build()
+    except (HydraException, ValueError, OSError) as error:
+        print(f"ragsweep: error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return 2
+    what = f"{len(judge.texts)} passages of {args.claims}" if args.claims else \
+        f"dataset {corpus.name} ({len(judge.texts)} documents)"
+    print(f"trained judge for {what}: {path} ({time.perf_counter() - started:.1f} s; training took "
+          f"{json.loads((path / 'training.json').read_text())['seconds'] / 60:.1f} min)")
+    return 0
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """train-judge and calibrate."""
+    train = commands.add_parser("train-judge", help="fine-tune the `trained` judge on claims made from a corpus")
+    corpus = train.add_mutually_exclusive_group()
+    corpus.add_argument("--dataset", help="conf/dataset option whose documents to train on (default: config.yaml's)")
+    corpus.add_argument("--claims", type=Path, help="claims file (.jsonl) whose passages to train on; labels unread")
+    train.add_argument("--examples", type=int, help="synthetic pairs (default: conf/judge/trained.yaml)")
+    train.add_argument("--epochs", type=int, help="passes over them (default: conf/judge/trained.yaml)")
+    train.set_defaults(command=train_judge_command)
+    calibrate = commands.add_parser("calibrate", help="measure a judge against labelled claims and find its threshold")
+    calibrate.add_argument("--judge", required=True, help="an option of conf/judge/, e.g. lexical")
+    calibrate.add_argument("--claims", type=Path, help="labelled claims JSONL to fit on (default: the shipped sotu "
+                           "claims)")
+    calibrate.add_argument("--heldout", help="labelled claims JSONL over other corpora to measure on (default: the "
+                           "shipped chroma_general claims; none: in-sample figures only)")
+    calibrate.add_argument("--documents", type=Path, help="folder of the documents a claims file's span passages "
+                           "cite (<doc_id>.md or .txt)")
+    calibrate.add_argument("--out", type=Path, default=Path("calibration"), help="folder for <judge>.json "
+                           "(default: ./calibration)")
+    calibrate.add_argument("--limit", type=int, help="judge only the first N claims")
+    calibrate.add_argument("overrides", nargs="*", help="judge settings, e.g. judge.threshold=0.4")
+    calibrate.set_defaults(command=calibrate_command)

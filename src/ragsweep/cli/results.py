@@ -1,0 +1,188 @@
+"""`ragsweep best | report | diff | gate`: rank finished runs, export the winner, compare runs, guard a baseline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ragsweep.cli.store import experiment_tracker, store_tracker
+
+DEFAULT_MAX_DROP = "5%"  # relative: an absolute 0.02 on a metric near 0.03 let a 63% drop through
+DEFAULT_SIGNIFICANCE = "0.05"
+RANKING_HELP = ("metric to rank by (default: answer_f1 when the runs differ in their generator or prompt, ndcg when "
+                "in their reranker, else token_iou)")
+
+
+def best_command(args: argparse.Namespace) -> int:
+    from ragsweep.results.best import ResultsError, best, compare, rerun
+    from ragsweep.tracking.judges import judge_notes, summary_table
+    from ragsweep.tracking.runs import markdown, tie_note
+
+    if args.top < 1:
+        raise ResultsError(f"--top {args.top}: give the number of rows to print, 1 or more")
+    export = best(experiment_tracker(args), args.metric, args.project, args.name, args.where, args.dataset)
+    print(_dataset_line(export.dataset, export.datasets, args.dataset))
+    print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by {export.metric}"
+          f"{'' if args.metric else ' (the metric of the stage they vary; --metric picks another)'}:\n")
+    print(markdown(summary_table(export.table.head(args.top), export.metric)))
+    for note in [*judge_notes(export.table.head(args.top)), tie_note(export.table, export.metric)]:
+        if note:
+            print(note + "\n")
+    print(f"wrote {export.config}, {export.manifest.name} and {export.questions.name} (commit all three for "
+          f"`ragsweep gate`); rerun with: "
+          f"ragsweep sweep --config-name best/{export.config.stem}")
+    if not args.verify:
+        return 0
+    from ragsweep.results.best import read_manifest
+
+    manifest = read_manifest(export.config)
+    table = compare(manifest["metrics"], rerun(args.project, export.config).metrics)
+    print("\nVerification rerun (exact match required):\n" + markdown(table))
+    if not table.ok.all():
+        print(f"ragsweep: error: the rerun differs from run {manifest['run_id']} in "
+              f"{', '.join(table.metric[~table.ok])}", file=sys.stderr)
+        return 1
+    print("verified: every metric of the rerun equals the recorded run")
+    return 0
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from ragsweep.results.report import write_report
+
+    tracker = experiment_tracker(args)
+    output = args.output or args.project / "reports" / f"{args.experiment}.html"
+    report = write_report(tracker, args.metric, output, args.dataset)
+    print(_dataset_line(report.dataset, report.datasets, args.dataset))
+    parent = tracker.attach_to_latest_sweep(report.path)
+    print(f"wrote {report.path}, ranked by {report.metric}" + (f", and logged it to sweep run {parent}" if parent
+                                                                 else ""))
+    return 0
+
+
+def diff_command(args: argparse.Namespace) -> int:
+    from ragsweep.results.best import ResultsError
+    from ragsweep.results.diff import diff_runs, write_html
+
+    if args.top < 1:
+        raise ResultsError(f"--top {args.top}: give the number of questions to print, 1 or more")
+    found = diff_runs(experiment_tracker(args), args.run_a, args.run_b, args.metric)
+    print(found.text(args.top))
+    if len(found.table) > args.top:
+        print(f"... {len(found.table) - args.top} more questions: --top N, or the HTML page")
+    output = args.output or args.project / "reports" / f"diff-{args.run_a[:8]}-{args.run_b[:8]}.html"
+    print(f"wrote {write_html(found, output)}")
+    return 0
+
+
+def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
+    """Which dataset's runs a command compared, and how to pick another."""
+    others = [name for name in datasets if name != dataset]
+    why = "as --dataset asks" if asked else "the dataset of the experiment's newest run"
+    return f"dataset {dataset} ({why})" + (f"; also runs on {', '.join(others)}: --dataset NAME" if others else "")
+
+
+def gate_command(args: argparse.Namespace) -> int:
+    from ragsweep.results.best import read_manifest, rerun
+    from ragsweep.results.gate import (error_rate_note, gate_table, guarded_metrics, job_result, judge_line,
+                                       other_config, parse_max_drop, parse_significance)
+    from ragsweep.tracking.runs import markdown
+
+    max_drop, significance = parse_max_drop(args.max_drop), parse_significance(args.significance)
+    manifest = read_manifest(args.baseline)
+    metrics = guarded_metrics(args.metrics, manifest)
+    label = manifest.get("label") or manifest.get("config")
+    baseline = _baseline_questions(args, manifest)
+    if args.run:
+        current = job_result(store_tracker(args, manifest["experiment"]), args.run, "--run")
+        if other_config(current, manifest, args.allow_other_config):
+            print(f"note: --allow-other-config: gating {current['label']} against another configuration")
+        what = f"run {args.run} ({current['label']})"
+    else:
+        result = rerun(args.project, args.baseline, "gate")
+        current = {"metrics": result.metrics, "per_query": result.per_query, "judge": result.judge}
+        what = "a rerun of the baseline config"
+    judged = judge_line(manifest, current["judge"], metrics)  # refuses judged metrics of two different judges
+    table = gate_table(manifest["metrics"], current["metrics"], baseline, current["per_query"],
+                       metrics, max_drop, significance)
+    shared, total = sum(question in current["per_query"] for question in baseline), len(baseline)
+    print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
+    print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
+          f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
+          f" finds it worse at p < {significance:g}" + (f"\n{judged}" if judged else "") + "\n")
+    print(markdown(table.drop(columns=["ok", "paired"])))
+    for row in table[table.paired < shared].to_dict("records"):  # answer metrics: only answered questions
+        print(f"{row['metric']}: the bootstrap paired the {row['paired']} of those {shared} questions that have it "
+              "in both runs (a failed generation or a question without reference answers has none)")
+    note = error_rate_note(manifest["metrics"], current["metrics"])
+    if note:
+        print(note)
+    if not table.ok.all():
+        print("ragsweep: gate failed: " + "; ".join(
+            f"{row['metric']} ({row['change %'] or row['change']}, p {row['p-value']}) "
+            f"{row['verdict'].removeprefix('FAIL: ')}" for row in table[~table.ok].to_dict("records")), file=sys.stderr)
+        return 1
+    print("gate passed")
+    return 0
+
+
+def _baseline_questions(args: argparse.Namespace, manifest: dict) -> dict[str, dict[str, float]]:
+    """The baseline's per-question metrics: from the export's file, which CI has beside the config; from the
+    baseline's run in the store only for an export written before `best` wrote that file."""
+    from ragsweep.results.best import exported_questions, questions_file
+    from ragsweep.results.gate import job_result
+
+    questions = exported_questions(args.baseline, manifest)
+    if questions is not None:
+        return questions
+    missing = questions_file(args.baseline)
+    redo = f"re-run `ragsweep best` to write {missing.name} and commit it beside {args.baseline.name}"
+    tracker = store_tracker(args, manifest["experiment"],
+                     f"{missing} is missing and there is no MLflow store at {{path}} to read the baseline's run "
+                     f"from; {redo}")
+    return job_result(tracker, manifest["run_id"], "the baseline's run",
+                      f"{missing} is missing, so gate reads the run from the store `ragsweep best` read: "
+                      f"point --tracking-uri at it, or {redo}")["per_query"]
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """best, report, diff and gate."""
+    best = commands.add_parser("best", help="rank finished runs and export the best as conf/best/<name>.yaml")
+    best.add_argument("--experiment", default="ragsweep")
+    best.add_argument("--metric", help=RANKING_HELP)
+    best.add_argument("--top", type=int, default=5, help="rows of the ranked table to print")
+    best.add_argument("--where", help='filter, e.g. "params.k <= 10 and params.chunker = fixed" (numbers compare as '
+                                      'numbers; text takes = and !=)')
+    best.add_argument("--name", help="file name under conf/best/ (default: the experiment's name)")
+    best.add_argument("--dataset", help="rank the runs on this dataset (default: the newest run's dataset)")
+    best.add_argument("--verify", action="store_true", help="rerun the export; fail unless every metric matches")
+    best.set_defaults(command=best_command)
+    report = commands.add_parser("report", help="write an HTML comparison report and log it to the latest sweep")
+    report.add_argument("--experiment", default="ragsweep")
+    report.add_argument("--metric", help=RANKING_HELP)
+    report.add_argument("--output", type=Path, help="HTML file (default: reports/<experiment>.html)")
+    report.add_argument("--dataset", help="report the runs on this dataset (default: the newest run's dataset)")
+    report.set_defaults(command=report_command)
+    diff = commands.add_parser("diff", help="two runs question by question: answers, metrics and retrieved spans, "
+                                            "largest difference first (text and HTML)")
+    diff.add_argument("run_a", help="a job run's id (the run_id column of `ragsweep best`)")
+    diff.add_argument("run_b", help="the run to compare it with")
+    diff.add_argument("--experiment", default="ragsweep")
+    diff.add_argument("--metric", help="per-question metric to sort by (default: answer_f1 when both runs answered, "
+                                       "else token_iou)")
+    diff.add_argument("--top", type=int, default=10, help="questions to print (the HTML page has all)")
+    diff.add_argument("--output", type=Path, help="HTML file (default: reports/diff-<A>-<B>.html)")
+    diff.set_defaults(command=diff_command)
+    gate = commands.add_parser("gate", help="fail when a rerun is worse than an exported baseline")
+    gate.add_argument("--baseline", type=Path, required=True, help="conf/best/<name>.yaml written by `best`")
+    gate.add_argument("--max-drop", default=DEFAULT_MAX_DROP,
+                      help=f"largest allowed drop of a mean: a share of the recorded value like 5%% or an absolute "
+                           f"value like 0.02 (default {DEFAULT_MAX_DROP.replace('%', '%%')})")
+    gate.add_argument("--significance", default=DEFAULT_SIGNIFICANCE,
+                      help="fail when a paired bootstrap on the baseline's questions finds the current run worse "
+                           f"at p below this (default {DEFAULT_SIGNIFICANCE})")
+    gate.add_argument("--metrics", help="comma-separated metrics to guard (default: the baseline's ranking metric)")
+    gate.add_argument("--run", help="compare this MLflow run instead of rerunning the baseline")
+    gate.add_argument("--allow-other-config", action="store_true",
+                      help="let --run be another configuration than the baseline's (other config fingerprint)")
+    gate.set_defaults(command=gate_command)
