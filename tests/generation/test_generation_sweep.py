@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ragsweep.metrics.answers import ANSWER_METRICS
-from ragsweep.metrics.generation import COST_METRICS
+from ragsweep.metrics.costs import COST_METRICS
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.results.best import ResultsError, best, logged_metrics
 from ragsweep.results.gate import error_rate_note, gate_table, guarded_metrics, parse_max_drop
 from ragsweep.results.report import write_report
-from ragsweep.tracking.runs import summary_table
+from ragsweep.tracking.judges import summary_table
 
 RETRIEVAL = "chunker=fixed,k=3"
 K3, K5 = "generator=extractive,k=3", "generator=extractive,k=5"

@@ -27,7 +27,7 @@ from ragsweep.tracking.judges import JudgeInfo, from_config, from_params, judge_
 from ragsweep.results.report import write_report
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import finished_jobs
-from ragsweep.tracking.runs import summary_table as plain_summary_table
+from ragsweep.tracking.runs import unjudged_summary_table
 
 LEXICAL, STRICT = "lexical (AUC not measured, unvalidated)", "strict (AUC 0.61)"
 TEXTS = {"bridge": "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic.",
@@ -250,7 +250,7 @@ def test_two_judges_of_one_name_are_told_apart_by_their_settings():
 def test_a_table_without_a_judged_run_is_the_plain_summary_table():
     runs = pd.DataFrame({"run_id": ["a", "b"], "status": ["FINISHED"] * 2, "tags.mlflow.runName": ["k=3", "k=5"],
                          "metrics.token_iou": [0.5, 0.6], "params.judge": ["lexical", "lexical"]})  # retrieval only
-    assert judges.summary_table(runs, "token_iou").equals(plain_summary_table(runs, "token_iou"))
+    assert judges.summary_table(runs, "token_iou").equals(unjudged_summary_table(runs, "token_iou"))
     assert judges.judge_notes(runs) == []
 
 

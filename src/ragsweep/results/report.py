@@ -31,7 +31,7 @@ from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.runner.identity import NON_RESULT_KEYS
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.metrics.answers import ANSWER_METRICS
-from ragsweep.metrics.generation import COST_METRICS
+from ragsweep.metrics.costs import COST_METRICS
 from ragsweep.tracking.runs import generators, has_generator
 
 # end to end per question (search + rerank + generation; without a generator, search + rerank), the

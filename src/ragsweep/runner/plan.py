@@ -25,6 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.runner.errors import ConfigError, closest
 from ragsweep.runner.identity import LABEL_KEY, config_fingerprint, config_label, group_choices
+from ragsweep.tracking.mlflow_tracker import dotted_params
 from ragsweep.tracking.provenance import sweep_name
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     label, choices = ("run", {}) if naming is None else (
         config_label(naming.overrides, naming.config_name, cfg.get(LABEL_KEY)), group_choices(naming.choices))
     unused = ("chunker", "store") if whole else ()
-    params = {**_flatten(resolved), **{group: option for group, option in choices.items() if group not in unused}}
+    params = {**dotted_params(resolved), **{group: option for group, option in choices.items() if group not in unused}}
     targets = {group: str(resolved[group]["_target_"]) for group in STAGE_GROUPS
                if isinstance(resolved.get(group), dict) and "_target_" in resolved[group]}
     return JobPlan(config, resolved, whole, generates, judges, judges_relevance, k, candidates, depth, label,
@@ -201,13 +202,3 @@ def _component_class(target: str | None) -> type | None:
         return _locate(str(target))
     except (ImportError, ValueError):  # a bad _target_: build names it
         return None
-
-
-def _flatten(tree: Any, prefix: str = "") -> dict[str, object]:
-    """Nested keys as dotted names (`chunker.size`), the form MLflow params take."""
-    if not isinstance(tree, dict):
-        return {prefix: tree}
-    flat: dict[str, object] = {}
-    for key, value in tree.items():
-        flat.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-    return flat

@@ -22,7 +22,7 @@ from ragsweep.data.base import DatasetError, load_once
 from ragsweep.generation.base import Generation
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.evaluate import CHUNKING_METRICS
-from ragsweep.metrics.generation import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
+from ragsweep.metrics.costs import costs_per_query, end_to_end_ms, percentile_summaries, percentiles
 from ragsweep.judging.base import VALIDATED_AUC, Verdict
 from ragsweep.metrics import judged
 from ragsweep.metrics.relevance import context_relevance

@@ -27,6 +27,7 @@ from ragsweep.metrics import registry
 from ragsweep.metrics.judged import JUDGED_METRICS
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.tracking import runs as tables
+from ragsweep.tracking.mlflow_tracker import dotted_params
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ def from_config(config: Mapping, choices: Mapping[str, str], metrics: Mapping[st
     """The judge of a resolved job config (what a rerun ran), named by the group choice; None when none ran."""
     if not isinstance(config.get("judge"), Mapping):
         return None
-    params = {f"judge.{key}": value for key, value in _flatten(config["judge"]).items()}
+    params = {f"judge.{key}": value for key, value in dotted_params(config["judge"]).items()}
     if "judge" in choices:
         params["judge"] = choices["judge"]
     auc = config["judge"].get("auc")
@@ -179,12 +180,12 @@ def mixed_judges(runs: pd.DataFrame) -> list[JudgeInfo]:
 
 
 def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """`tracking.runs.summary_table` plus, when some run was judged, its judge (with AUC) and judged metrics.
+    """`tracking.runs.unjudged_summary_table` plus, when some run was judged, its judge (with AUC) and judged metrics.
 
     Ranked by a judged metric, `judge` and `judge_failure_rate` sit beside it; otherwise the judge, the
     judged metrics and `judge_failure_rate` close the table (before `reused` and `run_id`).
     """
-    table = tables.summary_table(runs, metric)
+    table = tables.unjudged_summary_table(runs, metric)
     runs = runs.drop_duplicates("run_id").set_index("run_id", drop=False)
     judges = dict(zip(runs["run_id"], judge_labels(run_judges(runs)), strict=True))
     if all(label == "none" for label in judges.values()):
@@ -242,15 +243,6 @@ def _distinct(judges: Sequence[JudgeInfo | None]) -> list[JudgeInfo]:
 def _differing(one: JudgeInfo, other: JudgeInfo) -> list[str]:
     mine, theirs = dict(one.settings), dict(other.settings)
     return [key for key in set(mine) | set(theirs) if mine.get(key) != theirs.get(key)]
-
-
-def _flatten(tree: Mapping, prefix: str = "") -> dict[str, object]:
-    """Nested settings as the runner logs them: dotted keys (`embedder._target_`)."""
-    flat: dict[str, object] = {}
-    for key, value in tree.items():
-        name = f"{prefix}.{key}" if prefix else str(key)
-        flat.update(_flatten(value, name) if isinstance(value, Mapping) else {name: value})
-    return flat
 
 
 def _stem(target: str) -> str:

@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,15 @@ def sqlite_store_problem(database: Path) -> str | None:
         return (f"{database} is not a readable SQLite database ({error}); move it aside (a new store is made in "
                 "its place) or point tracking.uri at another store")
     return None
+
+
+def dotted_params(tree: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
+    """Nested settings as MLflow params: dotted keys (`chunker.size`, `embedder._target_`), lists as values."""
+    flat: dict[str, object] = {}
+    for key, value in tree.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        flat.update(dotted_params(value, name) if isinstance(value, Mapping) else {name: value})
+    return flat
 
 
 class MlflowTracker:

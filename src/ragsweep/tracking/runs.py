@@ -243,8 +243,9 @@ def _param_names(runs: pd.DataFrame) -> str:
     return f"params: {', '.join(names)}" if names else "no run logged params"
 
 
-def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The columns a user ranks a sweep by: rank, config, status, the optimized metric first, then the rest."""
+def unjudged_summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The columns a user ranks a sweep by: rank, config, status, the optimized metric first, then the rest; its
+    judged columns are added by `tracking.judges.summary_table`, the table every command shows."""
     runs = ranked(runs, metric)
     metrics = [metric, *[m for m in SUMMARY_METRICS if m != metric and f"metrics.{m}" in runs]]
     if has_generator(runs).any():  # a retrieval-only table keeps its columns
