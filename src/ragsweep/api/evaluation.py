@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from hydra import initialize_config_dir
 from hydra._internal.config_loader_impl import get_overrides_dirname
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.utils import instantiate
@@ -36,7 +35,8 @@ from ragsweep.metrics.aggregate import paired_test
 from ragsweep.runner.build import ConfigError, instantiate_stage
 from ragsweep.runner.entry import conf_dir, conf_dirs
 from ragsweep.runner.overrides import unknown_choices
-from ragsweep.runner.preflight import check_config, compose_checked, writable
+from ragsweep.runner.compose import compose_config
+from ragsweep.runner.preflight import check_config, writable
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.run import RunContext, run as run_job
 from ragsweep.tracking.callbacks import Sweep
@@ -232,8 +232,7 @@ class Evaluation:
         parsed = parser.parse_overrides(lines)  # settings of an object's wrapper (generator.max_error_rate) go
         mine = [o for o in parsed if o.key_or_group.split(".")[0] in objects]  # to its node, not to Hydra
         searchpath = [f"hydra.searchpath=[file://{self.config_dir}]"] if self.config_dir else []
-        with initialize_config_dir(config_dir=str(self.conf), version_base="1.3"):
-            cfg = compose_checked("config", [*searchpath, *(o.input_line for o in parsed if o not in mine)], hydra=True)
+        cfg = compose_config(self.conf, [*searchpath, *(o.input_line for o in parsed if o not in mine)], hydra=True)
         with read_write(cfg), open_dict(cfg):
             for key, node in named:
                 cfg[key] = node

@@ -12,13 +12,12 @@ from ragsweep.runner.entry import conf_dir
 
 def generate_command(args: argparse.Namespace) -> int:
     """Write a span-grounded question set (a `native` dataset) from a folder of documents or a dataset's."""
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
     from hydra.utils import instantiate
 
     from ragsweep.data.base import DatasetError
     from ragsweep.data.native import read_documents
-    from ragsweep.runner.build import ConfigError
+    from ragsweep.runner.compose import compose_config
+    from ragsweep.runner.errors import ConfigError
     from ragsweep.runner.questions import QuestionSetWriter
 
     overrides = [f"paths.root={args.project.resolve()}",
@@ -30,14 +29,13 @@ def generate_command(args: argparse.Namespace) -> int:
         conf, own = conf_dir(args.project, "generate"), args.project / "conf"
         if own.is_dir() and conf != own:  # the project's own datasets and components, beside the packaged ones
             overrides.insert(0, f"hydra.searchpath=[file://{own.resolve()}]")
-        with initialize_config_dir(config_dir=str(conf.resolve()), version_base="1.3"):
-            cfg = compose("generate", overrides=overrides)
+        cfg = compose_config(conf, overrides, name="generate", job=False)
         if args.dataset:
             documents = instantiate(cfg.dataset).load().documents
         else:
             documents = read_documents(args.documents, "--documents")
         report = QuestionSetWriter(cfg, documents).write(args.out)
-    except (HydraException, ConfigError, DatasetError, ValueError, OSError) as error:
+    except (ConfigError, DatasetError, ValueError, OSError) as error:
         print(f"ragsweep: error: {str(error).splitlines()[0]}", file=sys.stderr)
         return 2
     dropped = ", ".join(f"{reason} {count}" for reason, count in report["dropped"].items() if count) or "none"

@@ -86,11 +86,10 @@ def _claims_sets(args: argparse.Namespace) -> list[tuple[str, list]]:
 
 def _data_dir(args: argparse.Namespace) -> Path:
     """`paths.data` of the project's config (with any paths.* override)."""
-    from hydra import compose, initialize_config_dir
+    from ragsweep.runner.compose import compose_config
 
     overrides = [f"paths.root={args.project.resolve()}", *(o for o in args.overrides if o.startswith("paths."))]
-    with initialize_config_dir(config_dir=str(conf_dir(args.project).resolve()), version_base="1.3"):
-        return Path(str(compose("config", overrides=overrides).paths.data))
+    return Path(str(compose_config(conf_dir(args.project), overrides, job=False).paths.data))
 
 
 def train_judge_command(args: argparse.Namespace) -> int:
@@ -98,28 +97,20 @@ def train_judge_command(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
-    from hydra.utils import get_class, instantiate
-    from omegaconf import OmegaConf
-
+    from ragsweep.data.base import loaded
     from ragsweep.judging.synthetic import claims_passages
-    from ragsweep.runner.build import JUDGE_SETTINGS
+    from ragsweep.runner.judges import build_judge
 
-    overrides = [f"paths.root={args.project.resolve()}", "+judge@trained_judge=trained",
-                 *([f"dataset={args.dataset}"] if args.dataset else []),
-                 *(f"trained_judge.{key}={value}" for key, value in (("examples", args.examples), ("epochs", args.epochs))
+    overrides = [*([f"dataset={args.dataset}"] if args.dataset else []),
+                 *(f"judge.{key}={value}" for key, value in (("examples", args.examples), ("epochs", args.epochs))
                    if value is not None)]
     try:
-        with initialize_config_dir(config_dir=str(conf_dir(args.project).resolve()), version_base="1.3"):
-            cfg = compose("config", overrides=overrides)
-        corpus = claims_passages(args.claims) if args.claims else instantiate(cfg.dataset).load()
-        settings = {k: v for k, v in OmegaConf.to_container(cfg.trained_judge, resolve=True).items()
-                    if k not in JUDGE_SETTINGS}  # the runner's keys, not the judge's
-        judge = get_class(settings.pop("_target_"))(dataset=corpus, **settings)
+        passages = claims_passages(args.claims) if args.claims else None
+        judge, _ = build_judge(conf_dir(args.project), "trained", overrides, root=args.project, passages=passages)
+        corpus = None if args.claims else loaded(judge.dataset)
         started = time.perf_counter()
         path = judge.build()
-    except (HydraException, ValueError, OSError) as error:
+    except (ValueError, OSError) as error:
         print(f"ragsweep: error: {str(error).splitlines()[0]}", file=sys.stderr)
         return 2
     what = f"{len(judge.texts)} passages of {args.claims}" if args.claims else \

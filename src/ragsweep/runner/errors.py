@@ -24,3 +24,8 @@ def closest(key: object, options: Iterable[object], prefix: str = "") -> str:
     """`did you mean <option>? ` for the option nearest a mistyped key, or nothing."""
     match = difflib.get_close_matches(str(key), [str(option) for option in options], n=1, cutoff=0.6)
     return f"did you mean {prefix}{match[0]}? " if match else ""
+
+
+def first_line(error: Exception) -> str:
+    """An error's first line, or its type's name when it has no message."""
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

@@ -1,4 +1,5 @@
-"""The judges `ragsweep calibrate` measures, built from a project's config as a sweep builds its stages."""
+"""The judges `ragsweep calibrate` measures and `ragsweep train-judge` trains, built from a project's config as a
+sweep builds its stages (`build.judge_stage` builds a sweep's own)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,17 @@ from ragsweep.cache import StageCache
 from ragsweep.judging.base import Judge
 from ragsweep.judging.calibration import LabelledClaim
 from ragsweep.runner.build import JUDGE_SETTINGS, Built, group_config, instantiate_stage
+from ragsweep.runner.compose import composing
 
 
 def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
-                claims: Sequence[LabelledClaim] = (), root: Path | None = None) -> tuple[Judge, dict[str, Any]]:
+                claims: Sequence[LabelledClaim] = (), root: Path | None = None,
+                passages: Sequence[str] | None = None) -> tuple[Judge, dict[str, Any]]:
     """The judge `conf/judge/<name>.yaml` describes, with `overrides` (`judge.threshold=0.4`), composed
     from the project's config and built as a sweep builds its stages (the project's embedder handed to a
     judge that asks for one, the stage cache to one that asks for `cache`, and to one that asks for a
-    `dataset` the distinct passages of `claims`: the trained judge learns from the file's texts, never
-    its labels); with its resolved config.
+    `dataset` the distinct passages of `claims`, or `passages`, or else the config's dataset: the trained
+    judge learns from texts, never from labels); with its resolved config.
     Embedders are not wrapped in the stage cache, so a rerun measures the judge's speed, not the cache's.
 
     Raises:
@@ -33,8 +36,10 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
     if "embedder" in cfg and "embedder" in _parameters(cfg.judge.get("_target_")):
         stages["embedder"] = instantiate_stage(cfg, "embedder", {}, uncached)
     if "dataset" in _parameters(cfg.judge.get("_target_")):
-        passages = list(dict.fromkeys(passage for claim in claims for passage in claim.context))
-        stages["dataset"] = Built(passages, {"passages": len(passages)})
+        if passages is None and claims:
+            passages = list(dict.fromkeys(passage for claim in claims for passage in claim.context))
+        stages["dataset"] = (instantiate_stage(cfg, "dataset", {}, uncached) if passages is None
+                             else Built(list(passages), {"passages": len(passages)}))
     judge = instantiate_stage(cfg, "judge", stages, uncached, runner_keys=JUDGE_SETTINGS).component
     if getattr(judge, "enabled", True) is False:
         raise ValueError(refusal)
@@ -69,18 +74,10 @@ def compose_with_judge(conf_dir: Path, name: str, overrides: Sequence[str], root
     """The project's config with `judge=<name>`, appended (`+judge=`) when the defaults list has no judge;
     its paths (the stage cache a judge's model is kept in) under the project folder `root` (default: the one
     holding `conf_dir`), wherever this runs."""
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
-
-    with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base="1.3"):
-        for choice in (f"judge={name}", f"+judge={name}"):
-            try:
-                return compose("config", overrides=[f"paths.root={(root or conf_dir.parent).resolve()}", choice,
-                                                    *overrides])
-            except HydraException as error:
-                if choice.startswith("judge") and "Could not override 'judge'." in str(error):
-                    continue  # no judge in the defaults list: append it
-                raise ValueError(" ".join(str(error).split())) from None
+    paths = f"paths.root={(root or conf_dir.parent).resolve()}"
+    with composing(conf_dir) as compose_checked:
+        choice = f"judge={name}" if "judge" in compose_checked("config", [paths]) else f"+judge={name}"
+        return compose_checked("config", [paths, choice, *overrides], job=False)
 
 
 def _parameters(target: str | None) -> set[str]:

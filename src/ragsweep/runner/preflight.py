@@ -14,23 +14,21 @@ import logging
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-from hydra import compose, initialize_config_dir
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra._internal.utils import get_args_parser
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.runner.build import build
-from ragsweep.runner.errors import ConfigError, yaml_problem
+from ragsweep.runner.compose import composing
+from ragsweep.runner.errors import ConfigError, first_line
 from ragsweep.runner.plan import plan_job
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.overrides import unknown_choices
@@ -58,14 +56,14 @@ def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
     try:
         overrides = OverridesParser.create().parse_overrides(list(args.overrides))
     except HydraException as error:
-        return [f"cannot read the overrides: {_first_line(error)}"]
+        return [f"cannot read the overrides: {first_line(error)}"]
     sweeps = [override for override in overrides if override.is_sweep_override()]
     if sweeps and not args.multirun:
         key = sweeps[0].get_key_element()
         return [f"{sweeps[0].input_line} gives several values: add -m to run one job per value, "
                 f"or write {key}=[...] for a list"]
     name = args.config_name or "config"
-    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+    with composing(conf) as compose_checked:
         try:
             fixed = [o.input_line for o in overrides if not o.is_sweep_override()]
             primary = compose_checked(name, [*extra, *fixed], hydra=True)
@@ -73,7 +71,7 @@ def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
             points = _points(primary, overrides) if args.multirun else [[o.input_line for o in overrides]]
         except ConfigError as error:
             return [str(error)]
-        return problems or _point_problems(name, extra, points, multirun=bool(args.multirun))
+        return problems or _point_problems(compose_checked, name, extra, points, multirun=bool(args.multirun))
 
 
 def exit_on_bad_command_line(argv: Sequence[str], conf_dir: Path) -> None:
@@ -125,7 +123,8 @@ def writable(path: Path, key: str, folder: bool = False) -> None:
         raise ConfigError(f"{key}: {existing} is read-only; make it writable or point {key} at a folder you can write")
 
 
-def _point_problems(name: str, extra: list[str], points: list[list[str]], multirun: bool) -> list[str]:
+def _point_problems(compose_checked: Callable[..., DictConfig], name: str, extra: list[str], points: list[list[str]],
+                    multirun: bool) -> list[str]:
     """Every point composed and checked; a problem shared by several points is listed once."""
     failed: dict[str, list[list[str]]] = {}
     for point in points:
@@ -163,32 +162,6 @@ def _swept_keys(points: list[list[str]]) -> set[str]:
     return {key for key, seen in values.items() if len(seen) > 1 or len(points) == 1}
 
 
-def compose_checked(name: str, overrides: list[str], hydra: bool = False) -> DictConfig:
-    """Hydra's composition of `overrides`, its errors as one-line ConfigErrors."""
-    try:
-        return compose(name, overrides=overrides, return_hydra_config=hydra)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        raise ConfigError(f"{mark.name if mark else 'a config file'}: {yaml_problem(error)}; fix the file") from None
-    except (HydraException, OmegaConfBaseException) as error:
-        missing = _not_in_struct(error)
-        if missing is not None and f"+{missing}" not in overrides:
-            # `chunker.sise=100`: compose it as an addition so build() names the keys the component takes
-            appended = [f"+{o}" if o.split("=", 1)[0] == missing else o for o in overrides]
-            cfg = compose_checked(name, appended, hydra)
-            if not missing.startswith("hydra."):
-                build(plan_job(cfg), preflight=False)
-        raise ConfigError(_first_line(error)) from None
-
-
-def _not_in_struct(error: Exception) -> str | None:
-    """The key of "Could not override 'key'", Hydra's error for a key the config does not have."""
-    text = str(error)
-    if text.startswith("Could not override '") and "not in" in str(error.__cause__ or ""):
-        return text.split("'", 2)[1]
-    return None
-
-
 def _launcher_problems(primary: DictConfig) -> list[str]:
     launcher = primary.hydra.launcher
     if str(launcher.get("_target_", "")).endswith("JoblibLauncher"):
@@ -208,7 +181,7 @@ def _points(primary: DictConfig, overrides: list[Override]) -> list[list[str]]:
     try:
         parsed = OverridesParser.create().parse_overrides(lines)
     except HydraException as error:
-        raise ConfigError(f"hydra.sweeper.params: {_first_line(error)}") from None
+        raise ConfigError(f"hydra.sweeper.params: {first_line(error)}") from None
     if str(primary.hydra.sweeper.get("_target_", "")).endswith("BasicSweeper"):
         return [list(point) for point in BasicSweeper.split_arguments(parsed, None)[0]]
     axes: dict[str, list[str]] = {}
@@ -237,7 +210,3 @@ def _search_values(override: Override) -> list[str]:
 
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _first_line(error: Exception) -> str:
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
