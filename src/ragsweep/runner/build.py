@@ -22,7 +22,7 @@ from ragsweep.metrics.evaluate import CHUNKING_METRICS, SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
 from ragsweep.metrics.relevance import RELEVANCE_JUDGED
 from ragsweep.runner.errors import ConfigError, closest
-from ragsweep.runner.plan import JobPlan, plan_job
+from ragsweep.runner.plan import JobPlan, enabled, plan_job
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
 
@@ -196,13 +196,17 @@ def _add_relevance_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, 
     pipeline.relevance_judge, pipeline.relevance_max_failure_rate = judge, float(rate)
 
 
-def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache, group: str = "judge") -> Built | None:
-    """The judge of `cfg[group]` (None for `none`); a judge built from data (the trained judges) has its
-    model in its signature, so verdicts of two models never share cache keys."""
+def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache, group: str = "judge",
+                keyed: bool = True) -> Built | None:
+    """The judge of `cfg[group]` (None for `none`), built the one way every command builds a judge. With `keyed`,
+    a judge built from data (the trained judges, a fitted ensemble) has its model in its signature, so verdicts
+    of two models never share cache keys; `calibrate` builds it unkeyed, since it may be about to fit it."""
     keys = JUDGE_SETTINGS if group == "judge" else RELEVANCE_JUDGE_SETTINGS
-    judge = instantiate_stage(cfg, group, stages, cache, runner_keys=keys)
-    if not getattr(judge.component, "enabled", True):
+    if not enabled(OmegaConf.select(cfg, f"{group}._target_")):
         return None
+    judge = instantiate_stage(cfg, group, stages, cache, runner_keys=keys)
+    if not keyed:
+        return judge
     try:
         model_key = getattr(judge.component, "model_key", None)
     except ValueError as error:

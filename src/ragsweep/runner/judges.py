@@ -10,7 +10,7 @@ from typing import Any
 from ragsweep.cache import StageCache
 from ragsweep.judging.base import Judge
 from ragsweep.judging.calibration import LabelledClaim
-from ragsweep.runner.build import JUDGE_SETTINGS, Built, group_config, instantiate_stage
+from ragsweep.runner.build import Built, group_config, instantiate_stage, judge_stage
 from ragsweep.runner.compose import composing
 
 
@@ -40,9 +40,10 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
             passages = list(dict.fromkeys(passage for claim in claims for passage in claim.context))
         stages["dataset"] = (instantiate_stage(cfg, "dataset", {}, uncached) if passages is None
                              else Built(list(passages), {"passages": len(passages)}))
-    judge = instantiate_stage(cfg, "judge", stages, uncached, runner_keys=JUDGE_SETTINGS).component
-    if getattr(judge, "enabled", True) is False:
+    built = judge_stage(cfg, stages, uncached, keyed=False)
+    if built is None:
         raise ValueError(refusal)
+    judge = built.component
     if not callable(getattr(judge, "judge", None)) or not isinstance(getattr(judge, "threshold", None), (int, float)):
         raise ValueError(f"judge._target_={cfg.judge.get('_target_')}: {type(judge).__name__} is not a judge; it "
                          "needs a judge(pairs) method and a numeric threshold (see ragsweep.judging.base.Judge)")

@@ -154,7 +154,14 @@ def check_settings(cfg: DictConfig) -> None:
 
 def generates_answers(target: str | None) -> bool:
     """Whether a generator class answers questions (`generator=none`'s class does not)."""
-    return _class_enabled(target)
+    return enabled(target)
+
+
+def enabled(target: str | None) -> bool:
+    """Whether the class `target` names does its stage's work: `none` options (`NoGenerator`, `NoJudge`) set
+    `enabled = False`. A target that does not import counts as enabled, so that building it names the error."""
+    component = _component_class(target)
+    return component is None or getattr(component, "enabled", True) is not False
 
 
 def positive_int(cfg: DictConfig, key: str) -> int:
@@ -165,12 +172,7 @@ def positive_int(cfg: DictConfig, key: str) -> int:
 
 
 def _enabled(cfg: DictConfig, group: str) -> bool:
-    return _class_enabled(OmegaConf.select(cfg, f"{group}._target_"))
-
-
-def _class_enabled(target: str | None) -> bool:
-    component = _component_class(target)
-    return component is None or getattr(component, "enabled", True) is not False
+    return enabled(OmegaConf.select(cfg, f"{group}._target_"))
 
 
 def _whole_retriever(target: str | None) -> bool:
