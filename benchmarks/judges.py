@@ -36,8 +36,9 @@ def main() -> None:
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
 
-    from ragsweep.judging.calibration import (HELDOUT_DOCUMENTS, build_judge, cross_corpus, default_claims,
-                                              heldout_claims, load_claims)
+    from ragsweep.judging.calibration import (HELDOUT_DOCUMENTS, cross_corpus, default_claims, heldout_claims,
+                                              load_claims)
+    from ragsweep.runner.judges import build_judge
 
     sets = [("sotu", load_claims(default_claims())),
             ("chroma_general", load_claims(heldout_claims(), args.data / HELDOUT_DOCUMENTS))]
