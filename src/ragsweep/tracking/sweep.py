@@ -1,0 +1,102 @@
+"""A sweep's MLflow parent run: opened before its jobs, closed with a ranked summary of them after."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from ragsweep.tracking.judges import judge_notes, summary_table
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.provenance import git_sha, package_versions
+from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, default_ranking_metric, markdown, sweep_jobs, tie_note
+
+log = logging.getLogger(__name__)
+
+TOP_SHOWN = 10  # configurations of the latest sweep in the experiment's description
+
+
+class Sweep:
+    """One sweep's MLflow parent run: opened before its jobs, closed with a ranked summary after them.
+
+    Shared by the Hydra callback below (`sweep.py -m`) and `ragsweep.Evaluation.sweep`, so a sweep from
+    Python leaves the same parent run, tags and summary files as one from the command line.
+    """
+
+    def __init__(self, tracker: MlflowTracker, name: str, overrides: str, sweep_dir: Path,
+                 metric: str | None = None) -> None:
+        self.tracker, self.name, self.overrides = tracker, name, overrides
+        self.sweep_dir, self.asked = Path(sweep_dir), metric
+        self.metric = metric or DEFAULT_RANKING_METRIC  # until the jobs say which stage the sweep varies
+        self.parent_run_id: str | None = None
+
+    def open(self) -> str:
+        """Mark runs orphaned by earlier sweeps KILLED, then start the parent run; return its id."""
+        self.tracker.kill_orphans()
+        tags = {"ragsweep.sweep": self.name, "ragsweep.git_sha": git_sha(), "ragsweep.overrides": self.overrides,
+                **{f"version.{package}": version for package, version in package_versions().items()}}
+        title = f"sweep {self.overrides}"[:200] if self.name == "adhoc" else f"sweep:{self.name}"
+        self.parent_run_id = self.tracker.start_parent(f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
+        log.info("MLflow parent run %s in experiment %r", self.parent_run_id, self.tracker.experiment)
+        return self.parent_run_id
+
+    def close(self) -> tuple[pd.DataFrame, dict[str, int], list[Path], pd.DataFrame | None]:
+        """Every job has returned: close any still RUNNING as lost, write the summary, end the parent
+        (FAILED when a job failed or was lost). Returns the jobs, their count by status, the summary files
+        and the ranked table (None when no job has the metric)."""
+        self.tracker.kill_running_children(self.parent_run_id, wait_s=0)
+        jobs = sweep_jobs(self.tracker, self.parent_run_id)
+        count = _count_by_status(jobs)
+        files, table = self._write_summary(jobs)
+        status = "FAILED" if count["FAILED"] or count["KILLED"] else "FINISHED"
+        self.tracker.end_parent(self.parent_run_id, status, {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs":
+                                                             str(count["FAILED"]), "ragsweep.lost_jobs":
+                                                             str(count["KILLED"])}, files)
+        self.parent_run_id = None
+        return jobs, count, files, table
+
+    def stop(self, status: str) -> str:
+        """Close the runs a stop left RUNNING as KILLED, and the parent as `status` (KILLED after Ctrl-C, FAILED
+        after fail_fast or an error) with a summary of what finished; return a line that says so."""
+        self.tracker.kill_running_children(self.parent_run_id)
+        jobs = sweep_jobs(self.tracker, self.parent_run_id)
+        count = _count_by_status(jobs)
+        files, _ = self._write_summary(jobs[jobs["status"] == "FINISHED"] if not jobs.empty else jobs)
+        self.tracker.end_parent(self.parent_run_id, status,
+                                {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
+                                 "ragsweep.interrupted_jobs": str(count["KILLED"])}, files)
+        self.parent_run_id = None
+        summary = f", summary in {files[1]}" if files else ""
+        how = "interrupted" if status == "KILLED" else "the sweep stopped early"
+        return (f"{how}: {count['FINISHED']} job(s) finished, {count['FAILED']} failed, {count['KILLED']} "
+                f"stopped (KILLED){summary}")
+
+    def notes(self, jobs: pd.DataFrame) -> list[str]:
+        """The lines under the ranked table: which judges scored it, and a tie at the top."""
+        return [*judge_notes(jobs), *filter(None, [tie_note(jobs, self.metric)])]
+
+    def _write_summary(self, jobs: pd.DataFrame) -> tuple[list[Path], pd.DataFrame | None]:
+        """summary.csv and summary.md in the sweep folder: `jobs` ranked by the sweep's metric, each judged run
+        with its judge and that judge's AUC; summary.md also says which judge(s) scored the judged metrics."""
+        self.metric = self.asked or default_ranking_metric(jobs)
+        if jobs.empty or f"metrics.{self.metric}" not in jobs:
+            return [], None
+        table = summary_table(jobs, self.metric)
+        self.sweep_dir.mkdir(parents=True, exist_ok=True)
+        files = [self.sweep_dir / "summary.csv", self.sweep_dir / "summary.md"]
+        table.to_csv(files[0], index=False)
+        notes = "".join(f"{note}\n\n" for note in self.notes(jobs))
+        files[1].write_text(f"# Sweep {self.name} ranked by {self.metric}\n\n{notes}" + markdown(table))
+        shown = table.drop(columns=["run_id"]).head(TOP_SHOWN)
+        self.tracker.describe_experiment(
+            f"**Latest sweep** ({self.name}, {time.strftime('%Y-%m-%d %H:%M')}, parent run {self.parent_run_id}): "
+            f"top {len(shown)} of {len(table)} configurations by **{self.metric}**\n\n{notes}{markdown(shown)}")
+        return files, table
+
+
+def _count_by_status(jobs: pd.DataFrame) -> dict[str, int]:
+    """How many of a sweep's jobs (one row per configuration) ended FINISHED, FAILED and KILLED."""
+    return {status: int((jobs["status"] == status).sum()) if not jobs.empty else 0
+            for status in ("FINISHED", "FAILED", "KILLED")}
