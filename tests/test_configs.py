@@ -1,19 +1,27 @@
-"""Every option of every config group builds, and impossible values fail with a one-line message."""
+"""Every option of every config group builds into the class its `_target_` names, every `_target_` in
+conf/ takes the keys written beside it, and impossible values fail with a one-line message."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
+from hydra._internal.utils import _locate
+from omegaconf import OmegaConf
 
-from ragsweep.runner.build import ConfigError, build
+from ragsweep.runner.build import (
+    GENERATOR_SETTINGS, JUDGE_SETTINGS, RELEVANCE_JUDGE_SETTINGS, ConfigError, build)
 from ragsweep.runner.overrides import unknown_choices
+from tests.conf_options import CONTRACT_GROUPS, options
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir() and p.name not in ("paths", "sweep", "best"))
 SWEEPS = sorted(path.stem for path in (CONF.parent / "sweeps").glob("*.yaml"))
 OPTIONS = [(group, path.stem) for group in GROUPS for path in sorted((CONF / group).glob("*.yaml"))]
+# Keys of a group that the runner reads itself instead of handing them to the constructor.
+RUNNER_KEYS = {"generator": GENERATOR_SETTINGS, "judge": JUDGE_SETTINGS, "relevance_judge": RELEVANCE_JUDGE_SETTINGS}
 
 
 def _compose(*overrides: str):
@@ -54,11 +62,61 @@ def test_every_option_builds(group, option, tmp_path):
     if option == "none" and group in ("generator", "judge", "relevance_judge"):
         assert getattr(pipeline, group) is None  # no generation (or judging) stage at all
         return
-    attribute = {"metrics": "evaluator", "embedder": "retriever", "store": "retriever"}.get(group, group)
-    built = getattr(pipeline, attribute)
-    assert type(getattr(built, "component", built)).__module__.startswith("ragsweep")
-    if group == "cache":
+    if group == "cache":  # settings of the runner's own StageCache, no _target_
         assert pipeline.cache.enabled == (option == "default")
+        return
+    built = type(_component(pipeline, group))
+    assert f"{built.__module__}.{built.__qualname__}" == cfg[group]._target_
+
+
+def _component(pipeline, group: str):
+    """What the runner built for `group`; the embedder and the store are the (dense) retriever's, the
+    embedder inside its cache wrapper."""
+    if group == "embedder":
+        return pipeline.retriever.component.embedder.embedder
+    if group == "store":
+        return pipeline.retriever.component.store
+    built = getattr(pipeline, {"metrics": "evaluator"}.get(group, group))
+    return getattr(built, "component", built)
+
+
+def _targets(node, path: str = ""):
+    """(dotted path, node) of every mapping holding a `_target_` in `node`, at any depth."""
+    if isinstance(node, dict):
+        if "_target_" in node:
+            yield path, node
+        for key, value in node.items():
+            yield from _targets(value, f"{path}.{key}".lstrip("."))
+    elif isinstance(node, list):
+        for value in node:
+            yield from _targets(value, path)
+
+
+SHIPPED_YAMLS = sorted(yaml for yaml in (p.relative_to(CONF) for p in CONF.glob("**/*.yaml"))
+                       if yaml.parts[0] not in ("sweep", "best"))  # grids (sweeps/) and a user's exports
+TARGETS = [(yaml, path, node) for yaml in SHIPPED_YAMLS
+           for path, node in _targets(OmegaConf.to_container(OmegaConf.load(CONF / yaml)))]
+
+
+@pytest.mark.parametrize(("yaml", "path", "node"), TARGETS, ids=[f"{y}:{p or '.'}" for y, p, _ in TARGETS])
+def test_every_target_is_a_class_at_that_path_taking_the_keys_beside_it(yaml, path, node):
+    """`_target_` paths are part of a run's fingerprint: a class that moved must fail here, not be found
+    under a re-export; a key its constructor does not take would otherwise fail only when a job builds it."""
+    target = _locate(node["_target_"])
+    assert isinstance(target, type), f"{node['_target_']} is not a class"
+    assert f"{target.__module__}.{target.__qualname__}" == node["_target_"]
+    parameters = inspect.signature(target).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    runner_keys = RUNNER_KEYS.get(yaml.parts[0], ()) if len(yaml.parts) > 1 and not path else ()
+    given = {key for key in node if not key.startswith("_") and key not in runner_keys}
+    assert given <= set(parameters), f"{target.__name__} takes no {sorted(given - set(parameters))}"
+
+
+@pytest.mark.parametrize("group", CONTRACT_GROUPS)
+def test_every_contract_group_lists_options(group):
+    """The contract tests parametrise over these listings; an empty one would skip them all, and pass."""
+    assert options(group), f"conf/{group}/ holds no YAML: the {group} contract test would run no case"
 
 
 @pytest.mark.parametrize("name", SWEEPS)
