@@ -23,6 +23,13 @@ def chroma_general() -> Dataset:
 
 
 @pytest.fixture(scope="session")
+def tiny_judges_root(tmp_path_factory) -> Path:
+    """A project folder (`paths.root`) for the tests that build the trained judges with tiny settings (4
+    examples): the same settings make the same model key, so each model trains once a session, not per test."""
+    return tmp_path_factory.mktemp("tiny_judges")
+
+
+@pytest.fixture(scope="session")
 def run_notebook():
     """Executes a notebook of notebooks/ (analysis.ipynb unless named) on a project folder, as a user opening
     it there would, with `settings` as extra environment variables; returns its code cells with their outputs."""

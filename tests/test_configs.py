@@ -54,10 +54,11 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
 
 
 @pytest.mark.parametrize(("group", "option"), OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
-def test_every_option_builds(group, option, tmp_path):
+def test_every_option_builds(group, option, tmp_path, request):
     # the openai option's preflight asks its endpoint; tests/generation/test_openai.py runs it against a real server
     preflight = (group, option) != ("generator", "openai")
-    cfg = _compose(f"{group}={option}", f"paths.root={tmp_path}", *_required(group, option, tmp_path))
+    root = request.getfixturevalue("tiny_judges_root") if group in ("judge", "relevance_judge") else tmp_path
+    cfg = _compose(f"{group}={option}", f"paths.root={root}", *_required(group, option, tmp_path))
     pipeline = build(cfg, preflight=preflight)
     if option == "none" and group in ("generator", "judge", "relevance_judge"):
         assert getattr(pipeline, group) is None  # no generation (or judging) stage at all

@@ -44,12 +44,6 @@ def _quick(node: dict, prefix: str) -> list[str]:
     return found
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    """One project folder for every case: judges trained with the same settings share the stage cache."""
-    return tmp_path_factory.mktemp("judges")
-
-
 def assert_verdicts(verdicts, pairs) -> None:
     assert isinstance(verdicts, list) and len(verdicts) == len(pairs)
     for verdict in verdicts:
@@ -61,8 +55,8 @@ def assert_verdicts(verdicts, pairs) -> None:
 
 
 @pytest.mark.parametrize(("group", "option"), CASES, ids=[f"{g}={o}" for g, o in CASES])
-def test_every_judge_keeps_the_verdict_contract(group, option, root):
-    overrides = ["generator=extractive", f"paths.root={root}", *REQUIRED.get((group, option), [])]
+def test_every_judge_keeps_the_verdict_contract(group, option, tiny_judges_root):
+    overrides = ["generator=extractive", f"paths.root={tiny_judges_root}", *REQUIRED.get((group, option), [])]
     node = OmegaConf.to_container(compose_option(group, option, *overrides)[group])
     pipeline = build(compose_option(group, option, *overrides, *_quick(node, group)), preflight=False)
     stage = getattr(pipeline, group)
