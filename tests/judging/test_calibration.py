@@ -381,8 +381,18 @@ def test_a_judge_that_asks_for_an_embedder_gets_the_configs(project):
 
     judge, config = build_judge(project / "conf", "cosine", ["embedder.progress=false"])
     assert type(judge.embedder).__name__ == "MiniLMEmbedder" and judge.embedder.progress is False
-    result = calibrate(judge, load_claims(project / "claims.jsonl"), "cosine")
-    assert result.n == 5 and result.failures == 0 and 0.0 <= result.auc <= 1.0
+    claims = load_claims(project / "claims.jsonl")
+    result = calibrate(judge, claims, "cosine")
+    assert result.n == 5 and result.failures == 0
+
+    def clipped_cosine(claim: str, passage: str) -> float:
+        a, b = judge.embedder.encode([claim, passage])
+        return min(max(float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)), 0.0), 1.0)
+
+    best = [max(clipped_cosine(c.claim, passage) for passage in c.context) for c in claims]
+    assert result.auc == pytest.approx(roc_auc_score([c.label for c in claims], best))
+    # each supported claim ranks above n1 and n3 and below n2, which repeats its passage word for word (cosine 1)
+    assert result.auc == pytest.approx(2 / 3)
     assert config == {"_target_": "calib_overlap_judge.CosineJudge"}
     assert not (project / ".cache").exists()
 
