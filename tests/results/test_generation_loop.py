@@ -1,5 +1,6 @@
 """The loop with a generator, as a user runs it: a real sweep with `generator=extractive`, then
-`best --metric answer_f1 --verify`, `gate` on answer_f1 and `report`, each in a subprocess (about 2 minutes)."""
+`best --metric answer_f1 --verify`, `gate` on answer_f1 and `report`, each in a subprocess (about 2 minutes).
+The sweep, the export and the report are module fixtures, so any one test also runs, and passes, alone."""
 
 from __future__ import annotations
 
@@ -28,22 +29,34 @@ def project(tmp_path_factory, scratch_project) -> Path:
     return folder
 
 
-def test_best_ranks_by_answer_f1_and_its_verify_rerun_repeats_the_answers(project):
+@pytest.fixture(scope="module")
+def best(project) -> subprocess.CompletedProcess:
+    """`best --metric answer_f1 --verify`: ranks the jobs, reruns the winner and exports it to conf/best/."""
     result = _run(project, "-m", "ragsweep.cli", "best", "--metric", "answer_f1", "--verify")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    rows = [line for line in result.stdout.splitlines() if line.startswith("| 1 ")]
+    return result
+
+
+@pytest.fixture(scope="module")
+def report(project) -> Path:
+    """`report --metric answer_f1`: the HTML page."""
+    result = _run(project, "-m", "ragsweep.cli", "report", "--metric", "answer_f1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return project / "reports" / "ragsweep.html"
+
+
+def test_best_ranks_by_answer_f1_and_its_verify_rerun_repeats_the_answers(project, best):
+    rows = [line for line in best.stdout.splitlines() if line.startswith("| 1 ")]
     assert rows and "| extractive |" in rows[0]
-    verified = {line.split("|")[1].strip(): line for line in result.stdout.splitlines() if "| True |" in line}
+    verified = {line.split("|")[1].strip(): line for line in best.stdout.splitlines() if "| True |" in line}
     assert {"answer_f1", "answer_correctness", "answer_tokens_mean", "generation_error_rate"} <= set(verified)
     assert "latency_ms_p50" not in verified  # milliseconds are not compared
-    assert result.stdout.rstrip().endswith("verified: every metric of the rerun equals the recorded run")
+    assert best.stdout.rstrip().endswith("verified: every metric of the rerun equals the recorded run")
     lines = (project / "conf" / "best" / "ragsweep.per_query.jsonl").read_text().splitlines()
     assert all("answer_f1" in json.loads(line)["metrics"] for line in lines)  # sotu_qa: every question has references
 
 
-def test_gate_guards_answer_f1_on_a_rerun_and_shows_the_error_rate(project):
-    if not (project / "conf" / "best" / "ragsweep.yaml").exists():
-        pytest.skip("needs the export of the test above")
+def test_gate_guards_answer_f1_on_a_rerun_and_shows_the_error_rate(project, best):
     result = _run(project, "-m", "ragsweep.cli", "gate", "--baseline", "conf/best/ragsweep.yaml",
                   "--metrics", "answer_f1,token_iou")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -53,18 +66,14 @@ def test_gate_guards_answer_f1_on_a_rerun_and_shows_the_error_rate(project):
     assert "paired the" not in result.stdout  # every question has an answer metric in both
 
 
-def test_report_on_answer_f1_has_the_answers_table_and_end_to_end_latency(project):
-    result = _run(project, "-m", "ragsweep.cli", "report", "--metric", "answer_f1")
-    assert result.returncode == 0, result.stderr[-3000:]
-    page = (project / "reports" / "ragsweep.html").read_text()
+def test_report_on_answer_f1_has_the_answers_table_and_end_to_end_latency(report):
+    page = report.read_text()
     assert "Answers and what they cost" in page and "<th>generation_ms_p50</th>" in page
     assert "search + rerank + generation per question" in page and "Not comparable" not in page
     assert page.count('src="data:image/png;base64,') == 4
 
 
-def test_the_exported_best_retrieves_and_answers_in_python_as_its_run_did(project):
-    if not (project / "conf" / "best" / "ragsweep.yaml").exists():
-        pytest.skip("needs the export of the first test")
+def test_the_exported_best_retrieves_and_answers_in_python_as_its_run_did(project, best):
     import ragsweep
     from omegaconf import OmegaConf
 
@@ -86,19 +95,16 @@ def test_the_exported_best_retrieves_and_answers_in_python_as_its_run_did(projec
         ragsweep.load_pipeline(project / "conf" / "best" / "no-such.yaml")
 
 
-def test_the_report_fits_a_1400_px_window_in_a_real_browser(project, tmp_path):
+def test_the_report_fits_a_1400_px_window_in_a_real_browser(report, tmp_path):
     from tests.test_loop import ARTIFACTS, CHROMIUM, _browser
 
-    page = project / "reports" / "ragsweep.html"
-    if not page.exists():
-        pytest.skip("needs the report of the test above")
     assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it (apt-get install chromium)"
     probe = tmp_path / "probe.html"  # the page as written, plus a script that measures how far it overflows
-    probe.write_text(page.read_text().replace("</body>", "<script>document.body.dataset.overflow = String("
-                                              "document.documentElement.scrollWidth - document.documentElement"
-                                              ".clientWidth)</script></body>"))
+    probe.write_text(report.read_text().replace("</body>", "<script>document.body.dataset.overflow = String("
+                                                "document.documentElement.scrollWidth - document.documentElement"
+                                                ".clientWidth)</script></body>"))
     overflow = re.search(r'data-overflow="(-?\d+)"', _browser(tmp_path, "--dump-dom", probe.as_uri()))
     assert overflow and int(overflow.group(1)) <= 0, "the report is wider than a 1400 px window"
     ARTIFACTS.mkdir(exist_ok=True)
-    _browser(tmp_path, f"--screenshot={ARTIFACTS / 'report_generation.png'}", page.as_uri())
+    _browser(tmp_path, f"--screenshot={ARTIFACTS / 'report_generation.png'}", report.as_uri())
     assert (ARTIFACTS / "report_generation.png").stat().st_size > 10_000
