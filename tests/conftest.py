@@ -25,7 +25,8 @@ def chroma_general() -> Dataset:
 @pytest.fixture(scope="session")
 def tiny_judges_root(tmp_path_factory) -> Path:
     """A project folder (`paths.root`) for the tests that build the trained judges with tiny settings (4
-    examples): the same settings make the same model key, so each model trains once a session, not per test."""
+    examples): the same settings make the same model key, so each model trains once a session, not per
+    test."""
     return tmp_path_factory.mktemp("tiny_judges")
 
 

@@ -21,7 +21,8 @@ GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir() and p.name not in (
 SWEEPS = sorted(path.stem for path in (CONF.parent / "sweeps").glob("*.yaml"))
 OPTIONS = [(group, path.stem) for group in GROUPS for path in sorted((CONF / group).glob("*.yaml"))]
 # Keys of a group that the runner reads itself instead of handing them to the constructor.
-RUNNER_KEYS = {"generator": GENERATOR_SETTINGS, "judge": JUDGE_SETTINGS, "relevance_judge": RELEVANCE_JUDGE_SETTINGS}
+RUNNER_KEYS = {"generator": GENERATOR_SETTINGS, "judge": JUDGE_SETTINGS,
+               "relevance_judge": RELEVANCE_JUDGE_SETTINGS}
 
 
 def _compose(*overrides: str):

@@ -28,8 +28,8 @@ def _build(option: str, embedder, small: bool = False):
     """The chunker conf/chunker/<option>.yaml describes, handed `embedder` if it asks for one."""
     cfg = compose_option("chunker", option)
     if small:
-        cfg = compose_option("chunker", option,
-                             *(f"chunker.{key}={value}" for key, value in SMALL.items() if cfg.chunker.get(key)))
+        shrunk = [f"chunker.{key}={value}" for key, value in SMALL.items() if cfg.chunker.get(key)]
+        cfg = compose_option("chunker", option, *shrunk)
     return instantiate_group(cfg, "chunker", embedder=embedder)
 
 

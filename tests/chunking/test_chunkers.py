@@ -29,7 +29,8 @@ texts = st.lists(
 ).map("".join)
 
 
-@pytest.mark.parametrize("chunker", UNSHIPPED_SETTINGS, ids=lambda c: f"{type(c).__name__}-{c.size}-{c.overlap}")
+@pytest.mark.parametrize("chunker", UNSHIPPED_SETTINGS, 
+                         ids=lambda c: f"{type(c).__name__}-{c.size}-{c.overlap}")
 @given(text=texts)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_spans_point_back_into_the_document(chunker, text):
@@ -37,7 +38,8 @@ def test_spans_point_back_into_the_document(chunker, text):
     assert_spans_point_back(chunker.split(doc), doc)
 
 
-@pytest.mark.parametrize("chunker", [RecursiveChunker(size=10), SentenceChunker(size=10)], ids=lambda c: type(c).__name__)
+@pytest.mark.parametrize("chunker", [RecursiveChunker(size=10), SentenceChunker(size=10)],
+                         ids=lambda c: type(c).__name__)
 @pytest.mark.parametrize("text", [" ", "\n\n\t  \n"])
 def test_whitespace_documents_give_no_chunk(chunker, text):
     assert chunker.split(Document("d", text)) == []  # nothing worth embedding

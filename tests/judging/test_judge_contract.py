@@ -20,8 +20,10 @@ pytestmark = pytest.mark.slow
 CASES = [(group, option) for group in ("judge", "relevance_judge") for option in options(group)]
 PASSAGE = "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic."
 ASKED = {
-    "judge": [Pair("The Harbour Bridge was opened in 1932.", PASSAGE), Pair("It carries eight lanes.", PASSAGE),
-              Pair("Ferries stop running in winter.", PASSAGE), Pair("The bridge was opened in 1950.", PASSAGE)],
+    "judge": [Pair("The Harbour Bridge was opened in 1932.", PASSAGE),
+              Pair("It carries eight lanes.", PASSAGE),
+              Pair("Ferries stop running in winter.", PASSAGE),
+              Pair("The bridge was opened in 1950.", PASSAGE)],
     "relevance_judge": [Pair("When was the Harbour Bridge opened?", PASSAGE, "relevance"),
                         Pair("When does the river freeze?", PASSAGE, "relevance"),
                         Pair("How many lanes does the bridge carry?", PASSAGE, "relevance")],
@@ -29,7 +31,8 @@ ASKED = {
 # Training shrunk to a few examples, without the QA answer pairs, so that a trained judge trains in seconds:
 # the contract is about what a judge returns, not how well it ranks.
 QUICK = {"examples": 4, "answers": "false", "progress": "false"}
-# Values an option marks ??? (no NLI model ships offline: MiniLM with an untrained two-label head loads as one).
+# Values an option marks ??? (no NLI model ships offline: MiniLM with an untrained two-label head loads
+# as one).
 REQUIRED = {("judge", "nli"): [f"judge.model_path={minilm_path()}", "judge.entailment_label=1"]}
 
 
@@ -49,7 +52,8 @@ def assert_verdicts(verdicts, pairs) -> None:
     for verdict in verdicts:
         assert isinstance(verdict, Verdict) and verdict.status in STATUSES
         if verdict.ok:
-            assert isinstance(verdict.score, float) and not math.isnan(verdict.score) and 0.0 <= verdict.score <= 1.0
+            assert isinstance(verdict.score, float) and not math.isnan(verdict.score)
+            assert 0.0 <= verdict.score <= 1.0
         else:
             assert verdict.score is None
 

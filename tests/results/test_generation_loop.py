@@ -100,9 +100,9 @@ def test_the_report_fits_a_1400_px_window_in_a_real_browser(report, tmp_path):
 
     assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it (apt-get install chromium)"
     probe = tmp_path / "probe.html"  # the page as written, plus a script that measures how far it overflows
-    probe.write_text(report.read_text().replace("</body>", "<script>document.body.dataset.overflow = String("
-                                                "document.documentElement.scrollWidth - document.documentElement"
-                                                ".clientWidth)</script></body>"))
+    measure = ("<script>document.body.dataset.overflow = String(document.documentElement.scrollWidth"
+               " - document.documentElement.clientWidth)</script></body>")
+    probe.write_text(report.read_text().replace("</body>", measure))
     overflow = re.search(r'data-overflow="(-?\d+)"', _browser(tmp_path, "--dump-dom", probe.as_uri()))
     assert overflow and int(overflow.group(1)) <= 0, "the report is wider than a 1400 px window"
     ARTIFACTS.mkdir(exist_ok=True)

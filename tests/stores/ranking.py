@@ -17,4 +17,5 @@ def assert_ranked(hits: Sequence[Hit], k: int, size: int) -> None:
     assert len(set(indices)) == len(indices), f"an item returned twice: {indices}"
     assert all(isinstance(hit.score, float) and math.isfinite(hit.score) for hit in hits), hits
     for better, worse in zip(hits, hits[1:]):
-        assert better.score > worse.score or (better.score == worse.score and better.index < worse.index), hits
+        tie_in_order = better.score == worse.score and better.index < worse.index
+        assert better.score > worse.score or tie_in_order, hits

@@ -36,6 +36,6 @@ def test_hits_are_ranked_distinct_and_at_most_k(option, vectors):
             for hits in results:
                 assert_ranked(hits, k, len(stored))
         [*_, closest] = store.search(queries, 3)
-        assert [hit.index for hit in closest] == [3, 5, 17]  # the query's own copies, tied, in the order added
+        assert [hit.index for hit in closest] == [3, 5, 17]  # the query's copies, tied, in the order added
     finally:
         getattr(store, "close", lambda: None)()
