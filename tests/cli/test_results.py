@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RAGSWEEP = Path(sys.executable).with_name("ragsweep")  # the installed console script
 TINY_DOCS = {"apples": "Apples grow on trees. Most apples are red or green.",
              "rivers": "Rivers carry water to the sea. The Nile is a long river."}

@@ -10,7 +10,7 @@ from omegaconf import open_dict
 
 from ragsweep.runner.workers import _cold, _component_modules, _joblib_workers
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
+CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
 def _multirun_config(*overrides: str, swept: tuple[str, ...] = ()):
