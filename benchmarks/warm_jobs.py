@@ -31,7 +31,7 @@ def side(freeze: bool, data: Path, cache: Path) -> list[float]:
     from ragsweep.runner.plan import plan_job
 
     if not freeze:
-        runner._freeze_loaded_heap = lambda: None
+        runner._freeze_loaded_heap = lambda computed: None
     work = Path(tempfile.mkdtemp(prefix="ragsweep-warm-"))
 
     def job(label: str, *overrides: str) -> float:

@@ -105,15 +105,16 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
         try:
             return _run_job(pipeline, dataset, config_id, context)
         finally:
-            _freeze_loaded_heap()
+            _freeze_loaded_heap(computed=sum(pipeline.cache.misses.values()) > 0)
 
 
-def _freeze_loaded_heap() -> None:
-    """After a process's first job, move what it loaded (libraries, models, the dataset, its chunks) out of the
-    cyclic garbage collector's reach, once. A warm job allocates tens of thousands of hits, and every full
-    collection they trigger would rescan some 400,000 long-lived objects: 0.2-0.6 s a job on chroma_general,
-    more than the job's own work (profiled; benchmarks/grid.py measures the warm grid)."""
-    if not _HEAP_FROZEN:
+def _freeze_loaded_heap(computed: bool) -> None:
+    """After a process's first job, and after any job that `computed` (missed the stage cache, so it kept new
+    chunks, first-stage results or models), move what the process holds out of the cyclic garbage collector's
+    reach. A warm job allocates tens of thousands of hits, and every full collection they trigger would rescan
+    some 400,000 long-lived objects: 0.2-0.6 s a job on chroma_general, more than the job's own work (profiled;
+    benchmarks/grid.py measures the warm grid). Warm jobs compute nothing, so they pay no collection here."""
+    if computed or not _HEAP_FROZEN:
         gc.collect()
         gc.freeze()
         _HEAP_FROZEN.append(True)
