@@ -12,7 +12,7 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
 def _lint(source: Path) -> subprocess.CompletedProcess:
-    """lint-imports on the ragsweep package under `source` (a src/ folder), with the repository's contracts."""
+    """lint-imports on the ragsweep package under `source` (a src/ folder), with the project's contracts."""
     return subprocess.run([str(LINT_IMPORTS), "--config", str(ROOT / ".importlinter"), "--no-cache"],
                           cwd=source, env={"PYTHONPATH": str(source), "PATH": "/usr/bin:/bin"},
                           capture_output=True, text=True, timeout=300)

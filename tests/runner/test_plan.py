@@ -1,4 +1,4 @@
-"""Each rule about which stages a job has, read from `plan_job` alone: no component is built, no Hydra global read."""
+"""Each rule about which stages a job has, read from `plan_job` alone: nothing built, no Hydra global read."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ragsweep.runner.errors import ConfigError
 from ragsweep.runner.plan import JobNaming, plan_job
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
+JUDGES = ("lexical", "embedding")
 
 
 def _compose(*overrides: str, hydra: bool = False):
@@ -41,12 +42,12 @@ def test_a_whole_retriever_has_no_chunker_or_store_in_its_stages_config_or_param
 
 
 def test_no_generator_means_no_judge_and_the_judge_leaves_the_config_and_the_fingerprint():
-    retrieval_only = [plan_job(_compose("generator=none", f"judge={judge}")) for judge in ("lexical", "embedding")]
+    retrieval_only = [plan_job(_compose("generator=none", f"judge={judge}")) for judge in JUDGES]
     assert not any(plan.generates or plan.judges for plan in retrieval_only)
     assert all("judge" not in plan.config and "judge" not in plan.stages for plan in retrieval_only)
     assert retrieval_only[0].fingerprint("data") == retrieval_only[1].fingerprint("data")
     assert "answer" not in retrieval_only[0].metric_stages and "judged" not in retrieval_only[0].metric_stages
-    answered = [plan_job(_compose("generator=extractive", f"judge={judge}")) for judge in ("lexical", "embedding")]
+    answered = [plan_job(_compose("generator=extractive", f"judge={judge}")) for judge in JUDGES]
     assert all(plan.generates and plan.judges for plan in answered)
     assert answered[0].fingerprint("data") != answered[1].fingerprint("data")
     assert {"answer", "judged"} <= answered[0].metric_stages
@@ -55,7 +56,7 @@ def test_no_generator_means_no_judge_and_the_judge_leaves_the_config_and_the_fin
 def test_judge_none_beside_a_generator_judges_nothing_but_stays_a_choice_of_the_config():
     plan = plan_job(_compose("generator=extractive", "judge=none"))
     assert plan.generates and not plan.judges and "judged" not in plan.metric_stages
-    assert plan.config.judge._target_.endswith("NoJudge")  # fingerprinted as before: existing stores keep matching
+    assert plan.config.judge._target_.endswith("NoJudge")  # fingerprinted as before: stores keep matching
 
 
 def test_a_relevance_judge_runs_with_or_without_a_generator_and_none_is_dropped():
@@ -69,7 +70,7 @@ def test_the_depth_that_runs_is_the_largest_of_k_candidates_and_depth():
     assert plan_job(_compose("k=5", "depth=50", "reranker=embedding", "reranker.candidates=20")).depth == 50
     plan = plan_job(_compose("k=5", "depth=3", "reranker=embedding", "reranker.candidates=20"))
     assert (plan.depth, plan.candidates, plan.config.depth, plan.resolved["depth"]) == (20, 20, 20, 20)
-    assert plan_job(_compose("reranker=embedding", "~reranker.candidates")).candidates == 20  # the constructor's
+    assert plan_job(_compose("reranker=embedding", "~reranker.candidates")).candidates == 20  # constructor's
     assert plan_job(_compose("reranker=none")).candidates == 0
 
 
@@ -92,7 +93,8 @@ def test_the_label_and_params_come_from_the_naming_given_not_from_hydras_globals
         del cfg["hydra"]
     plan = plan_job(cfg, naming)
     assert plan.label == "chunker=fixed,k=3" and plan.sweep == "adhoc"
-    assert plan.params["chunker"] == "fixed" and plan.params["k"] == 3 and "paths" not in plan.params  # a group that changes no number
+    assert plan.params["chunker"] == "fixed" and plan.params["k"] == 3
+    assert "paths" not in plan.params  # a group that changes no number is no choice logged
     assert plan_job(cfg).label == "run"  # no naming: a run outside Hydra
     assert plan.targets["chunker"].endswith("FixedTokenChunker")
 

@@ -1,1 +1,1 @@
-"""ragsweep from Python: `Evaluation` runs and sweeps configurations; `load_pipeline` queries an exported one."""
+"""ragsweep from Python: `Evaluation` runs and sweeps configurations; `load_pipeline` queries an export."""

@@ -232,7 +232,8 @@ class Evaluation:
         parsed = parser.parse_overrides(lines)  # settings of an object's wrapper (generator.max_error_rate) go
         mine = [o for o in parsed if o.key_or_group.split(".")[0] in objects]  # to its node, not to Hydra
         searchpath = [f"hydra.searchpath=[file://{self.config_dir}]"] if self.config_dir else []
-        cfg = compose_config(self.conf, [*searchpath, *(o.input_line for o in parsed if o not in mine)], hydra=True)
+        hydra_lines = [*searchpath, *(o.input_line for o in parsed if o not in mine)]
+        cfg = compose_config(self.conf, hydra_lines, hydra=True)
         with read_write(cfg), open_dict(cfg):
             for key, node in named:
                 cfg[key] = node
@@ -245,6 +246,7 @@ class Evaluation:
                 cfg.hydra.job.override_dirname = get_overrides_dirname(
                     [*parsed, *named_lines], list(settings.exclude_keys), settings.item_sep, settings.kv_sep)
         return cfg, objects
+
 
 def _result(output_dir: Path) -> Result:
     """A finished job's result, read from its output folder (metrics.json, per_query.jsonl, its run record)."""
@@ -291,7 +293,7 @@ def _task(cfg: DictConfig) -> DictConfig:
 
 
 def _plan(cfg: DictConfig) -> JobPlan:
-    """The job `cfg` (composed with its `hydra` node) describes, named as Hydra names a job of these overrides."""
+    """The job `cfg` (composed with its `hydra` node) describes, named as Hydra names a job of its overrides."""
     return plan_job(_task(cfg), JobNaming.from_hydra(cfg.hydra))
 
 

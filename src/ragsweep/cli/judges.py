@@ -14,7 +14,8 @@ from ragsweep.runner.entry import conf_dir, conf_dirs, ensure_project_config
 def calibrate_command(args: argparse.Namespace) -> int:
     """Judge two labelled claims sets, print held-out and in-sample agreement, write calibration/<judge>.json,
     log it to MLflow."""
-    from ragsweep.judging.calibration import calibrate, cross_corpus, format_cross, format_table, write_calibration
+    from ragsweep.judging.calibration import (calibrate, cross_corpus, format_cross, format_table,
+                                              write_calibration)
     from ragsweep.runner.judges import build_judge, check_judge_option
     from ragsweep.tracking.calibration import EXPERIMENT, log_calibration
 

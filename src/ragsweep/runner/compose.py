@@ -28,15 +28,15 @@ def composing(conf: Path) -> Iterator[Callable[..., DictConfig]]:
 
 def compose_config(conf: Path, overrides: Sequence[str] = (), name: str = "config", hydra: bool = False,
                    job: bool = True) -> DictConfig:
-    """`<conf>/<name>.yaml` with `overrides`, composed as a sweep's job is (`hydra`: with its `hydra` node; `job`:
-    see `compose_checked`)."""
+    """`<conf>/<name>.yaml` with `overrides`, composed as a sweep's job is (`hydra`: with its `hydra` node;
+    `job`: see `compose_checked`)."""
     with composing(conf) as compose_one:
         return compose_one(name, list(overrides), hydra, job)
 
 
 def compose_checked(name: str, overrides: list[str], hydra: bool = False, job: bool = True) -> DictConfig:
-    """Hydra's composition of `overrides`, its errors as one-line ConfigErrors. For a `job` config, a key it does
-    not have (`chunker.sise=100`) is named with the keys its component takes."""
+    """Hydra's composition of `overrides`, its errors as one-line ConfigErrors. For a `job` config, a key it
+    does not have (`chunker.sise=100`) is named with the keys its component takes."""
     try:
         return compose(name, overrides=overrides, return_hydra_config=hydra)
     except yaml.YAMLError as error:

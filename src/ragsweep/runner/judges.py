@@ -1,5 +1,5 @@
-"""The judges `ragsweep calibrate` measures and `ragsweep train-judge` trains, built from a project's config as a
-sweep builds its stages (`build.judge_stage` builds a sweep's own)."""
+"""The judges `ragsweep calibrate` measures and `ragsweep train-judge` trains, built from a project's config
+as a sweep builds its stages (through `build.judge_stage`, which builds a sweep's own)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from ragsweep.judging.base import Judge
 from ragsweep.judging.calibration import LabelledClaim
 from ragsweep.runner.build import Built, group_config, instantiate_stage, judge_stage
 from ragsweep.runner.compose import composing
+from ragsweep.runner.errors import ConfigError
 
 
 def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
@@ -77,8 +78,12 @@ def compose_with_judge(conf_dir: Path, name: str, overrides: Sequence[str], root
     holding `conf_dir`), wherever this runs."""
     paths = f"paths.root={(root or conf_dir.parent).resolve()}"
     with composing(conf_dir) as compose_checked:
-        choice = f"judge={name}" if "judge" in compose_checked("config", [paths]) else f"+judge={name}"
-        return compose_checked("config", [paths, choice, *overrides], job=False)
+        try:
+            return compose_checked("config", [paths, f"judge={name}", *overrides], job=False)
+        except ConfigError as error:
+            if not str(error).startswith("Could not override 'judge'"):
+                raise
+        return compose_checked("config", [paths, f"+judge={name}", *overrides], job=False)  # none in defaults
 
 
 def _parameters(target: str | None) -> set[str]:

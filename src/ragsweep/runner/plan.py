@@ -1,4 +1,4 @@
-"""What one job runs, decided once from its composed config: the only place the rules about a job's stages live.
+"""What one job runs, decided once from its composed config: the one place the rules about its stages live.
 
 - A whole retriever (a class with `retrieve(question, k)`, e.g. a user's LangChain retriever) chunks and
   indexes on its own: the job has no chunker and no store.
@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 # The metric stages every job scores: span metrics, and context_relevance from the span labels.
 ALWAYS_SCORED = ("retrieval", "relevance")
+# The groups a whole retriever replaces: it chunks and indexes on its own.
+WHOLE_RETRIEVER_REPLACES = ("chunker", "store")
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ class JobPlan:
     """One job's stages, depth and identity, resolved from its config (see the module's rules)."""
 
     config: DictConfig  # read-only: unused groups removed, depth raised to what runs
-    resolved: Mapping[str, Any]  # the config as plain values: what config.yaml, params and the fingerprint see
+    resolved: Mapping[str, Any]  # the config as plain values: what config.yaml, params and fingerprint see
     whole_retriever: bool
     generates: bool
     judges: bool
@@ -75,7 +77,7 @@ class JobPlan:
     @property
     def unused(self) -> tuple[str, ...]:
         """Groups the composed config had that the job does not build."""
-        return ("chunker", "store") if self.whole_retriever else ()
+        return WHOLE_RETRIEVER_REPLACES if self.whole_retriever else ()
 
     @property
     def metric_stages(self) -> frozenset[str]:
@@ -84,7 +86,7 @@ class JobPlan:
                           *(["judged"] if self.judges else [])})
 
     def fingerprint(self, dataset_fingerprint: str) -> str:
-        """The configuration's identity over this dataset content: equal fingerprints compute equal numbers."""
+        """The configuration's identity over this dataset's content: equal fingerprints, equal numbers."""
         return config_fingerprint(dict(self.resolved), dataset_fingerprint)
 
 
@@ -101,9 +103,10 @@ CACHE_KEYS = ("enabled", "dir", "locks")
 def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     """The plan of the job `cfg` describes (a composed config; its `hydra` node, if any, is left out).
 
-    Raises ConfigError for a top-level or cache key no stage reads, for a `k`, `depth` or `bootstrap_samples` that is not a positive integer, and for a
-    reranker that reads fewer candidates than k. Components are not built, so their own errors come from
-    `build`; a `_target_` that does not import counts as enabled here, so that `build` names it.
+    Raises ConfigError for a top-level or cache key no stage reads, for a `k`, `depth` or `bootstrap_samples`
+    that is not a positive integer, and for a reranker that reads fewer candidates than k. Components are not
+    built, so their own errors come from `build`; a `_target_` that does not import counts as enabled here, so
+    that `build` names it.
     """
     check_settings(cfg)
     k = positive_int(cfg, "k")
@@ -112,7 +115,8 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     whole = _whole_retriever(OmegaConf.select(cfg, "retriever._target_"))
     candidates = _candidates(cfg) if "reranker" in cfg else 0
     if candidates and candidates < k:
-        raise ConfigError(f"reranker.candidates ({candidates}) must be >= k ({k}); raise reranker.candidates or lower k")
+        raise ConfigError(f"reranker.candidates ({candidates}) must be >= k ({k}); raise reranker.candidates "
+                          "or lower k")
     if whole and candidates:
         raise ConfigError("reranker: a whole retriever returns its final ranking, so there is nothing to rerank; "
                           "use reranker=none")
@@ -120,19 +124,21 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     judges = generates and "judge" in cfg and _enabled(cfg, "judge")
     judges_relevance = "relevance_judge" in cfg and _enabled(cfg, "relevance_judge")
     depth = max(k, candidates, positive_int(cfg, "depth"))
-    dropped = {*(["chunker", "store"] if whole else []), *([] if generates else ["judge"]),
+    unused = WHOLE_RETRIEVER_REPLACES if whole else ()
+    dropped = {*unused, *([] if generates else ["judge"]),
                *([] if judges_relevance else ["relevance_judge"])}
     if depth != cfg.depth:
         log.info("depth=%s raised to %d (k or reranker.candidates is larger)", cfg.depth, depth)
     job = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"]) if "hydra" in cfg else cfg
-    resolved = {key: value for key, value in OmegaConf.to_container(job, resolve=True).items() if key not in dropped}
+    resolved = {key: value for key, value in OmegaConf.to_container(job, resolve=True).items()
+                if key not in dropped}
     resolved["depth"] = depth
     config = OmegaConf.create(resolved)
     OmegaConf.set_readonly(config, True)
     label, choices = ("run", {}) if naming is None else (
         config_label(naming.overrides, naming.config_name, cfg.get(LABEL_KEY)), group_choices(naming.choices))
-    unused = ("chunker", "store") if whole else ()
-    params = {**dotted_params(resolved), **{group: option for group, option in choices.items() if group not in unused}}
+    params = {**dotted_params(resolved),
+              **{group: option for group, option in choices.items() if group not in unused}}
     targets = {group: str(resolved[group]["_target_"]) for group in STAGE_GROUPS
                if isinstance(resolved.get(group), dict) and "_target_" in resolved[group]}
     return JobPlan(config, resolved, whole, generates, judges, judges_relevance, k, candidates, depth, label,
@@ -159,7 +165,8 @@ def generates_answers(target: str | None) -> bool:
 
 def enabled(target: str | None) -> bool:
     """Whether the class `target` names does its stage's work: `none` options (`NoGenerator`, `NoJudge`) set
-    `enabled = False`. A target that does not import counts as enabled, so that building it names the error."""
+    `enabled = False`. A target that does not import counts as enabled, so that building it names the
+    error."""
     component = _component_class(target)
     return component is None or getattr(component, "enabled", True) is not False
 
@@ -176,7 +183,7 @@ def _enabled(cfg: DictConfig, group: str) -> bool:
 
 
 def _whole_retriever(target: str | None) -> bool:
-    """A retriever class that is a whole retrieval pipeline: `retrieve(question, k)` instead of searching a store."""
+    """A retriever class that is a whole retrieval pipeline: `retrieve(question, k)`, not a store's search."""
     component = _component_class(target)
     return component is not None and hasattr(component, "retrieve")
 
@@ -186,7 +193,8 @@ def _candidates(cfg: DictConfig) -> int:
     class's own (0 for the pass-through)."""
     given = OmegaConf.select(cfg, "reranker.candidates")
     if given is not None:
-        return int(given) if isinstance(given, int) and not isinstance(given, bool) else 0  # build names a bad value
+        valid = isinstance(given, int) and not isinstance(given, bool)
+        return int(given) if valid else 0  # build names a bad value
     component = _component_class(OmegaConf.select(cfg, "reranker._target_"))
     if component is None:
         return 0

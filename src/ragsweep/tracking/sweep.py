@@ -11,7 +11,8 @@ import pandas as pd
 from ragsweep.tracking.judges import judge_notes, summary_table
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.provenance import git_sha, package_versions
-from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, default_ranking_metric, markdown, sweep_jobs, tie_note
+from ragsweep.tracking.runs import (DEFAULT_RANKING_METRIC, default_ranking_metric, markdown, sweep_jobs,
+                                    tie_note)
 
 log = logging.getLogger(__name__)
 
