@@ -44,9 +44,6 @@ class Pipeline:
     evaluator: SpanEvaluator
     tracker: MlflowTracker
     cache: StageCache
-    k: int
-    candidates: int  # first-stage hits the reranker reads; 0 without a reranker
-    depth: int  # first-stage results computed (and cached) at this depth, then sliced per job
     generator: Built | None = None  # None: generator=none, a retrieval-only job
     prompt: Prompt | None = None
     max_error_rate: float = 0.05  # share of questions whose generation may fail before the job fails
@@ -57,6 +54,20 @@ class Pipeline:
     claim_labels: dict[tuple[str, str], int] | None = None  # people's verdicts on some claims (judge.labels)
     relevance_judge: Built | None = None  # None: relevance_judge=none; context_relevance comes from spans alone
     relevance_max_failure_rate: float = 0.05
+
+    @property
+    def k(self) -> int:
+        return self.plan.k
+
+    @property
+    def candidates(self) -> int:
+        """First-stage hits the reranker reads; 0 without a reranker."""
+        return self.plan.candidates
+
+    @property
+    def depth(self) -> int:
+        """First-stage results are computed (and cached) at this depth, then sliced per job."""
+        return self.plan.depth
 
 
 def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[str, Any] | None = None) -> Pipeline:
@@ -87,9 +98,6 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
         evaluator=instantiate_stage(cfg, "metrics", {}, cache).component,
         tracker=instantiate_stage(cfg, "tracking", {}, cache).component,
         cache=cache,
-        k=plan.k,
-        candidates=plan.candidates,
-        depth=plan.depth,
     )
     _add_generator(cfg, pipeline, stages, cache, objects)
     _add_judge(cfg, pipeline, {"dataset": dataset}, cache)
