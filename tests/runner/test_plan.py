@@ -13,6 +13,7 @@ from ragsweep.runner.errors import ConfigError
 from ragsweep.runner.plan import JobNaming, plan_job
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
+SKIPPED = ("sweep", "paths")  # a grid of jobs, and where files go: neither is part of a job's identity
 JUDGES = ("lexical", "embedding")
 
 
@@ -105,15 +106,77 @@ def test_the_plans_config_is_read_only_so_no_stage_can_change_what_was_fingerpri
         plan.config.k = 99
 
 
-# Computed by the runner before the plan existed (commit dface42, which normalised the config inside `run`):
+# Computed by the runner before the plan existed (commit dface42, which built each pipeline and normalised the
+# config inside `run`; those naming a model or file this machine lacks were built without preflight):
 # MLflow stores and stage caches made then are matched by these, so a change here is a breaking change.
 FINGERPRINTS_BEFORE_THE_PLAN = {
     (): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
-    ("generator=extractive", "judge=lexical"): "cb9b8d4b756c3845479b7dd5191bc2187f48dd600946741069f52f01f8e1daae",
+    ("cache=default",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("cache=off",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("chunker=fixed",): "dc83611352b3e2cf7b6fad0c119d567edc94fc5b8cdc7528b5cac2fd1d09837d",
+    ("chunker=recursive",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("chunker=semantic",): "5e4bf9651ba97a3674a35a28b110f591ec73d41e4ebcf407ffaaa700f9abe8f2",
+    ("chunker=sentence",): "d2388b9809820e473d35e7eaea0a73f048234bee93067791fc5185e41544ebe6",
+    ("dataset=beir", "dataset.path=/tmp/beir"):
+        "e7b3e1367d99c51dba2e4a91731ad5b20c80be3c23769a0f48412beebc7b8726",
+    ("dataset=chroma_general",): "94c46ddf0d2fe4024ac73efd3466831e6991142728aeae7e0dd8eef9223600a2",
+    ("dataset=native", "dataset.path=/tmp/native"):
+        "2466cdfa87b3a120b3344d7cac7b3e8d7dc3f63358f5a7fe3cc090d599a31f05",
+    ("dataset=sotu_qa",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("dataset=squad", "dataset.path=/tmp/squad.json"):
+        "ebf339d93679050d98659e74ddad2fdb37eb72ab35f8a88bd504da740a0d6b8d",
+    ("embedder=e5",): "669e080de5d2cbc0881d84f7cf2c91499c7d806d56a5921b38b027c4ddc6067d",
+    ("embedder=minilm",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("embedder=minilm_int8",): "df12c7c320f484761a07a582fe7c026a95a9c955417c771a07a484d062f04723",
+    ("embedder=sentence_transformers", "embedder.model=/models/all-mpnet-base-v2"):
+        "52a59cdddc827618c7ec1551119b2c2424dabd68a1dddbd49d98f86be87d8ea3",
+    ("embedder=static",): "bccacee820314ee91f8a3f803242c4a891b9b69ec3f08d0903c857c09b7b2c4d",
+    ("generator=extractive", "judge=embedding"):
+        "70666c6036d79bd19f8c334c8c65020abc5bd29a609cc0df0489701f59a60d42",
+    ("generator=extractive", "judge=ensemble"):
+        "cf03f3e71db9f2b03e458ace4c29973ad8848b87cf42e2d3c0c519343f5ddaea",
+    ("generator=extractive", "judge=lexical"):
+        "cb9b8d4b756c3845479b7dd5191bc2187f48dd600946741069f52f01f8e1daae",
+    ("generator=extractive", "judge=likelihood"):
+        "2525ee2075c76933b0fe027daf32859019574fb18c2e657d7e8355e0c29a817d",
+    ("generator=extractive", "judge=llm"): "387a415212fda228f13b87876e0b7532bf35743c774ecc93f8c01920edbccfa0",
+    ("generator=extractive", "judge=nli", "judge.model_path=/tmp"):
+        "7d0b832fb0a276a3d25519472b7652f4508838f256a3b8d6a8ed6e4f0d3ddd5d",
+    ("generator=extractive", "judge=none"):
+        "11f95779809693fb22f474d4ddf24feee10d1903cb85c7c38349680519620c77",
+    ("generator=extractive", "judge=trained"):
+        "6ef037d7d04225ce65515214b48adfc82f3365f2bcf28ce79973f2750f0caf3c",
+    ("generator=extractive", "judge=trained_mpnet"):
+        "ba3faabd79dfb41516ce8b0552d8589777b3f36f7de485d0c84399fc02307b9f",
+    ("generator=llama_cpp", "judge=lexical"):
+        "5b8c0ef5658799958c3b15c0a917c94e7db4e6923c80bab50ba4e6af2106659f",
     ("generator=none", "judge=lexical"): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
-    ("reranker=embedding", "k=5", "depth=3"): "8a9bc3348e220d54a5efa1a82115fb3e31ddf0d656842890fdccd33e673fecbe",
+    ("generator=openai", "generator.model=m", "generator.base_url=http://127.0.0.1:9/v1"):
+        "1d79440fe6df8be814b2e3c35d605f018df01dfc6844131b74d44dd130e61d2f",
+    ("metrics=chroma_compat",): "696ee288c0b418225963e92ee919b02d0a0b7756033d2044e609d10bc2e41062",
+    ("metrics=default",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("relevance_judge=embedding",): "72a182c8028b00b7366d9dca8b87d58b7afedf7605453c022940c6f57452a0eb",
     ("relevance_judge=lexical",): "be2cc9141fcf92626cb7df36ad260ffe0025dc52a23757161b431c60092c1d89",
-    ("generator=extractive", "judge=none"): "11f95779809693fb22f474d4ddf24feee10d1903cb85c7c38349680519620c77",
+    ("relevance_judge=llm",): "60fab78eb73c7734a0c560392cd4d4fc3a05e8df5dc36a9d434cdf0004d653e4",
+    ("relevance_judge=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("relevance_judge=span_trained",): "dbaa948aec550b92d6c0c8458458f0c39c1eaa03ff702bdd1483d9923bc72b62",
+    ("reranker=cross_encoder", "reranker.model=/models/ms-marco-MiniLM-L-6-v2"):
+        "74d76b19a5d9e74c7a66a9f721eac7ec9b3b6580e2f7508bfeebee48339366c4",
+    ("reranker=embedding", "k=5", "depth=3"):
+        "8a9bc3348e220d54a5efa1a82115fb3e31ddf0d656842890fdccd33e673fecbe",
+    ("reranker=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("retriever=bm25",): "1939f651250da3de82d58c09a2f549823a469ef25615850d5db78c2920cd81c6",
+    ("retriever=dense",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("retriever=hybrid",): "9d0066e67481acc85616a02a4bc44b3890f632f26aa01218bce4d0c056845545",
+    ("store=chroma",): "a8cdbbfda971d97e97fb82da27c57a8efba1095149bfec3d249f3f96ee509f2d",
+    ("store=numpy",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("store=qdrant",): "0e00f8e68ad61549e5d9448f1dcedb40707713cf5bdc6f30235418f9658d41b8",
+}
+# The same, with a whole retriever (`_whole`) in place of chunker, store and retriever.
+WHOLE_RETRIEVER_FINGERPRINTS_BEFORE_THE_PLAN = {
+    (): "f6926d872dc492d05ef6a344bd9e8751d37971f3dc49b163f80cb699bf27c611",
+    ("generator=extractive", "judge=lexical"):
+        "94cb863bc924cfbca7d40e30834aae18d50ac4257f65ebd7a552ea8d9c16441d",
 }
 
 
@@ -121,3 +184,16 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
 def test_fingerprints_are_those_existing_stores_were_made_with(overrides):
     cfg = _compose(*overrides, "paths.root=/tmp/fpx")
     assert plan_job(cfg).fingerprint("data") == FINGERPRINTS_BEFORE_THE_PLAN[overrides]
+
+
+@pytest.mark.parametrize("overrides", list(WHOLE_RETRIEVER_FINGERPRINTS_BEFORE_THE_PLAN))
+def test_a_whole_retrievers_fingerprints_are_those_existing_stores_were_made_with(overrides):
+    cfg = _whole(*overrides, "paths.root=/tmp/fpx")
+    assert plan_job(cfg).fingerprint("data") == WHOLE_RETRIEVER_FINGERPRINTS_BEFORE_THE_PLAN[overrides]
+
+
+def test_every_option_of_every_group_has_a_pinned_fingerprint():
+    pinned = {override.split(".")[0] for overrides in FINGERPRINTS_BEFORE_THE_PLAN for override in overrides}
+    missing = [f"{group.name}={option.stem}" for group in CONF.iterdir() if group.is_dir() and group.name not in SKIPPED
+               for option in group.glob("*.yaml") if f"{group.name}={option.stem}" not in pinned]
+    assert not missing, f"pin the fingerprint dface42 gave these: {missing}"
