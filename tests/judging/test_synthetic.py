@@ -10,11 +10,11 @@ from collections import Counter
 
 import pytest
 
-from ragsweep.judging.synthetic import (_BACKSHIFT, _FRAMES, SUPPORTED, UNSUPPORTED, Corpus, _entity, _negation, _number, _pronoun,
-                                        claims_passages, make_examples)
+from ragsweep.judging.claim_rules import _BACKSHIFT, FRAMES, Corpus, _entity, _negation, _number, _pronoun
+from ragsweep.judging.synthetic import SUPPORTED, UNSUPPORTED, claims_passages, make_examples
 
 WORDS = re.compile(r"[a-z0-9]+")
-# words a reporting frame or reported speech adds (synthetic._FRAMES, synthetic._BACKSHIFT)
+# words a reporting frame or reported speech adds (claim_rules.FRAMES, claim_rules._BACKSHIFT)
 FRAME_WORDS = set("the speaker said that address states it was text reports according to passage speech declared "
                   "were had would could should might and".split())
 
@@ -53,7 +53,7 @@ def test_every_supported_claim_uses_only_words_of_its_passage(examples):
 
 def _words(text: str) -> list[str]:
     """Lower-case words without a reporting frame, present tense shifted back as a past frame does."""
-    text = next((text[len(frame):] for frame in _FRAMES if text.startswith(frame)), text)
+    text = next((text[len(frame):] for frame in FRAMES if text.startswith(frame)), text)
     return [_BACKSHIFT.get(word, word) for word in WORDS.findall(text.lower())]
 
 

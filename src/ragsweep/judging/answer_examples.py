@@ -5,7 +5,7 @@ which is supervision a support judge can learn from without anyone labelling cla
 against the passage around its span is supported; the same statement against a passage of the same
 document that misses the span (the passage a retriever ranks high for the question) is not, nor is the
 statement with its number, name or answer changed, nor the span's sentence with a negation flipped
-(the edits of `synthetic`, FactCC's rules). Each unsupported claim is paired with the supported one it
+(the edits of `claim_rules`, FactCC's rules). Each unsupported claim is paired with the supported one it
 differs from, as `synthetic.make_examples` pairs them, so the judge's pair loss applies unchanged.
 """
 
@@ -16,7 +16,8 @@ import re
 from collections.abc import Sequence
 
 from ragsweep.chunking.sentence import sentence_bounds
-from ragsweep.judging.synthetic import Corpus, Example, RULES
+from ragsweep.judging.claim_rules import RULES, Corpus
+from ragsweep.judging.synthetic import Example
 from ragsweep.types import Dataset, Query
 
 _WORD = re.compile(r"[a-z0-9]+")
