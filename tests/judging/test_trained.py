@@ -46,7 +46,7 @@ def test_a_second_judge_with_the_same_corpus_and_settings_reads_the_cache(judge,
 
     monkeypatch.setattr(TrainedJudge, "_train", no_training)
     again = TrainedJudge(dataset={"b": _doc("b", TEXTS[1]), "a": _doc("a", TEXTS[0])}, cache_dir=str(cache_dir), **TINY)
-    with caplog.at_level(logging.INFO, logger="ragsweep.judging.trained"):
+    with caplog.at_level(logging.INFO, logger="ragsweep.judging.finetune"):
         assert again.build() == judge.path  # a {doc_id: Document} mapping is read in id order: the same corpus
     assert "from the cache" in caplog.text
     assert again.judge([Pair("Roosevelt spoke of four freedoms.", TEXTS[1])])[0].ok

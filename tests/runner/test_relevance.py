@@ -13,7 +13,8 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from ragsweep.data.sotu_qa import SotuQADataset
-from ragsweep.judging.span_relevance import SpanTrainedRelevanceJudge, relevance_triplets
+from ragsweep.judging.span_relevance import SpanTrainedRelevanceJudge
+from ragsweep.judging.span_triplets import relevance_triplets
 from ragsweep.metrics.relevance import context_relevance, relevance_auc, span_relevance
 from ragsweep.types import Span
 

@@ -12,25 +12,20 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import random
-import shutil
 import time
-import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
-from ragsweep.cache import exclusive, fingerprint
+from ragsweep.cache import fingerprint
 from ragsweep.data.base import loaded
 from ragsweep.judging.answer_examples import answer_examples
 from ragsweep.judging.base import Pair, Verdict, check_threshold
-from ragsweep.judging.synthetic import RECIPE_VERSION, Example, make_examples
+from ragsweep.judging.finetune import cached_model, check_encoder, encoder_path, quiet_transformers
+from ragsweep.judging.pair_loss import fit_pairs
+from ragsweep.judging.synthetic import RECIPE_VERSION, make_examples
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +169,7 @@ class TrainedJudge:
         examples = make_examples(self.texts, s["examples"], s["seed"])
         if self.answers:  # after whole (supported, unsupported) pairs, so each batch keeps its twins together
             examples = examples[: len(examples) // 2 * 2] + answer_examples(self.answer_source, s["seed"])
-        losses = self._fit(model, tokenizer, examples)
+        losses = fit_pairs(model, tokenizer, examples, s, self.progress)
         model.save_pretrained(folder)
         tokenizer.save_pretrained(folder)
         seconds = time.perf_counter() - started
@@ -185,46 +180,6 @@ class TrainedJudge:
         (folder / "training.json").write_text(json.dumps(record, indent=1))  # last: its presence marks a whole model
         log.info("trained judge in %.1f min (%d examples, %d threads): %s", seconds / 60, len(examples),
                  torch.get_num_threads(), self.path)
-
-    def _fit(self, model: Any, tokenizer: Any, examples: list[Example]) -> list[float]:
-        """Binary cross-entropy on every claim plus, for each minimal pair, -log sigmoid(logit_supported -
-        logit_unsupported): the pair term learns from the one change that separates them, so a few hundred
-        steps suffice (BCE alone was still at chance after 60 steps of 16 on 2 shared cores).
-
-        The word embeddings stay frozen (a few thousand pairs can't improve them; AdamW skips 12M weights);
-        the fresh pooler and head learn at 10x the encoder's rate."""
-        import torch
-
-        s = self.settings
-        model.base_model.embeddings.requires_grad_(False)
-        head = [*model.classifier.parameters(), *(model.base_model.pooler.parameters()
-                                                  if getattr(model.base_model, "pooler", None) else [])]
-        fresh = {id(parameter) for parameter in head}
-        encoder = [p for p in model.parameters() if p.requires_grad and id(p) not in fresh]
-        optimizer = torch.optim.AdamW([{"params": encoder}, {"params": head, "lr": 10 * s["learning_rate"]}],
-                                      lr=s["learning_rate"], weight_decay=0.01)
-        rng, losses = random.Random(s["seed"]), []
-        per_epoch = len(_batches(examples, s["train_batch_size"], random.Random(0)))
-        steps, warmup = per_epoch * s["epochs"], max(1, per_epoch * s["epochs"] // 10)
-        schedule = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda step: min((step + 1) / warmup, max(0.0, (steps - step) / max(1, steps - warmup))))
-        model.train()
-        with tqdm(total=steps, desc="training judge", unit="step", disable=not self.progress) as bar:
-            for _ in range(s["epochs"]):
-                for batch in _batches(examples, s["train_batch_size"], rng):
-                    flat = [example for pair in batch for example in pair]
-                    inputs = tokenizer([e.passage for e in flat], [e.claim for e in flat], truncation="only_first",
-                                       max_length=s["max_length"], padding=True, return_tensors="pt")
-                    logits = model(**inputs).logits.squeeze(-1)
-                    loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                        logits, torch.tensor([float(e.label) for e in flat]))
-                    ends = [sum(len(pair) for pair in batch[:i + 1]) for i in range(len(batch))]
-                    paired = [end - 2 for end, pair in zip(ends, batch) if len(pair) == 2]
-                    if paired:  # make_examples puts the supported claim first in each pair
-                        index = torch.tensor(paired)
-                        loss = loss + torch.nn.functional.softplus(logits[index + 1] - logits[index]).mean()
-                    optimizer_step(model, optimizer, schedule, loss, losses, bar)
-        return losses
 
     def judge(self, pairs: Sequence[Pair], batch_size: int = 32) -> list[Verdict]:
         """One verdict per pair: sigmoid of the model's logit, the best over the passage's windows."""
@@ -277,88 +232,3 @@ class TrainedJudge:
                 last_end = end
         return windows
 
-
-def check_encoder(model: str | None, key: str) -> None:
-    """Refuse, before any work, an encoder `encoder_path` could not give."""
-    if model in (None, "minilm"):
-        return
-    if model == "mpnet":
-        from ragsweep.embedding.mpnet import installed_parts
-
-        try:
-            installed_parts()
-        except ValueError as error:
-            raise ValueError(f"{key}=mpnet: {error}") from None
-    elif not Path(str(model)).is_dir():
-        raise ValueError(f"{key}={model}: not minilm, mpnet or a model folder")
-
-
-def encoder_path(model: str | None, cache_dir: Path) -> str:
-    """The encoder a judge starts from: `minilm` (or null, the default), `mpnet`, or a model folder."""
-    if model in (None, "minilm"):
-        from ragsweep.embedding.minilm import minilm_path
-
-        return minilm_path()
-    if model == "mpnet":
-        from ragsweep.embedding.mpnet import mpnet_path
-
-        return str(mpnet_path(cache_dir))
-    return str(model)
-
-
-def cached_model(cache_dir: Path, folder: Path, train: Callable[[Path], None]) -> Path:
-    """`folder` from the stage cache, or trained now by `train(partial)` into a temporary folder renamed into place
-    once whole (its `training.json` written last marks it so); one process trains, the others wait for it."""
-    with exclusive(cache_dir / ".locks" / f"judges-{folder.name}.lock"):
-        if (folder / "training.json").is_file():
-            log.info("trained model from the cache: %s", folder)
-            return folder
-        partial = folder.with_name(f".{folder.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-        try:
-            train(partial)
-            shutil.rmtree(folder, ignore_errors=True)  # a folder without training.json is a dead write
-            os.replace(partial, folder)
-        finally:
-            shutil.rmtree(partial, ignore_errors=True)
-    return folder
-
-
-@contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """transformers' warnings off for a block (restored after)."""
-    from transformers.utils import logging as hf_logging
-
-    level = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
-
-
-def optimizer_step(model: Any, optimizer: Any, schedule: Any, loss: Any, losses: list[float], bar: Any,
-                   window: int = 50) -> None:
-    """Backpropagate `loss`, clip gradients at norm 1, step the optimizer and the schedule, and show the mean
-    loss of the last `window` steps."""
-    import torch
-
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step(), schedule.step(), optimizer.zero_grad()
-    losses.append(loss.item())
-    bar.update()
-    bar.set_postfix(loss=f"{sum(losses[-window:]) / len(losses[-window:]):.3f}")
-
-
-def _batches(examples: list[Example], size: int, rng: random.Random) -> list[list[tuple[Example, ...]]]:
-    """Shuffled batches of about `size` examples, each (supported, unsupported) pair kept together, of similar
-    length (sorted within pools of 50 batches): less padding, same randomness."""
-    pairs = [tuple(examples[i: i + 2]) for i in range(0, len(examples), 2)]
-    order = rng.sample(pairs, len(pairs))
-    per_batch, pool = max(1, size // 2), max(1, size // 2) * 50
-    batches = []
-    for start in range(0, len(order), pool):
-        ranked = sorted(order[start: start + pool], key=lambda pair: sum(len(e.passage) + len(e.claim) for e in pair))
-        batches += [ranked[i: i + per_batch] for i in range(0, len(ranked), per_batch)]
-    rng.shuffle(batches)
-    return batches
