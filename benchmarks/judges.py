@@ -36,8 +36,8 @@ def main() -> None:
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
 
-    from ragsweep.judging.calibration import (HELDOUT_DOCUMENTS, cross_corpus, default_claims, heldout_claims,
-                                              load_claims)
+    from ragsweep.judging.calibration import cross_corpus
+    from ragsweep.judging.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
     from ragsweep.runner.judges import build_judge
 
     sets = [("sotu", load_claims(default_claims())),

@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from ragsweep.judging.base import Verdict
-from ragsweep.judging.calibration import (
-    ClaimScore, LabelledClaim, best_threshold, calibrate, default_claims, heldout_claims, kind_breakdown, load_claims)
+from ragsweep.judging.agreement import best_threshold, kind_breakdown
+from ragsweep.judging.calibration import calibrate
+from ragsweep.judging.claim_scores import ClaimScore
+from ragsweep.judging.labelled_claims import LabelledClaim, default_claims, heldout_claims, load_claims
 
 OVERLAP_JUDGE = '''
 import re
@@ -415,7 +417,7 @@ class SignJudge:
         return [Verdict(1 - self._overlap(p) if self.flip else self._overlap(p)) for p in pairs]
 
     def fit(self, claims):
-        from ragsweep.judging.calibration import score_claims
+        from ragsweep.judging.claim_scores import score_claims
 
         aucs = {}
         for flip in (False, True):

@@ -125,7 +125,7 @@ def test_train_judge_command_builds_then_finds_the_model(scratch_project, tmp_pa
 
 def test_calibrate_trains_it_on_the_claims_files_passages_never_its_labels(scratch_project, tmp_path, capsys):
     from ragsweep.cli import main
-    from ragsweep.judging.calibration import load_claims
+    from ragsweep.judging.labelled_claims import load_claims
 
     project = scratch_project(tmp_path / "project")
     command = ["--project", str(project), "calibrate", "--judge", "trained", "--limit", "6", "--heldout", "none", "--out",

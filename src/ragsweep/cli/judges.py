@@ -63,7 +63,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
 def _claims_sets(args: argparse.Namespace) -> list[tuple[str, list]]:
     """The claims to fit on (--claims, default the shipped sotu set) and, unless `--heldout none`, the set to
     measure on (--heldout, default the shipped chroma_general set, its corpora under paths.data)."""
-    from ragsweep.judging.calibration import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
+    from ragsweep.judging.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
 
     fit = args.claims or default_claims()
     sets = [(str(fit), load_claims(fit, args.documents))]

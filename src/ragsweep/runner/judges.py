@@ -9,7 +9,7 @@ from typing import Any
 
 from ragsweep.cache import StageCache
 from ragsweep.judging.base import Judge
-from ragsweep.judging.calibration import LabelledClaim
+from ragsweep.judging.labelled_claims import LabelledClaim
 from ragsweep.runner.build import Built, group_config, instantiate_stage, judge_stage
 from ragsweep.runner.compose import composing
 from ragsweep.runner.errors import ConfigError
