@@ -21,7 +21,8 @@ import pandas as pd
 import pytest
 
 from ragsweep.tracking import judges
-from ragsweep.results.best import ResultsError, best, compare, exported_questions, read_manifest, rerun
+from ragsweep.results.best import ResultsError, best, exported_questions, read_manifest
+from ragsweep.results.rerun import compare, rerun
 from ragsweep.results.gate import error_rate_note, gate_table, guarded_metrics, job_result, judge_line, parse_max_drop
 from ragsweep.tracking.judges import JudgeInfo, from_config, from_params, judge_labels
 from ragsweep.results.report import write_report

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ragsweep.results.best import compare
-from ragsweep.results.report import pareto_front
+from ragsweep.results.rerun import compare
+from ragsweep.results.plots import pareto_front
 from ragsweep.tracking.runs import markdown, ranked, where
 
 
@@ -118,29 +118,29 @@ def test_a_tie_at_the_top_is_said_and_a_clear_winner_is_not():
 
 
 def test_k_curves_are_named_by_what_tells_them_apart_not_by_their_overrides():
-    from ragsweep.results.report import _k_curves
+    from ragsweep.results.plots import k_curves
 
     # the recursive runs were given only k (recursive is the default): their label says nothing of the chunker
     runs = pd.DataFrame({"label": ["k=3", "k=5", "chunker=fixed,k=3", "chunker=fixed,k=5"],
                          "params.k": ["3", "5", "3", "5"], "params.chunker": ["recursive", "recursive", "fixed", "fixed"],
                          "params.chunker._target_": ["a.Recursive", "a.Recursive", "a.Fixed", "a.Fixed"],
                          "params.generator": ["none"] * 4, "metrics.token_iou": [0.2, 0.1, 0.3, 0.25]})
-    figure = _k_curves(runs, "token_iou")
+    figure = k_curves(runs, "token_iou")
     assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == ["chunker=fixed", "chunker=recursive"]
     sizes = runs.assign(**{"params.chunker": "recursive", "params.chunker.size": ["200", "200", "400", "400"]})
-    figure = _k_curves(sizes, "token_iou")  # one option, two sizes: the setting tells the curves apart
+    figure = k_curves(sizes, "token_iou")  # one option, two sizes: the setting tells the curves apart
     assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == [
         "chunker.size=400", "chunker.size=200"]
 
 
 def test_every_point_of_the_latency_plot_is_labelled_and_no_label_covers_another():
-    from ragsweep.results.report import _figure, label_points
+    from ragsweep.results.plots import label_points, new_figure
 
     rng = np.random.default_rng(0)  # twelve configurations in two tight clusters, two of them at the same spot
     x = np.concatenate([rng.normal(40, 1, 6), rng.normal(900, 5, 6)])
     y = np.concatenate([rng.normal(0.30, 0.004, 6), rng.normal(0.35, 0.004, 6)])
     x[1], y[1] = x[0], y[0]
-    figure, axes = _figure(height=4.5)
+    figure, axes = new_figure(height=4.5)
     axes.scatter(x, y)
     label_points(axes, x, y, [str(i + 1) for i in range(12)])
     texts = axes.texts

@@ -15,7 +15,8 @@ RANKING_HELP = ("metric to rank by (default: answer_f1 when the runs differ in t
 
 
 def best_command(args: argparse.Namespace) -> int:
-    from ragsweep.results.best import ResultsError, best, compare, rerun
+    from ragsweep.results.best import ResultsError, best
+    from ragsweep.results.rerun import compare, rerun
     from ragsweep.tracking.judges import judge_notes, summary_table
     from ragsweep.tracking.runs import markdown, tie_note
 
@@ -83,7 +84,8 @@ def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
 
 
 def gate_command(args: argparse.Namespace) -> int:
-    from ragsweep.results.best import read_manifest, rerun
+    from ragsweep.results.best import read_manifest
+    from ragsweep.results.rerun import rerun
     from ragsweep.results.gate import (error_rate_note, gate_table, guarded_metrics, job_result, judge_line,
                                        other_config, parse_max_drop, parse_significance)
     from ragsweep.tracking.runs import markdown
