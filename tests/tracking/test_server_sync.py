@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ragsweep.tracking.mlflow_tracker import RECORD_FILE, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.record import RECORD_FILE
 from tests.cluster.services import MlflowServer, free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

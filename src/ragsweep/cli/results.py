@@ -50,12 +50,13 @@ def best_command(args: argparse.Namespace) -> int:
 
 def report_command(args: argparse.Namespace) -> int:
     from ragsweep.results.report import write_report
+    from ragsweep.tracking.sweep import attach_to_latest_sweep
 
     tracker = experiment_tracker(args)
     output = args.output or args.project / "reports" / f"{args.experiment}.html"
     report = write_report(tracker, args.metric, output, args.dataset)
     print(_dataset_line(report.dataset, report.datasets, args.dataset))
-    parent = tracker.attach_to_latest_sweep(report.path)
+    parent = attach_to_latest_sweep(tracker, report.path)
     print(f"wrote {report.path}, ranked by {report.metric}" + (f", and logged it to sweep run {parent}" if parent
                                                                  else ""))
     return 0

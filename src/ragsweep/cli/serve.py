@@ -61,7 +61,8 @@ def server_command(args: argparse.Namespace) -> int:
 
 def sync_command(args: argparse.Namespace) -> int:
     """Log the runs a tracking server did not take (their records, `mlflow_run.json`) from job folders."""
-    from ragsweep.tracking.mlflow_tracker import RECORD_FILE, MlflowTracker, RunRecord
+    from ragsweep.tracking.mlflow_tracker import MlflowTracker
+    from ragsweep.tracking.record import RECORD_FILE, RunRecord
 
     records = sorted(args.folder.rglob(RECORD_FILE))
     if not records:

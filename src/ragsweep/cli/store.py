@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragsweep.tracking.mlflow_tracker import MlflowTracker, sqlite_store_problem
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.store import sqlite_store_problem
 
 NO_STORE = ("no MLflow store at {path}: run a sweep first (ragsweep sweep -m +sweep=quick) "
             "or point --tracking-uri at it")

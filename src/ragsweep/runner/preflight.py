@@ -32,7 +32,7 @@ from ragsweep.runner.errors import ConfigError, first_line
 from ragsweep.runner.plan import plan_job
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.overrides import unknown_choices
-from ragsweep.tracking.mlflow_tracker import sqlite_store_problem
+from ragsweep.tracking.store import sqlite_store_problem
 
 log = logging.getLogger(__name__)
 

@@ -1,28 +1,24 @@
-"""The only module that writes to MLflow: a sweep's parent run and one child run per job.
+"""The tracker a job logs its MLflow run with: the class `conf/ragsweep.yaml` names as `tracking._target_`.
 
 SQLite stores race when parallel jobs create experiments or runs they both expect to exist, so a
-multirun creates its experiment and parent run once, in the main process, and hands the parent's id
-to the jobs (`parent_run_id`).
+multirun creates its experiment and parent run once, in the main process (`tracking.sweep`), and hands
+the parent's id to the jobs (`parent_run_id`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import socket
-import sqlite3
-import sys
 import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psutil
-
-from ragsweep.cache import exclusive
+from ragsweep.tracking.processes import alive, mark_lost, process_tags
+from ragsweep.tracking.record import RunRecord
+from ragsweep.tracking.store import absolute_uri, ensure_experiment, open_client
 from ragsweep.tracking.traces import log_dataset, log_traces
 
 log = logging.getLogger(__name__)
@@ -33,22 +29,6 @@ ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configurat
 PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"  # set in each job's process through the job's config (hydra.job.env_set)
 RERUN_ENV = "RAGSWEEP_RERUN"  # why this process reruns an export (verify, gate), tagged as RERUN_TAG
 RERUN_TAG = "ragsweep.rerun"
-RECORD_FILE = "mlflow_run.json"  # in a job's output folder: what its run logged (see RunRecord)
-LOST_TAG = "ragsweep.lost"  # on a run marked KILLED because its process or node is gone
-
-
-def sqlite_store_problem(database: Path) -> str | None:
-    """Why an existing file cannot be an MLflow SQLite store (not SQLite, or unreadable); None when it can,
-    or does not exist yet. MLflow's own error is a SQLAlchemy traceback that never names the file."""
-    if not database.is_file():
-        return None
-    try:
-        with closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as connection:
-            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error as error:
-        return (f"{database} is not a readable SQLite database ({error}); move it aside (a new store is made in "
-                "its place) or point tracking.uri at another store")
-    return None
 
 
 def dotted_params(tree: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
@@ -58,6 +38,12 @@ def dotted_params(tree: Mapping[str, Any], prefix: str = "") -> dict[str, object
         name = f"{prefix}.{key}" if prefix else str(key)
         flat.update(dotted_params(value, name) if isinstance(value, Mapping) else {name: value})
     return flat
+
+
+def run_tags() -> dict[str, str]:
+    """Every run's tags of its process (`processes.process_tags`), and why it runs when it reruns an export."""
+    rerun = os.environ.get(RERUN_ENV)  # `best --verify` or `gate` rerunning an export: told apart from a user's runs
+    return {**process_tags(), **({RERUN_TAG: rerun} if rerun else {})}
 
 
 class MlflowTracker:
@@ -81,7 +67,7 @@ class MlflowTracker:
                  http_retries: int | None = None) -> None:
         if not isinstance(trace_queries, int) or isinstance(trace_queries, bool) or trace_queries < 0:
             raise ValueError(f"tracking.trace_queries must be an integer >= 0, got {trace_queries!r}")
-        self.uri = _absolute(uri)
+        self.uri = absolute_uri(uri)
         self.experiment = experiment
         self.artifacts = artifacts
         self.trace_queries = trace_queries
@@ -92,46 +78,15 @@ class MlflowTracker:
         self._record: RunRecord | None = None
 
     def client(self):
-        import mlflow
-
-        mlflow.set_tracking_uri(self.uri)
-        if not self.uri.startswith("sqlite:///") or self.uri in _OPENED_STORES:
-            return mlflow.MlflowClient(self.uri)
-        Path(self.uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        with self._store_lock():  # a new store's tables are made by the first process; the others wait for them
-            client = mlflow.MlflowClient(self.uri)
-            client.search_experiments(max_results=1)
-        _OPENED_STORES.add(self.uri)
-        return client
-
-    def _store_lock(self):
-        """Across processes on this machine, one at a time creates a SQLite store's tables or an experiment in it
-        (two sweeps started together raced in MLflow's migrations); no lock is needed on a tracking server."""
-        database = Path(self.uri.removeprefix("sqlite:///"))
-        if not self.uri.startswith("sqlite:///") or not os.access(database.parent, os.W_OK):
-            return nullcontext()  # a read-only store is only read
-        return exclusive(database.with_name(database.name + ".lock"))
+        """A client of the store, which also becomes MLflow's tracking URI (see `tracking.store.open_client`)."""
+        return open_client(self.uri)
 
     def experiment_id(self) -> str:
         """The experiment's id, creating it on first use (call once per sweep, before parallel jobs start).
 
         On a tracking server (http) the server keeps the artifacts (`mlflow server --artifacts-destination`,
         `ragsweep server`); on a local store they go to `artifacts`."""
-        known = _EXPERIMENT_IDS.get((self.uri, self.experiment))
-        if known is not None:
-            return known
-        client = self.client()
-        with self._store_lock():
-            experiment = client.get_experiment_by_name(self.experiment)
-            if experiment is None and self.uri.startswith(("http://", "https://")):
-                experiment_id = client.create_experiment(self.experiment)
-            elif experiment is None:
-                Path(self.artifacts).mkdir(parents=True, exist_ok=True)
-                experiment_id = client.create_experiment(self.experiment, Path(self.artifacts).resolve().as_uri())
-            else:
-                experiment_id = experiment.experiment_id
-        _EXPERIMENT_IDS[(self.uri, self.experiment)] = experiment_id
-        return experiment_id
+        return ensure_experiment(self.uri, self.experiment, self.artifacts)
 
     @contextmanager
     def start_run(self, name: str, params: dict[str, Any], tags: dict[str, str],
@@ -145,7 +100,7 @@ class MlflowTracker:
         `ragsweep sync` command that logs it later.
         """
         experiment_id = self.experiment_id()
-        tags = {**tags, **_process_tags(), ROLE_TAG: "job"}
+        tags = {**tags, **run_tags(), ROLE_TAG: "job"}
         if parent_run_id:
             tags["mlflow.parentRunId"] = parent_run_id
             self._close_lost_attempts(parent_run_id, tags.get(FINGERPRINT_TAG))
@@ -289,34 +244,6 @@ class MlflowTracker:
         )
         return runs[0] if runs else None
 
-    def start_parent(self, name: str, tags: dict[str, str]) -> str:
-        """A RUNNING parent run for a sweep; its jobs attach to it as children."""
-        run = self.client().create_run(self.experiment_id(), run_name=name,
-                                       tags={**tags, **_process_tags(), ROLE_TAG: "parent"})
-        return run.info.run_id
-
-    def end_parent(self, run_id: str, status: str, tags: dict[str, str], files: list[Path]) -> None:
-        client = self.client()
-        for key, value in tags.items():
-            client.set_tag(run_id, key, value)
-        for path in files:
-            client.log_artifact(run_id, str(path))
-        client.set_terminated(run_id, status)
-
-    def describe_experiment(self, text: str) -> None:
-        """Markdown shown as the experiment's description at the top of its page in MLflow's UI."""
-        self.client().set_experiment_tag(self.experiment_id(), "mlflow.note.content", text)
-
-    def attach_to_latest_sweep(self, path: Path) -> str | None:
-        """Log `path` to the experiment's newest parent run; its id, or None when no sweep ran."""
-        client = self.client()
-        parents = client.search_runs([self.experiment_id()], f"tags.`{ROLE_TAG}` = 'parent'",
-                                     order_by=["attributes.start_time DESC"], max_results=1)
-        if not parents:
-            return None
-        client.log_artifact(parents[0].info.run_id, str(path))
-        return parents[0].info.run_id
-
     def note_reused(self, parent_run_id: str, config_fingerprint: str, run_id: str) -> None:
         """Record on the parent that a skipped job's result is the finished run `run_id` (one tag per job)."""
         self.client().set_tag(parent_run_id, f"ragsweep.reused.{config_fingerprint[:16]}", run_id)
@@ -331,113 +258,12 @@ class MlflowTracker:
                 [self.experiment_id()],
                 f"tags.mlflow.parentRunId = '{parent_run_id}' and tags.`{FINGERPRINT_TAG}` = '{config_fingerprint}' "
                 "and attributes.status = 'RUNNING'"):
-            if _alive(run.data.tags) is False:
-                self._mark_lost(run.info.run_id, "its job started again after its process or node was lost")
-
-    def kill_running_children(self, parent_run_id: str, wait_s: float = 10.0) -> list[str]:
-        """Mark KILLED the parent's RUNNING child runs once their processes have exited (at most `wait_s`).
-
-        For a sweep that ended or stopped: every job has returned, or was stopped, so a run still
-        RUNNING lost its process (Ctrl-C stopped a parallel worker before it closed its run) or its
-        node. Waiting first keeps a job that is still closing its run from overwriting the status.
-        """
-        client = self.client()
-        running = client.search_runs(
-            [self.experiment_id()],
-            f"tags.mlflow.parentRunId = '{parent_run_id}' and attributes.status = 'RUNNING'", max_results=10_000)
-        deadline = time.monotonic() + wait_s
-        killed = []
-        for run in running:
-            tags = run.data.tags
-            while tags.get("ragsweep.pid") != str(os.getpid()) and time.monotonic() < deadline \
-                    and _alive(tags) is not False:
-                time.sleep(0.1)
-            if client.get_run(run.info.run_id).info.status == "RUNNING":
-                self._mark_lost(run.info.run_id, "still RUNNING when its sweep ended: its process or node was lost")
-                killed.append(run.info.run_id)
-        return killed
-
-    def kill_orphans(self) -> list[str]:
-        """Mark KILLED the RUNNING runs that nothing will close: those whose process is known to be gone
-        (this host's pids, a dead Ray node), and the jobs of sweeps that have ended."""
-        client = self.client()
-        running = client.search_runs([self.experiment_id()], "attributes.status = 'RUNNING'", max_results=10_000)
-        orphans = [run.info.run_id for run in running if _alive(run.data.tags) is False]
-        open_parents = {run.info.run_id for run in running if run.info.run_id not in orphans}
-        for run in running:
-            parent = run.data.tags.get("mlflow.parentRunId")
-            if run.info.run_id not in orphans and parent and parent not in open_parents:
-                orphans.append(run.info.run_id)
-        for run_id in orphans:
-            self._mark_lost(run_id, "RUNNING when a later sweep started, with its process, node or sweep gone")
-        if orphans:
-            log.warning("marked %d run(s) KILLED: their processes are gone (%s)", len(orphans), ", ".join(orphans))
-        return orphans
-
-    def _mark_lost(self, run_id: str, why: str) -> None:
-        client = self.client()
-        client.set_tag(run_id, LOST_TAG, why)
-        client.set_terminated(run_id, "KILLED")
+            if alive(run.data.tags) is False:
+                mark_lost(self, run.info.run_id, "its job started again after its process or node was lost")
 
 
 class TrackingUnavailable(RuntimeError):
     """The store stopped answering during a run; its results are in the run's record for `ragsweep sync`."""
-
-
-class RunRecord:
-    """What a run logged, kept beside its results (`RECORD_FILE` in the job's output folder), so a run
-    the store could not take can be logged later by `ragsweep sync`. Artifacts are kept as paths."""
-
-    def __init__(self, folder: Path | None, uri: str, experiment: str, run_id: str, name: str,
-                 tags: dict[str, str], params: dict[str, str]) -> None:
-        self.path = Path(folder) / RECORD_FILE if folder is not None else None
-        self.uri, self.experiment, self.run_id, self.name = uri, experiment, run_id, name
-        self.tags, self.params = tags, params
-        self.metrics: dict[str, float] = {}
-        self.dataset: dict[str, Any] | None = None
-        self.artifacts: list[str] = []
-        self.status = "RUNNING"
-        self.unsent: list[str] = []
-        self._write()
-
-    def add(self, field: str, value: Any) -> None:
-        if field == "metrics":
-            self.metrics.update(value)
-        elif field == "artifacts":
-            self.artifacts += [str(Path(path).resolve()) for path in value]
-        else:
-            setattr(self, field, value)
-        self._write()
-
-    def end(self, status: str) -> None:
-        self.status = status
-        self._write()
-
-    def synced(self, run_id: str) -> None:
-        self.run_id, self.unsent = run_id, []
-        self._write()
-
-    def advice(self) -> str:
-        where = f"{self.path.parent}" if self.path else "(no output folder)"
-        return (f"MLflow at {self.uri} did not take this run's {', '.join(dict.fromkeys(self.unsent))}; its results "
-                f"are kept in {where}: log them with `ragsweep sync {where}` once the store answers")
-
-    def _write(self) -> None:
-        if self.path is None:
-            return
-        state = {key: value for key, value in vars(self).items() if key != "path"}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_suffix(".tmp")
-        partial.write_text(json.dumps(state, indent=1))
-        os.replace(partial, self.path)
-
-    @classmethod
-    def read(cls, path: Path) -> RunRecord:
-        state = json.loads(Path(path).read_text())
-        record = cls.__new__(cls)
-        vars(record).update(state)
-        record.path = Path(path)
-        return record
 
 
 def _exists(client, run_id: str) -> bool:
@@ -447,49 +273,6 @@ def _exists(client, run_id: str) -> bool:
         client.get_run(run_id)
         return True
     except MlflowException:
-        return False
-
-
-_OPENED_STORES: set[str] = set()  # SQLite stores this process has opened (their tables exist)
-_EXPERIMENT_IDS: dict[tuple[str, str], str] = {}  # (uri, name) -> id, for the many runs of one process
-
-
-def _absolute(uri: str) -> str:
-    """A sqlite URI made absolute, so the store does not move with the working directory."""
-    if not uri.startswith("sqlite:///"):
-        return uri
-    return f"sqlite:///{Path(uri.removeprefix('sqlite:///')).resolve()}"
-
-
-def _process_tags() -> dict[str, str]:
-    """Where this run's process lives: host, pid and start time, and its Ray node when a Ray job."""
-    process = psutil.Process()
-    tags = {"ragsweep.host": socket.gethostname(), "ragsweep.pid": str(process.pid),
-            "ragsweep.started": repr(process.create_time())}
-    ray = sys.modules.get("ray")
-    if ray is not None and ray.is_initialized():
-        tags["ragsweep.ray_node"] = ray.get_runtime_context().get_node_id()
-        tags["ragsweep.ray_node_ip"] = ray.util.get_node_ip_address()
-    if os.environ.get(RERUN_ENV):  # `best --verify` or `gate` rerunning an export: told apart from a user's runs
-        tags[RERUN_TAG] = os.environ[RERUN_ENV]
-    return tags
-
-
-def _alive(tags: dict[str, str]) -> bool | None:
-    """Whether the process that tagged a run still runs: False when known gone (its Ray node is dead, or
-    its pid on this host has exited or been reused), True when known running, None when it cannot be told."""
-    node = tags.get("ragsweep.ray_node")
-    ray = sys.modules.get("ray")
-    if node and ray is not None and ray.is_initialized():
-        nodes = {entry["NodeID"]: entry["Alive"] for entry in ray.nodes()}
-        if not nodes.get(node, False):
-            return False
-    pid, started = tags.get("ragsweep.pid"), tags.get("ragsweep.started")
-    if not pid or not started or tags.get("ragsweep.host") != socket.gethostname():
-        return None  # not ours to judge
-    try:
-        return repr(psutil.Process(int(pid)).create_time()) == started
-    except (psutil.NoSuchProcess, ValueError):
         return False
 
 

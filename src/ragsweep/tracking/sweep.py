@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from ragsweep.tracking.judges import judge_notes, summary_table
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.mlflow_tracker import ROLE_TAG, MlflowTracker, run_tags
+from ragsweep.tracking.processes import kill_orphans, kill_running_children
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.runs import (DEFAULT_RANKING_METRIC, default_ranking_metric, markdown, sweep_jobs,
                                     tie_note)
@@ -35,11 +36,11 @@ class Sweep:
 
     def open(self) -> str:
         """Mark runs orphaned by earlier sweeps KILLED, then start the parent run; return its id."""
-        self.tracker.kill_orphans()
+        kill_orphans(self.tracker)
         tags = {"ragsweep.sweep": self.name, "ragsweep.git_sha": git_sha(), "ragsweep.overrides": self.overrides,
                 **{f"version.{package}": version for package, version in package_versions().items()}}
         title = f"sweep {self.overrides}"[:200] if self.name == "adhoc" else f"sweep:{self.name}"
-        self.parent_run_id = self.tracker.start_parent(f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
+        self.parent_run_id = start_parent(self.tracker, f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
         log.info("MLflow parent run %s in experiment %r", self.parent_run_id, self.tracker.experiment)
         return self.parent_run_id
 
@@ -47,27 +48,27 @@ class Sweep:
         """Every job has returned: close any still RUNNING as lost, write the summary, end the parent
         (FAILED when a job failed or was lost). Returns the jobs, their count by status, the summary files
         and the ranked table (None when no job has the metric)."""
-        self.tracker.kill_running_children(self.parent_run_id, wait_s=0)
+        kill_running_children(self.tracker, self.parent_run_id, wait_s=0)
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
         count = _count_by_status(jobs)
         files, table = self._write_summary(jobs)
         status = "FAILED" if count["FAILED"] or count["KILLED"] else "FINISHED"
-        self.tracker.end_parent(self.parent_run_id, status, {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs":
-                                                             str(count["FAILED"]), "ragsweep.lost_jobs":
-                                                             str(count["KILLED"])}, files)
+        end_parent(self.tracker, self.parent_run_id, status,
+                   {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
+                    "ragsweep.lost_jobs": str(count["KILLED"])}, files)
         self.parent_run_id = None
         return jobs, count, files, table
 
     def stop(self, status: str) -> str:
         """Close the runs a stop left RUNNING as KILLED, and the parent as `status` (KILLED after Ctrl-C, FAILED
         after fail_fast or an error) with a summary of what finished; return a line that says so."""
-        self.tracker.kill_running_children(self.parent_run_id)
+        kill_running_children(self.tracker, self.parent_run_id)
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
         count = _count_by_status(jobs)
         files, _ = self._write_summary(jobs[jobs["status"] == "FINISHED"] if not jobs.empty else jobs)
-        self.tracker.end_parent(self.parent_run_id, status,
-                                {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
-                                 "ragsweep.interrupted_jobs": str(count["KILLED"])}, files)
+        end_parent(self.tracker, self.parent_run_id, status,
+                   {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
+                    "ragsweep.interrupted_jobs": str(count["KILLED"])}, files)
         self.parent_run_id = None
         summary = f", summary in {files[1]}" if files else ""
         how = "interrupted" if status == "KILLED" else "the sweep stopped early"
@@ -91,7 +92,8 @@ class Sweep:
         notes = "".join(f"{note}\n\n" for note in self.notes(jobs))
         files[1].write_text(f"# Sweep {self.name} ranked by {self.metric}\n\n{notes}" + markdown(table))
         shown = table.drop(columns=["run_id"]).head(TOP_SHOWN)
-        self.tracker.describe_experiment(
+        describe_experiment(
+            self.tracker,
             f"**Latest sweep** ({self.name}, {time.strftime('%Y-%m-%d %H:%M')}, parent run {self.parent_run_id}): "
             f"top {len(shown)} of {len(table)} configurations by **{self.metric}**\n\n{notes}{markdown(shown)}")
         return files, table
@@ -101,3 +103,37 @@ def _count_by_status(jobs: pd.DataFrame) -> dict[str, int]:
     """How many of a sweep's jobs (one row per configuration) ended FINISHED, FAILED and KILLED."""
     return {status: int((jobs["status"] == status).sum()) if not jobs.empty else 0
             for status in ("FINISHED", "FAILED", "KILLED")}
+
+
+def start_parent(tracker: MlflowTracker, name: str, tags: dict[str, str]) -> str:
+    """A RUNNING parent run for a sweep; its jobs attach to it as children."""
+    run = tracker.client().create_run(tracker.experiment_id(), run_name=name,
+                                      tags={**tags, **run_tags(), ROLE_TAG: "parent"})
+    return run.info.run_id
+
+
+def end_parent(tracker: MlflowTracker, run_id: str, status: str, tags: dict[str, str],
+               files: list[Path]) -> None:
+    """Tag the parent run with what its jobs did, attach the summary files and close it as `status`."""
+    client = tracker.client()
+    for key, value in tags.items():
+        client.set_tag(run_id, key, value)
+    for path in files:
+        client.log_artifact(run_id, str(path))
+    client.set_terminated(run_id, status)
+
+
+def describe_experiment(tracker: MlflowTracker, text: str) -> None:
+    """Markdown shown as the experiment's description at the top of its page in MLflow's UI."""
+    tracker.client().set_experiment_tag(tracker.experiment_id(), "mlflow.note.content", text)
+
+
+def attach_to_latest_sweep(tracker: MlflowTracker, path: Path) -> str | None:
+    """Log `path` to the experiment's newest parent run; its id, or None when no sweep ran."""
+    client = tracker.client()
+    parents = client.search_runs([tracker.experiment_id()], f"tags.`{ROLE_TAG}` = 'parent'",
+                                 order_by=["attributes.start_time DESC"], max_results=1)
+    if not parents:
+        return None
+    client.log_artifact(parents[0].info.run_id, str(path))
+    return parents[0].info.run_id

@@ -1,0 +1,85 @@
+"""Opening an MLflow store that many processes open at once.
+
+SQLite stores race when parallel jobs create the tables or the experiment they both expect to exist,
+so on this machine one process at a time does, under a lock file beside the database; a tracking
+server needs no lock. A file that cannot be a SQLite store is named before MLflow's own error, a
+SQLAlchemy traceback that never names it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import AbstractContextManager, closing, nullcontext
+from pathlib import Path
+
+from ragsweep.cache import exclusive
+
+_OPENED_STORES: set[str] = set()  # SQLite stores this process has opened (their tables exist)
+_EXPERIMENT_IDS: dict[tuple[str, str], str] = {}  # (uri, name) -> id, for the many runs of one process
+
+
+def sqlite_store_problem(database: Path) -> str | None:
+    """Why an existing file cannot be an MLflow SQLite store (not SQLite, or unreadable); None when it can,
+    or does not exist yet. MLflow's own error is a SQLAlchemy traceback that never names the file."""
+    if not database.is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as connection:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as error:
+        return (f"{database} is not a readable SQLite database ({error}); move it aside (a new store is made in "
+                "its place) or point tracking.uri at another store")
+    return None
+
+
+def absolute_uri(uri: str) -> str:
+    """A sqlite URI made absolute, so the store does not move with the working directory."""
+    if not uri.startswith("sqlite:///"):
+        return uri
+    return f"sqlite:///{Path(uri.removeprefix('sqlite:///')).resolve()}"
+
+
+def open_client(uri: str):
+    """An MlflowClient on the store at `uri`, which also becomes MLflow's tracking URI; a new SQLite store's
+    tables are made by the first process that opens it, while the others wait for them."""
+    import mlflow
+
+    mlflow.set_tracking_uri(uri)
+    if not uri.startswith("sqlite:///") or uri in _OPENED_STORES:
+        return mlflow.MlflowClient(uri)
+    Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    with store_lock(uri):
+        client = mlflow.MlflowClient(uri)
+        client.search_experiments(max_results=1)
+    _OPENED_STORES.add(uri)
+    return client
+
+
+def store_lock(uri: str) -> AbstractContextManager:
+    """Across processes on this machine, one at a time creates a SQLite store's tables or an experiment in it
+    (two sweeps started together raced in MLflow's migrations); no lock is needed on a tracking server."""
+    database = Path(uri.removeprefix("sqlite:///"))
+    if not uri.startswith("sqlite:///") or not os.access(database.parent, os.W_OK):
+        return nullcontext()  # a read-only store is only read
+    return exclusive(database.with_name(database.name + ".lock"))
+
+
+def ensure_experiment(uri: str, name: str, artifacts: str) -> str:
+    """The id of experiment `name` in the store at `uri`, created on first use with `artifacts` as its
+    artifact root on a local store (a tracking server keeps its own); remembered for the process's later runs."""
+    known = _EXPERIMENT_IDS.get((uri, name))
+    if known is not None:
+        return known
+    client = open_client(uri)
+    with store_lock(uri):
+        experiment = client.get_experiment_by_name(name)
+        if experiment is None and uri.startswith(("http://", "https://")):
+            experiment_id = client.create_experiment(name)
+        elif experiment is None:
+            Path(artifacts).mkdir(parents=True, exist_ok=True)
+            experiment_id = client.create_experiment(name, Path(artifacts).resolve().as_uri())
+        else:
+            experiment_id = experiment.experiment_id
+    _EXPERIMENT_IDS[(uri, name)] = experiment_id
+    return experiment_id
