@@ -10,8 +10,9 @@ import pytest
 
 from ragsweep.generation.llama_cpp import LlamaCppGenerator
 from ragsweep.generation.none import NoGenerator
+from ragsweep.generation.reask import SEPARATOR
 from ragsweep.judging.base import Pair
-from ragsweep.judging.llm import SEPARATOR, LLMJudge
+from ragsweep.judging.llm import LLMJudge
 
 pytestmark = pytest.mark.slow
 PASSAGE = "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic."

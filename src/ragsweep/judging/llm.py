@@ -4,8 +4,8 @@ The same judge runs on the local llama.cpp model or on any OpenAI-compatible end
 only talks to a built `Generator`. Output is constrained to a small JSON schema where the backend
 allows it (llama.cpp turns `json_object` + schema into a grammar), and parsed tolerantly anyway
 (`parsing`), since endpoints differ in what they honour. An unparseable answer is re-asked with a
-correction; what is still unparseable is a `parse_failed` verdict, a failed call an `error` one, and
-`Verdict.raw` keeps every call's output.
+correction (`generation.reask`); what is still unparseable is a `parse_failed` verdict, a failed call an
+`error` one, and `Verdict.raw` keeps every call's output.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 
 from ragsweep.generation.base import Request
 from ragsweep.generation.prompts import read_template
+from ragsweep.generation.reask import ask_until_parsed
 from ragsweep.judging.base import Pair, Verdict, check_threshold
 from ragsweep.judging.parsing import Parsed, parse_choice, parse_list, parse_yes_no
 
@@ -42,7 +43,6 @@ REASK = {"support": 'Reply with JSON only: {"verdict": "YES"} or {"verdict": "NO
          "relevance": 'Reply with JSON only: {"answer": "A"}, {"answer": "B"} or {"answer": "C"}.',
          "decompose": 'Reply with JSON only: {"claims": ["...", "..."]}.',
          "questions": 'Reply with JSON only: {"questions": ["...", "..."]}.'}
-SEPARATOR = "\n--- re-asked ---\n"  # between the outputs of one pair's calls in Verdict.raw
 
 
 @dataclass(frozen=True)
@@ -138,30 +138,12 @@ class LLMJudge:
 
     def _ask(self, generator, asks: list[tuple[str, dict]]) -> list[tuple[str, object, str | None]]:
         """Send every ask, re-ask the unparseable ones; per ask: (all raw outputs, parsed result, error)."""
-        messages = [self.prompts[task].render(**fields) for task, fields in asks]
-        raws: list[list[str]] = [[] for _ in asks]
-        results: list[object] = [None] * len(asks)
-        errors: list[str | None] = [None] * len(asks)
-        pending = list(range(len(asks)))
-        for attempt in range(self.retries + 1):
-            made = generator.generate([self._request(asks[i][0], messages[i]) for i in pending])
-            again = []
-            for i, generation in zip(pending, made, strict=True):
-                task = asks[i][0]
-                if generation.error is not None or generation.answer is None:
-                    errors[i] = generation.error or "the generator returned no answer"
-                    raws[i].append(errors[i])
-                    continue
-                raws[i].append(generation.answer)
-                results[i] = _read(task, generation.answer)
-                if not _parsed(results[i]) and attempt < self.retries:
-                    messages[i] = (*messages[i], {"role": "assistant", "content": generation.answer},
-                                   {"role": "user", "content": REASK[task]})
-                    again.append(i)
-            pending = again
-            if not pending:
-                break
-        return [(SEPARATOR.join(raw), result, error) for raw, result, error in zip(raws, results, errors, strict=True)]
+        replies = ask_until_parsed(
+            generator, [self.prompts[task].render(**fields) for task, fields in asks], self.retries,
+            request=lambda i, messages: self._request(asks[i][0], messages),
+            read=lambda i, text: _read(asks[i][0], text), usable=_parsed,
+            correction=lambda i: REASK[asks[i][0]])
+        return [(reply.raw, reply.parsed, reply.error) for reply in replies]
 
     def _request(self, task: str, messages: tuple[dict[str, str], ...]) -> Request:
         question = messages[-1]["content"]

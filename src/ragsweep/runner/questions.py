@@ -1,21 +1,18 @@
 """`ragsweep generate`: a question set with exact reference spans, made from a user's own documents.
 
 Passages are sampled across each document; a generator drafts a question, excerpts copied from the
-passage and a short answer; each excerpt is located in the document as a span (the span's text is
-the document's, never the model's copy); then the filters screen the draft in order and the first
-that fails it is recorded as the reason it was dropped. Drafts and verdicts are cached like every
-stage, so a killed run resumes where it stopped and a rerun with other filter settings drafts nothing.
+passage and a short answer; the draft is screened (`questions.screening`) and the set written
+(`questions.writing`). This module builds the stages a `generate` config names and wires them to those
+steps. Drafts and verdicts are cached like every stage, so a killed run resumes where it stopped and a
+rerun with other filter settings drafts nothing.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import time
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,58 +21,29 @@ from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
 from ragsweep.cache import StageCache, fingerprint
-from ragsweep.data.locate import Located, locate
 from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.base import Request
-from ragsweep.judging.base import Pair
-from ragsweep.judging.claims import split_claims
-from ragsweep.judging.llm import SEPARATOR  # between the outputs of one draft's calls, as in the llm judge's raw
-from ragsweep.questions import filters
-from ragsweep.questions.drafts import (
-    DIFFICULTIES, REASK, TYPES, Draft, check_mix, load_draft_prompt, next_wanted, parse_draft, schema_for,
-)
+from ragsweep.generation.reask import SEPARATOR, ask_until_parsed
+from ragsweep.questions.drafts import (DIFFICULTIES, REASK, TYPES, Draft, check_mix, load_draft_prompt,
+                                      parse_draft)
 from ragsweep.questions.report import Report
 from ragsweep.questions.sampling import attempt_order, quotas
+from ragsweep.questions.screening import (FILTERS, UNSUPPORTED_ANSWER, Attempt, DraftScreen, Screened,
+                                         attempts_for)
+from ragsweep.questions.writing import record, write_dataset
 from ragsweep.runner.build import (
     GENERATOR_SETTINGS, Built, ConfigError, group_config, instantiate_stage, judge_stage,
 )
-from ragsweep.runner.judging import cached_verdicts
+from ragsweep.runner.verdicts import cached_verdicts
 from ragsweep.tokenizer import Tokenizer
-from ragsweep.types import Chunk, Dataset, Document, Span
+from ragsweep.types import Dataset, Document
 
 log = logging.getLogger(__name__)
 
-FILTERS = {  # filters.<key> -> the check it sets, in the order drafts are screened
-    "min_location_similarity": "located", "min_excerpt_relevance": "excerpt_relevance",
-    "max_duplicate_similarity": "duplicate", "round_trip_k": "round_trip", "min_answer_support": "answerability",
-}
-UNSUPPORTED_ANSWER = ("drop_question", "drop_answer")  # what answerability drops: the draft, or only its answer
 SETTINGS = ("seed", "questions_per_document", "attempts_per_question", "retries", "constrain_excerpts", "prompt", "types",
             "difficulties", "filters", "paths", "hydra")
 GROUPS = ("generator", "embedder", "store", "passages", "chunker", "retriever", "judge", "cache",
           "dataset")  # dataset: `--dataset NAME` reads that option's documents
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One passage tried, with the question type and difficulty asked for."""
-
-    passage: Chunk
-    type: str
-    difficulty: str
-    schema: dict  # the JSON schema sent with the request (part of the draft's cache key)
-
-
-@dataclass
-class Screened:
-    """A draft's fate: kept with its spans, or dropped by `reason` (a filter or a failure) with `detail`."""
-
-    attempt: Attempt
-    draft: Draft | None = None
-    spans: list[tuple[Span, Located]] = field(default_factory=list)  # excerpts located, without repeats
-    reason: str | None = None
-    detail: str = ""
-    answer_dropped: bool = False  # its answer failed answerability under filters.unsupported_answer=drop_answer
 
 
 class QuestionSetWriter:
@@ -119,9 +87,11 @@ class QuestionSetWriter:
         if settings["filters"]["round_trip_k"]:
             chunks = [chunk for doc_id in sorted(documents) for chunk in self.chunker.split(documents[doc_id])]
             self.retriever.index(chunks)
+        verdicts = partial(cached_verdicts, self.judge, self.cache) if self.judge is not None else None
+        screen = DraftScreen(documents, settings["filters"], self.embedder, self.retriever, chunks, verdicts,
+                             self.judge_threshold)
         report = Report(wanted, settings)
         kept: list[Screened] = []
-        vectors: list[np.ndarray] = []
         for doc_id in tqdm(sorted(documents), desc="documents", unit="doc"):
             order = attempt_order(len(passages[doc_id]), wanted[doc_id], settings["seed"], doc_id)
             limit = min(len(order), settings["attempts_per_question"] * wanted[doc_id])
@@ -129,31 +99,18 @@ class QuestionSetWriter:
             while kept_here < wanted[doc_id] and tried < limit:
                 batch = order[tried:tried + min(wanted[doc_id] - kept_here, limit - tried)]
                 tried += len(batch)
-                attempts = self._targets([passages[doc_id][i] for i in batch], report.achieved)
+                attempts = attempts_for([passages[doc_id][i] for i in batch], report.achieved, settings)
                 for attempt, (draft, why) in zip(attempts, self._drafts(attempts, report), strict=True):
-                    screened = self._screen(Screened(attempt, draft, reason=None if draft else why[0], detail=why[1]),
-                                            vectors, chunks)
+                    screened = screen(Screened(attempt, draft, reason=None if draft else why[0],
+                                               detail=why[1]))
                     report.add(screened, _TOKENIZER.count)
                     if screened.reason is None:
                         kept.append(screened)
                         kept_here += 1
         report.seconds = time.perf_counter() - started
-        records = [_record(number, s) for number, s in enumerate(kept, start=1)]
+        records = [record(number, s) for number, s in enumerate(kept, start=1)]
         write_dataset(out, documents, records, report)
         return report.to_dict(records)
-
-    def _targets(self, passages: Sequence[Chunk], achieved: dict[str, Counter]) -> list[Attempt]:
-        """Each passage with the type and difficulty the kept questions are furthest short of (counting
-        the ones asked for just before as if kept)."""
-        pending = {key: Counter(counts) for key, counts in achieved.items()}
-        attempts = []
-        for passage in passages:
-            kind = next_wanted(self.settings["types"], pending["type"])
-            level = next_wanted(self.settings["difficulties"], pending["difficulty"])
-            pending["type"][kind] += 1
-            pending["difficulty"][level] += 1
-            attempts.append(Attempt(passage, kind, level, schema_for(passage.text, self.settings["constrain_excerpts"])))
-        return attempts
 
     def _drafts(self, attempts: Sequence[Attempt], report: Report) -> list[tuple[Draft | None, tuple[str, str]]]:
         """The draft of each attempt (cached per generator, prompt and passage; failed calls are not), or
@@ -183,105 +140,19 @@ class QuestionSetWriter:
 
     def _ask(self, attempts: Sequence[Attempt]) -> list[tuple[str, str]]:
         """(every raw output, error or "") per attempt; an unparseable output is re-asked `retries` times."""
-        results = []
-        for attempt in attempts:
-            messages = self.prompt.render(attempt.passage.text, attempt.type, attempt.difficulty)
-            outputs, error = [], ""
-            for _ in range(self.settings["retries"] + 1):
-                request = Request(attempt.passage.text, (), messages, {"type": "json_object", "schema": attempt.schema})
-                made = self.generator.component.generate([request])[0]
-                if made.error is not None or made.answer is None:
-                    error = made.error or "the generator returned no answer"
-                    outputs.append(error)
-                    break
-                outputs.append(made.answer)
-                if parse_draft(made.answer, attempt.type, attempt.difficulty)[0] is not None:
-                    break
-                messages = (*messages, {"role": "assistant", "content": made.answer}, {"role": "user", "content": REASK})
-            results.append((SEPARATOR.join(outputs), error))
-        return results
+        def request(i: int, messages: tuple[dict[str, str], ...]) -> Request:
+            response_format = {"type": "json_object", "schema": attempts[i].schema}
+            return Request(attempts[i].passage.text, (), messages, response_format)
 
-    def _screen(self, screened: Screened, vectors: list[np.ndarray], chunks: Sequence[Chunk]) -> Screened:
-        """Run the filters in order; the first that fails sets `reason` and `detail`."""
-        if screened.reason is not None:
-            return screened
-        draft, passage, limits = screened.draft, screened.attempt.passage, self.settings["filters"]
-        text = self.documents[passage.doc_id].text
-        for excerpt in draft.excerpts:
-            found = locate(text, excerpt, limits["min_location_similarity"], passage.start, passage.end)
-            span = Span(passage.doc_id, found.start, found.end) if found else None
-            if span is not None and all(span != known for known, _ in screened.spans):
-                screened.spans.append((span, found))
-        if not screened.spans:
-            return _drop(screened, "located", f"no excerpt found in the passage at similarity >= "
-                                              f"{limits['min_location_similarity']}: {draft.excerpts[0][:120]!r}")
-        question = self.embedder.encode([draft.question], role="query")[0]
-        excerpts = self.embedder.encode([text[s.start:s.end] for s, _ in screened.spans], role="passage")
-        relevance = filters.excerpt_relevance(question, excerpts)
-        if relevance < limits["min_excerpt_relevance"]:
-            return _drop(screened, "excerpt_relevance", f"cosine {relevance:.2f} < {limits['min_excerpt_relevance']}")
-        similarity, position = filters.nearest_kept(question, np.array(vectors).reshape(-1, len(question)))
-        if similarity > limits["max_duplicate_similarity"]:
-            return _drop(screened, "duplicate", f"cosine {similarity:.2f} to kept question {position + 1}")
-        if limits["round_trip_k"]:
-            hits = self.retriever.search([draft.question], limits["round_trip_k"])[0]
-            if filters.round_trip_rank([chunks[hit.index].span for hit in hits], [s for s, _ in screened.spans]) is None:
-                return _drop(screened, "round_trip", f"no excerpt in the top {limits['round_trip_k']} of the "
-                                                     "reference retriever")
-        if self.judge is not None and limits["min_answer_support"] > 0:
-            claims = [claim.text for claim in split_claims(draft.answer)]
-            passages = [text[s.start:s.end] for s, _ in screened.spans]
-            pairs = [Pair("support", claim, passage) for claim in claims for passage in passages]
-            verdicts = cached_verdicts(self.judge, self.cache, pairs)
-            failed = [v for v in verdicts if not v.ok]
-            if failed:
-                return _drop(screened, "judge_failed", f"{failed[0].status}: {failed[0].raw[-120:]!r}")
-            scores = [[verdicts[c * len(passages) + p].score for p in range(len(passages))] for c in range(len(claims))]
-            share = filters.supported_share(scores, self.judge_threshold)
-            if share < limits["min_answer_support"]:
-                if limits["unsupported_answer"] == "drop_question":
-                    return _drop(screened, "answerability", f"{share:.0%} of the answer's claims supported by its excerpts")
-                screened.answer_dropped = True  # kept for its spans; no reference answer to score answers against
-        vectors.append(question)
-        return screened
+        conversations = [self.prompt.render(a.passage.text, a.type, a.difficulty) for a in attempts]
+        replies = ask_until_parsed(
+            self.generator.component, conversations, self.settings["retries"], request=request,
+            read=lambda i, text: parse_draft(text, attempts[i].type, attempts[i].difficulty)[0],
+            usable=lambda draft: draft is not None, correction=lambda i: REASK)
+        return [(reply.raw, reply.error or "") for reply in replies]
 
 
 _TOKENIZER = Tokenizer("cl100k_base")  # excerpt lengths in the report
-
-
-def _drop(screened: Screened, reason: str, detail: str) -> Screened:
-    screened.reason, screened.detail = reason, detail
-    return screened
-
-
-def _record(number: int, screened: Screened) -> dict[str, Any]:
-    """A queries.jsonl line (the native format, plus how the question was made)."""
-    draft = screened.draft
-    return {"id": f"q{number:04d}", "question": draft.question,
-            "references": [{**span.to_dict(), "content": None} for span, _ in screened.spans],
-            "answers": [] if screened.answer_dropped else [draft.answer], "corpus": screened.attempt.passage.doc_id, "type": draft.type,
-            "difficulty": draft.difficulty, "excerpt_similarity": [found.similarity for _, found in screened.spans]}
-
-
-def write_dataset(out: Path, documents: dict[str, Document], records: list[dict[str, Any]], report: Report) -> None:
-    """`out/documents/<id>.txt`, `queries.jsonl` (each span's `content` is the document's text there) and the
-    reports, each written to a temporary file and renamed, so a killed run never leaves a half file."""
-    (out / "documents").mkdir(parents=True, exist_ok=True)
-    for doc_id, doc in documents.items():
-        _replace(out / "documents" / f"{doc_id}.txt", doc.text)
-    for record in records:
-        for reference in record["references"]:
-            reference["content"] = documents[reference["doc_id"]].text[reference["start"]:reference["end"]]
-    _replace(out / "queries.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-    _replace(out / "generation_report.json", json.dumps(report.to_dict(records), indent=2, ensure_ascii=False) + "\n")
-    _replace(out / "generation_report.md", report.markdown(records))
-
-
-def _replace(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "w", encoding="utf-8", newline="") as handle:  # offsets: no newline translation
-        handle.write(text)
-    temporary.replace(path)
 
 
 def check_settings(cfg: DictConfig) -> dict[str, Any]:

@@ -1,0 +1,46 @@
+"""A generated question set on disk: a `native` dataset (documents and queries.jsonl) and its reports.
+
+Each file is written to a temporary file and renamed, so a killed run never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ragsweep.questions.report import Report
+from ragsweep.questions.screening import Screened
+from ragsweep.types import Document
+
+
+def record(number: int, screened: Screened) -> dict[str, Any]:
+    """A queries.jsonl line (the native format, plus how the question was made)."""
+    draft = screened.draft
+    return {"id": f"q{number:04d}", "question": draft.question,
+            "references": [{**span.to_dict(), "content": None} for span, _ in screened.spans],
+            "answers": [] if screened.answer_dropped else [draft.answer], "corpus": screened.attempt.passage.doc_id,
+            "type": draft.type, "difficulty": draft.difficulty,
+            "excerpt_similarity": [found.similarity for _, found in screened.spans]}
+
+
+def write_dataset(out: Path, documents: dict[str, Document], records: list[dict[str, Any]], report: Report) -> None:
+    """`out/documents/<id>.txt`, `queries.jsonl` (each span's `content` is the document's text there) and the
+    reports."""
+    (out / "documents").mkdir(parents=True, exist_ok=True)
+    for doc_id, doc in documents.items():
+        _replace(out / "documents" / f"{doc_id}.txt", doc.text)
+    for line in records:
+        for reference in line["references"]:
+            reference["content"] = documents[reference["doc_id"]].text[reference["start"]:reference["end"]]
+    _replace(out / "queries.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    _replace(out / "generation_report.json", json.dumps(report.to_dict(records), indent=2, ensure_ascii=False) + "\n")
+    _replace(out / "generation_report.md", report.markdown(records))
+
+
+def _replace(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "w", encoding="utf-8", newline="") as handle:  # offsets: no newline translation
+        handle.write(text)
+    temporary.replace(path)
