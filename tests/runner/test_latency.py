@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from ragsweep.runner.run import latency_metrics
+from ragsweep.runner.scoring import latency_metrics
 from ragsweep.runner.stages import latency_sample, per_query_ms
 
 

@@ -1,11 +1,10 @@
-"""The judging stages of one job: answers → claims → verdicts (cached) → judged metrics per question, and
-retrieved passages → relevance verdicts (cached) → judged relevance, measured against the span labels.
+"""The answer-judging stage of one job: answers → claims → verdicts (cached) → judged metrics per question.
 
-Every (claim, passage) pair is one call of the support judge, and every (question, passage) pair one call
-of the relevance judge, cached under the judge's settings and the two texts, so configurations that
-produce the same answer from the same passages share their verdicts, and a rerun judges nothing again.
-Failed calls are kept with their status and raw output, left out of every mean, counted in
-`judge_failure_rate` (`relevance_judge_failure_rate`), and never cached.
+Every (claim, passage) pair is one call of the support judge, cached under the judge's settings and the
+two texts (`runner.verdicts`), so configurations that produce the same answer from the same passages share
+their verdicts, and a rerun judges nothing again. Failed calls are kept with their status and raw output,
+left out of every mean, counted in `judge_failure_rate`, and never cached. The relevance judge's stage is
+`runner.relevance`.
 """
 
 from __future__ import annotations
@@ -17,9 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import orjson
 
-from ragsweep.cache import StageCache, fingerprint
+from ragsweep.cache import fingerprint
 from ragsweep.generation.base import Generation
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.claims import Claim, claims_from_statements, split_claims
@@ -27,9 +25,11 @@ from ragsweep.judging.labels import claim_key
 from ragsweep.metrics import judged
 from ragsweep.metrics.ppi import judge_mean, ppi_mean
 from ragsweep.metrics.answers import cosine_similarity, strip_citations
-from ragsweep.metrics.relevance import context_relevance, relevance_auc, span_relevance
-from ragsweep.runner.build import Built, Pipeline
-from ragsweep.types import Chunk, Hit, Query
+from ragsweep.metrics.relevance import context_relevance
+from ragsweep.runner.build import Pipeline
+from ragsweep.runner.failures import JudgingFailed, write_calls
+from ragsweep.runner.verdicts import cached_verdicts
+from ragsweep.types import Chunk, Hit
 
 log = logging.getLogger(__name__)
 
@@ -126,43 +126,6 @@ def faithfulness_ppi(query_ids: Sequence[str], judgements: Sequence[Judgement], 
                                  "judge_estimate": {"value": raw.mean, "ci95": [raw.ci_low, raw.ci_high]}}}
 
 
-def span_labels(queries: Sequence[Query], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]],
-                k: int) -> list[list[int | None]]:
-    """Each question's top-k passages labelled from its reference spans (`metrics.relevance.span_relevance`)."""
-    return [[span_relevance(chunks[hit.index].span, query.references) for hit in query_hits[:k]]
-            for query, query_hits in zip(queries, hits, strict=True)]
-
-
-def judge_relevance(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk],
-                    hits: Sequence[Sequence[Hit]]) -> list[list[Verdict]] | None:
-    """The relevance judge's verdict on each question's top-k passages, in rank order (None without one)."""
-    if pipeline.relevance_judge is None:
-        return None
-    passages = [[chunks[hit.index].text for hit in query_hits[: pipeline.k]] for query_hits in hits]
-    pairs = [Pair(question, text, "relevance") for question, texts in zip(questions, passages, strict=True)
-             for text in texts]
-    verdicts = iter(cached_verdicts(pipeline.relevance_judge, pipeline.cache, pairs))
-    return [[next(verdicts) for _ in texts] for texts in passages]
-
-
-def relevance_summary(labels: Sequence[Sequence[int | None]],
-                      verdicts: Sequence[Sequence[Verdict]]) -> dict[str, dict]:
-    """The relevance judge's agreement with the span labels over the run's labelled pairs
-    (`context_relevance_auc`: value, n, positives) and its failed calls / calls."""
-    flat = [(verdict, label) for row, judged_row in zip(labels, verdicts, strict=True)
-            for label, verdict in zip(row, judged_row, strict=True)]
-    summary = {"relevance_judge_failure_rate": {
-        "value": judged.failure_rate(sum(not v.ok for v, _ in flat), len(flat)) or 0.0, "n": len(flat)}}
-    auc = relevance_auc([v.score for v, _ in flat], [label for _, label in flat])
-    if auc is not None:
-        summary["context_relevance_auc"] = auc
-    return summary
-
-
-class JudgingFailed(RuntimeError):
-    """More judge calls failed than `judge.max_failure_rate` allows."""
-
-
 def run_summaries(pipeline: Pipeline, query_ids: Sequence[str], judgements: Sequence[Judgement]) -> dict[str, dict]:
     """What metrics.json holds for the whole run beside the per-question means: the micro averages, the
     failure rates, and with `judge.labels` the prediction-powered faithfulness."""
@@ -176,25 +139,7 @@ def run_summaries(pipeline: Pipeline, query_ids: Sequence[str], judgements: Sequ
 
 def write_failed_calls(output_dir: Path, query_ids: Sequence[str], judgements: Sequence[Judgement]) -> list[Path]:
     """`judge_failures.jsonl`, one line per failed judge call with its raw output (none: no file)."""
-    return _write_calls(output_dir / "judge_failures.jsonl", failed_calls(query_ids, judgements), "judge")
-
-
-def write_failed_relevance(output_dir: Path, query_ids: Sequence[str],
-                           verdicts: Sequence[Sequence[Verdict]]) -> list[Path]:
-    """`relevance_failures.jsonl`, one line per failed relevance call with what the judge said (none: no file)."""
-    failed = [{"id": query_id, "task": "relevance", "passage": p + 1, "status": v.status, "raw": v.raw}
-              for query_id, row in zip(query_ids, verdicts, strict=True) for p, v in enumerate(row) if not v.ok]
-    return _write_calls(output_dir / "relevance_failures.jsonl", failed, "relevance judge")
-
-
-def _write_calls(path: Path, failed: list[dict], who: str) -> list[Path]:
-    if not failed:
-        return []
-    with path.open("wb") as out:
-        for call in failed:
-            out.write(orjson.dumps(call, option=orjson.OPT_APPEND_NEWLINE))
-    log.warning("%d %s calls failed; see %s", len(failed), who, path)
-    return [path]
+    return write_calls(output_dir / "judge_failures.jsonl", failed_calls(query_ids, judgements), "judge")
 
 
 def fail_on_judge_failures(judgements: Sequence[Judgement], max_failure_rate: float, output_dir: Path) -> None:
@@ -266,25 +211,6 @@ def _verdicts(pipeline: Pipeline, pairs: Sequence[Pair]) -> list[Verdict]:
     return cached_verdicts(pipeline.judge, pipeline.cache, pairs)
 
 
-def cached_verdicts(judge: Built, cache: StageCache, pairs: Sequence[Pair]) -> list[Verdict]:
-    """One verdict per pair; judged once per (judge, task, texts) across jobs and runs, failures never stored."""
-    if not pairs:
-        return []
-    if not getattr(judge.component, "cached", True):
-        cache.misses["verdicts"] += len(pairs)
-        return judge.component.judge(pairs)
-    keys = [fingerprint("verdict", judge.signature, pair.task, pair.claim, pair.passage) for pair in pairs]
-
-    def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
-        return [_pack(verdict) for verdict in judge.component.judge([pairs[i] for i in positions])]
-
-    before = cache.misses["verdicts"]
-    entries = cache.get_or_compute_each("verdicts", keys, compute, batch=32, storable=lambda e: str(e["status"]) == "ok")
-    made = cache.misses["verdicts"] - before
-    log.info("verdicts: %d judged, %d from the cache", made, len(set(keys)) - made)
-    return [_unpack(entry) for entry in entries]
-
-
 def _answer_relevance(pipeline: Pipeline, questions: Sequence[str], answers: Sequence[str | None],
                       judgements: list[Judgement]) -> None:
     """cos(question, answer) with the metrics' answer embedder, clipped at 0; with a judge that writes
@@ -322,13 +248,3 @@ def _generated_questions(pipeline: Pipeline, answers: Sequence[str]) -> list[lis
 
     entries = pipeline.cache.get_or_compute_each("claims", keys, compute, storable=lambda e: bool(e["ok"]))
     return [json.loads(str(entry["questions"])) for entry in entries]
-
-
-def _pack(verdict: Verdict) -> dict[str, np.ndarray]:
-    return {"score": np.array(np.nan if verdict.score is None else verdict.score), "status": np.array(verdict.status),
-            "raw": np.array(verdict.raw)}
-
-
-def _unpack(entry: dict[str, np.ndarray]) -> Verdict:
-    status = str(entry["status"])
-    return Verdict(float(entry["score"]) if status == "ok" else None, status, str(entry["raw"]))

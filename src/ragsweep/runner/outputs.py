@@ -1,0 +1,72 @@
+"""What a job leaves behind: its output folder (the output contract) and the traces the tracker records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import orjson
+from omegaconf import DictConfig, OmegaConf
+
+from ragsweep.generation.base import Generation
+from ragsweep.runner.build import Pipeline
+from ragsweep.runner.stages import latency_sample
+from ragsweep.types import Chunk, Dataset, Hit
+
+
+def write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: Sequence[Chunk],
+                  hits: Sequence[Sequence[Hit]], per_query: Sequence[dict], summary: dict, k: int,
+                  generations: Sequence[Generation] | None = None, diagnostics: Sequence[dict] | None = None,
+                  relevance: Sequence[dict] | None = None) -> list[Path]:
+    """metrics.json, per_query.jsonl and config.yaml: the stable contract of a job's output folder."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    metrics_path = output_dir / "metrics.json"
+    metrics_path.write_text(json.dumps(summary, indent=2) + "\n")
+    per_query_path = output_dir / "per_query.jsonl"
+    with per_query_path.open("wb") as out:
+        for position, (query, query_hits, scores) in enumerate(zip(dataset.queries, hits, per_query, strict=True)):
+            retrieved = [{**chunks[hit.index].span.to_dict(), "score": hit.score} for hit in query_hits[:k]]
+            record = {"id": query.id, "question": query.text,
+                      "references": [ref.to_dict() for ref in query.references],
+                      "retrieved": retrieved, "metrics": scores}
+            if generations is not None:
+                made = generations[position]
+                record.update(answer=made.answer, reference_answers=list(query.answers), generation=made.to_dict())
+            if relevance is not None:
+                record["relevance"] = relevance[position]
+            if diagnostics is not None:
+                record["judged"] = diagnostics[position]
+            out.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY))
+    config_path = output_dir / "config.yaml"
+    config_path.write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    return [metrics_path, per_query_path, config_path]
+
+
+def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequence[Hit]],
+                 hits: Sequence[Sequence[Hit]], generations: Sequence[Generation], search_ms: np.ndarray,
+                 rerank_ms: np.ndarray, pipeline: Pipeline) -> list[dict]:
+    """What each question of the latency sample went through (the questions whose every stage was timed),
+    for the tracker's traces: retrieval, rerank and generation with their inputs, outputs and milliseconds."""
+    def documents(query_hits: Sequence[Hit]) -> list[dict]:
+        return [{**chunks[hit.index].span.to_dict(), "text": chunks[hit.index].text, "score": hit.score}
+                for hit in query_hits[: pipeline.k]]
+
+    traces = []
+    for row, position in enumerate(latency_sample(len(dataset.queries))):
+        query, made = dataset.queries[position], generations[position]
+        stages = [{"name": "retrieval", "span_type": "RETRIEVER", "inputs": {"question": query.text},
+                   "outputs": documents(first[position]), "ms": float(search_ms[row])}]
+        if len(rerank_ms):
+            stages.append({"name": "rerank", "span_type": "RERANKER", "inputs": {"question": query.text},
+                           "outputs": documents(hits[position]), "ms": float(rerank_ms[row])})
+        passages = tuple(chunks[hit.index].text for hit in hits[position][: pipeline.k])
+        stages.append({"name": "generation", "span_type": "LLM",
+                       "inputs": {"messages": list(pipeline.prompt.render(query.text, passages))},
+                       "outputs": {"answer": made.answer, "prompt_tokens": made.prompt_tokens,
+                                   "completion_tokens": made.completion_tokens},
+                       "ms": made.latency_ms})
+        traces.append({"id": query.id, "question": query.text, "answer": made.answer, "error": made.error,
+                       "spans": stages})
+    return traces
