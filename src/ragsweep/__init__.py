@@ -11,7 +11,7 @@ from ragsweep import _offline  # noqa: F401  (must run before any Hugging Face o
 __version__ = "0.1.0"
 
 # Imported on first use: `import ragsweep` stays light for the command-line tools (they load Hydra and MLflow later).
-_EXPORTS = {"Evaluation": "ragsweep.api.evaluation", "Component": "ragsweep.api.evaluation",
+_EXPORTS = {"Evaluation": "ragsweep.api.evaluation", "Component": "ragsweep.api.choices",
             "Result": "ragsweep.api.evaluation", "ConfigError": "ragsweep.runner.errors",
             "DatasetError": "ragsweep.data.base", "Dataset": "ragsweep.types",
             "load_pipeline": "ragsweep.api.loaded", "LoadedPipeline": "ragsweep.api.loaded",

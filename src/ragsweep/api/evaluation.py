@@ -4,8 +4,7 @@ Each configuration is composed with Hydra's compose API from the project's `conf
 config folder), as `sweep.py` composes it, and run by the same `runner.run`: the same config
 fingerprint, stage cache, MLflow runs and output folders. `ev.run(chunker="fixed", k=3)` is the run
 `python sweep.py chunker=fixed k=3` makes. A Python object given instead of an option name is scored
-through its group's wrapper (`ragsweep.chunking.own.OwnChunker`, ...), identified by the name and
-version its owner gives it.
+through its group's wrapper (`api.choices`).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import copy
 import itertools
 import json
 import logging
-import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,20 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from hydra._internal.config_loader_impl import get_overrides_dirname
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
+from ragsweep.api.choices import compose_job, point_label, quoted, value_label
 from ragsweep.cache import StageCache
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.results.best import ResultsError, read_per_query
 from ragsweep.results.diff import Diff, diff_runs
 from ragsweep.metrics.aggregate import paired_test
 from ragsweep.runner.build import ConfigError, instantiate_stage
-from ragsweep.runner.entry import conf_dir, conf_dirs
-from ragsweep.runner.overrides import unknown_choices
-from ragsweep.runner.compose import compose_config
+from ragsweep.runner.entry import conf_dir
+from ragsweep.runner.failures import sweep_job_failed
 from ragsweep.runner.preflight import check_config, writable
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.run import RunContext, run as run_job
@@ -46,26 +42,6 @@ from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
 from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)
-
-# The wrapper that scores a user's object in each group that takes one.
-WRAPPERS = {"dataset": "ragsweep.data.own.GivenDataset", "chunker": "ragsweep.chunking.own.OwnChunker",
-            "embedder": "ragsweep.embedding.own.OwnEmbedder", "retriever": "ragsweep.retrieval.own.OwnRetriever",
-            "generator": "ragsweep.generation.own.OwnGenerator"}
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")  # a name that is also a valid override value and MLflow param
-
-
-@dataclass(frozen=True)
-class Component:
-    """A component of your own with the name and version that identify its results.
-
-    ragsweep cannot read a Python object's settings, so it keys the object's cached results and
-    records its run under these: give a new `version` whenever its output changes, or the cache
-    hands back the old results. An object with `name` and `version` attributes needs no wrapper.
-    """
-
-    component: Any
-    name: str
-    version: str
 
 
 @dataclass(frozen=True)
@@ -117,7 +93,7 @@ class Evaluation:
                               "<group>/<option>.yaml files")
         self.experiment = experiment
         self.dataset = dataset
-        self.overrides = [f"paths.root={_quoted(str(self.project))}", f"experiment={_quoted(experiment)}",
+        self.overrides = [f"paths.root={quoted(str(self.project))}", f"experiment={quoted(experiment)}",
                           *overrides]
 
     def run(self, overrides: Sequence[str] = (), **choices: Any) -> Result:
@@ -148,14 +124,14 @@ class Evaluation:
             try:
                 check_config(_task(cfg), objects)
             except (ConfigError, DatasetError) as error:
-                problems.setdefault(str(error), []).append(_point_label(point))
+                problems.setdefault(str(error), []).append(point_label(point))
         if problems:
             raise ConfigError(f"{sum(map(len, problems.values()))} of {len(points)} points of the sweep cannot run; "
                               "nothing was started:\n" + "\n".join(f"  {'; '.join(labels)}: {message}"
                                                                    for message, labels in problems.items()))
         first = composed[0][0]
         sweep_dir = _fresh_folder(Path(str(first.hydra.sweep.dir)))
-        described = " ".join(f"{key}={','.join(_value_label(v) for v in grid[key])}" for key in keys)
+        described = " ".join(f"{key}={','.join(value_label(v) for v in grid[key])}" for key in keys)
         sweep = Sweep(instantiate(first.tracking), "adhoc", " ".join([described, *overrides]), sweep_dir,
                       first.get("optimized_metric"))
         parent = sweep.open()
@@ -165,10 +141,7 @@ class Evaluation:
                 try:
                     run_job(plan, RunContext(_folder(sweep_dir / str(number)), parent), objects)
                 except Exception as error:  # recorded FAILED with its traceback by the tracker
-                    if fail_fast:
-                        raise
-                    log.error("job %s failed: %s; it is recorded as FAILED and the sweep goes on", plan.label,
-                              error)
+                    sweep_job_failed(plan.label, error, fail_fast, command_line=False)
         except KeyboardInterrupt:  # a notebook's interrupt: the parent closes KILLED with what finished
             log.error("%s; run the same sweep again to run the rest", sweep.stop("KILLED"))
             raise
@@ -219,34 +192,7 @@ class Evaluation:
     def _compose(self, choices: Mapping[str, Any], overrides: Sequence[str]) -> tuple[DictConfig, dict[str, Any]]:
         """The job config of `choices` + `overrides` (with its `hydra` node) and the caller's objects by group."""
         choices = {**({"dataset": self.dataset} if self.dataset is not None else {}), **choices}
-        lines, objects, named = [*self.overrides, *overrides], {}, []
-        for key, value in choices.items():
-            if key in WRAPPERS and not isinstance(value, str):
-                objects[key], node = _own(key, value)
-                named.append((key, node))
-            else:
-                lines.append(f"{key}={_value(value)}")
-        problems = unknown_choices(lines, [*conf_dirs(self.project), *([self.config_dir] if self.config_dir else [])])
-        if problems:
-            raise ConfigError("; ".join(problems))
-        parser = OverridesParser.create()
-        parsed = parser.parse_overrides(lines)  # settings of an object's wrapper (generator.max_error_rate) go
-        mine = [o for o in parsed if o.key_or_group.split(".")[0] in objects]  # to its node, not to Hydra
-        searchpath = [f"hydra.searchpath=[file://{self.config_dir}]"] if self.config_dir else []
-        hydra_lines = [*searchpath, *(o.input_line for o in parsed if o not in mine)]
-        cfg = compose_config(self.conf, hydra_lines, hydra=True)
-        with read_write(cfg), open_dict(cfg):
-            for key, node in named:
-                cfg[key] = node
-                cfg.hydra.runtime.choices[key] = node["name"]
-            for override in mine:
-                OmegaConf.update(cfg, override.key_or_group, override.value(), force_add=True)
-            if named:  # the run's name, as if each object were an option of its group: chunker=my-splitter
-                named_lines = parser.parse_overrides([f"{key}={node['name']}" for key, node in named])
-                settings = cfg.hydra.job.config.override_dirname
-                cfg.hydra.job.override_dirname = get_overrides_dirname(
-                    [*parsed, *named_lines], list(settings.exclude_keys), settings.item_sep, settings.kv_sep)
-        return cfg, objects
+        return compose_job(self.conf, self.project, self.config_dir, choices, [*self.overrides, *overrides])
 
 
 def _result(output_dir: Path) -> Result:
@@ -260,29 +206,6 @@ def _result(output_dir: Path) -> Result:
     record = RunRecord.read(output_dir / RECORD_FILE)
     return Result(record.run_id, record.name, record.tags[FINGERPRINT_TAG], metrics, per_query, output_dir,
                   OmegaConf.load(output_dir / "config.yaml"))
-
-
-def _own(group: str, value: Any) -> tuple[Any, dict[str, Any]]:
-    """The object to score and its group's config: the wrapper, the name and version that identify it."""
-    if group == "dataset":
-        if not isinstance(value, Dataset):
-            raise ConfigError(f"dataset: give an option of conf/dataset/ (e.g. 'chroma_general') or a "
-                              f"ragsweep.types.Dataset, not a {type(value).__name__}")
-        if not _NAME.match(value.name):
-            raise ConfigError(f"dataset: name {value.name!r} must be letters, digits, '-', '_' or '.'")
-        return value, {"_target_": WRAPPERS[group], "name": value.name}
-    if isinstance(value, Component):
-        component, name, version = value.component, value.name, value.version
-    else:
-        component, name, version = value, getattr(value, "name", None), getattr(value, "version", None)
-    if not isinstance(name, str) or not _NAME.match(name) or version is None or not str(version).strip():
-        raise ConfigError(
-            f"{group}: a {type(component).__name__} object needs a name and a version: ragsweep cannot read an "
-            f"object's settings, so it caches and records its results under them (a new version when its output "
-            f"changes, or the cache returns the old results). Pass ragsweep.Component(obj, name='my-{group}', "
-            f"version='1'), or give the object `name` and `version` attributes; a name is letters, digits, '-', "
-            f"'_' or '.' (got name={name!r}, version={version!r})")
-    return component, {"_target_": WRAPPERS[group], "name": name, "version": str(version)}
 
 
 def _task(cfg: DictConfig) -> DictConfig:
@@ -324,30 +247,3 @@ def _fresh_folder(folder: Path) -> Path:
         candidate = folder.with_name(f"{folder.name}-{number}")
     writable(candidate, "hydra.run.dir")
     return candidate
-
-
-def _value(value: Any) -> str:
-    """A Python value as a Hydra override value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(_value(item) for item in value) + "]"
-    return _quoted(str(value)) if isinstance(value, str) else str(value)
-
-
-def _quoted(text: str) -> str:
-    """A string override value, quoted when Hydra's grammar would read it otherwise."""
-    return text if re.fullmatch(r"[\w./\-:+]+", text) else "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _value_label(value: Any) -> str:
-    """How a grid value reads in a sweep's description: an object by its name."""
-    if value is None or isinstance(value, (str, int, float, bool, list, tuple)):
-        return _value(value)
-    return str(value.name if isinstance(value, Component) else getattr(value, "name", type(value).__name__))
-
-
-def _point_label(point: Mapping[str, Any]) -> str:
-    return ",".join(f"{key}={_value_label(value)}" for key, value in point.items())
