@@ -126,7 +126,7 @@ class DraftScreen:
         stays, its answer dropped under `unsupported_answer=drop_answer`."""
         claims = [claim.text for claim in split_claims(screened.draft.answer)]
         passages = [text[s.start:s.end] for s, _ in screened.spans]
-        pairs = [Pair("support", claim, passage) for claim in claims for passage in passages]
+        pairs = [Pair(claim, passage) for claim in claims for passage in passages]
         verdicts = self.verdicts(pairs)
         failed = [v for v in verdicts if not v.ok]
         if failed:
