@@ -43,8 +43,10 @@ run: install
 	$(PY) sweep.py $(SWEEP)
 	@echo "Browse the runs: $(VENV)/bin/ragsweep ui   (or: make ui)"
 
+# Two workers: the suite's work is mostly one process at a time; tests/conftest.py keeps each file (and all
+# llama.cpp files) on one worker.
 test: install-test
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadgroup
 
 ui: install
 	$(VENV)/bin/ragsweep ui

@@ -4,16 +4,48 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import ragsweep  # noqa: F401  (offline defaults before any model library loads)
 from ragsweep.data.chroma_general import ChromaGeneralDataset
+from ragsweep.embedding.base import CoreShare
 from ragsweep.types import Dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMA_GENERAL = ROOT.parent / "shared" / "data" / "chroma_general"
+
+
+def pytest_collection_modifyitems(config, items):
+    """`make test` runs two workers (`-n 2 --dist loadgroup`): each test file goes to one worker whole, so its
+    module fixtures' sweeps run once; every file marked `llama_cpp` goes to the same worker, one at a time, as
+    two llama.cpp processes on the same cores each slow ~10x (their threads spin while they wait)."""
+    for item in items:
+        group = "llama_cpp" if item.get_closest_marker("llama_cpp") else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _worker_holds_a_core_share():
+    """Under `-n 2`, each worker counts as one busy process in `CoreShare` while it lives, so the models of the
+    two workers and of the sweeps they start split the cores instead of each taking all of them. The marker
+    names a stand-in process: a worker's own embedding would remove a marker named by the worker's pid."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    stand_in = subprocess.Popen(["sleep", "infinity"])
+    share = CoreShare()
+    share.folder.mkdir(parents=True, exist_ok=True)
+    marker = share.folder / str(stand_in.pid)
+    marker.touch()
+    try:
+        yield
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+        marker.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ import pytest
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.costs import COST_METRICS
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.llama_cpp]
 ROOT = Path(__file__).resolve().parents[2]
 LATENCIES = [f"{stage}_ms_p{q}" for stage in ("search", "generation", "latency") for q in (50, 95)]
 

@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 from ragsweep.judging.claims import split_claims
 from ragsweep.metrics import registry
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.llama_cpp]
 ROOT = Path(__file__).resolve().parents[2]
 JUDGED = ["faithfulness", "groundedness", "context_relevance", "answer_relevance", "triad_overall",
           "faithfulness_micro", "groundedness_micro", "judge_failure_rate", "judge_failure_rate_support"]

@@ -11,7 +11,7 @@ from ragsweep.generation.openai import OpenAIGenerator
 from ragsweep.judging.base import Pair
 from ragsweep.judging.llm import LLMJudge
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.llama_cpp]
 PASSAGE = "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic."
 PAIRS = [Pair("The bridge was opened in 1950.", PASSAGE), Pair("When was the Harbour Bridge opened?", PASSAGE, "relevance")]
 

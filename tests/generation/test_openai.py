@@ -9,7 +9,7 @@ from ragsweep.generation.llama_cpp import LlamaCppGenerator
 from ragsweep.generation.openai import OpenAIGenerator
 from ragsweep.generation.prompts import load_prompt
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.llama_cpp]
 PASSAGES = ("The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic.",)
 QUESTIONS = ("When was the Harbour Bridge opened?", "How many lanes does the bridge carry?")
 

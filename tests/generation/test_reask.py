@@ -14,6 +14,8 @@ from ragsweep.generation.base import Generation, Request
 from ragsweep.generation.llama_cpp import LlamaCppGenerator
 from ragsweep.generation.reask import SEPARATOR, ask_until_parsed
 
+pytestmark = pytest.mark.llama_cpp
+
 pytestmark = pytest.mark.slow
 CORRECTION = "Reply with one word only."
 

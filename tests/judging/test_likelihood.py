@@ -9,6 +9,8 @@ import pytest
 from ragsweep.judging.base import Pair
 from ragsweep.judging.likelihood import LikelihoodJudge, reduce
 
+pytestmark = pytest.mark.llama_cpp
+
 PASSAGE = ("In 1803 the United States bought the Louisiana territory from France for fifteen million dollars, "
            "doubling the size of the nation.")
 OTHER = "Congress passed a tariff on imported wool and cotton to protect the mills of New England."

@@ -32,7 +32,7 @@ DOCUMENTS = {
 LOOSE = ["passages.size=40", "attempts_per_question=1", "filters.min_excerpt_relevance=0",
          "filters.max_duplicate_similarity=1", "filters.round_trip_k=0", "judge=none"]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.llama_cpp]
 
 
 @pytest.fixture(scope="module")
