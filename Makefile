@@ -46,7 +46,7 @@ run: install
 # Two workers: the suite's work is mostly one process at a time; tests/conftest.py keeps each file (and all
 # llama.cpp files) on one worker.
 test: install-test
-	$(PY) -m pytest -n 2 --dist loadgroup
+	$(PY) -m pytest -n 2
 
 ui: install
 	$(VENV)/bin/ragsweep ui

@@ -18,13 +18,22 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMA_GENERAL = ROOT.parent / "shared" / "data" / "chroma_general"
 
 
-def pytest_collection_modifyitems(config, items):
-    """`make test` runs two workers (`-n 2 --dist loadgroup`): each test file goes to one worker whole, so its
-    module fixtures' sweeps run once; every file marked `llama_cpp` goes to the same worker, one at a time, as
-    two llama.cpp processes on the same cores each slow ~10x (their threads spin while they wait)."""
-    for item in items:
-        group = "llama_cpp" if item.get_closest_marker("llama_cpp") else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+def pytest_xdist_make_scheduler(config, log):
+    """`make test` runs two workers (`-n 2`): each test file goes to one worker whole, so its module fixtures'
+    sweeps run once, and every file marked `llama_cpp` goes to the same worker, one at a time, as two llama.cpp
+    processes on the same cores each slow ~10x (their threads spin while they wait). A scheduler of our own:
+    pytest 9.2's structured node ids lost the `xdist_group` suffix `--dist loadgroup` reads (pytest-xdist#1386)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    llama_cpp = {path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").rglob("test_*.py")
+                 if "pytest.mark.llama_cpp" in path.read_text(encoding="utf-8")}
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "llama_cpp" if path in llama_cpp else path
+
+    return ByFile(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)
