@@ -4,15 +4,18 @@ the server's grammar, and a server that is gone gives error verdicts, not an exc
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from ragsweep.generation.openai import OpenAIGenerator
 from ragsweep.judging.base import Pair
 from ragsweep.judging.llm import LLMJudge
+from ragsweep.runner.judges import build_judge
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama_cpp]
 PASSAGE = "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic."
+CONF = Path(__file__).resolve().parents[2] / "conf"
 PAIRS = [Pair("The bridge was opened in 1950.", PASSAGE), Pair("When was the Harbour Bridge opened?", PASSAGE, "relevance")]
 
 
@@ -32,3 +35,15 @@ def test_verdicts_from_a_server_then_errors_when_it_is_gone(llama_server):
     assert [v.status for v in gone] == ["error", "error"]
     assert all(v.score is None and "APIConnectionError" in v.raw for v in gone)
     assert judge.decompose("When was it opened?", "In 1932.") is None  # the runner falls back to sentences
+
+
+def test_an_endpoint_judge_is_the_judge_generator_group_set_to_openai(llama_server, tmp_path):
+    """`judge=llm judge/generator=openai judge.generator.base_url=... judge.generator.model=...`, as a sweep takes it."""
+    server = llama_server()
+    judge, resolved = build_judge(CONF, "llm", ["judge/generator=openai", f"judge.generator.base_url={server.base_url}",
+                                               "judge.generator.model=smollm2"], root=tmp_path)
+    assert isinstance(judge.generator, OpenAIGenerator) and judge.generator.max_tokens == 32
+    assert resolved["generator"]["base_url"] == server.base_url
+    verdicts = judge.judge(PAIRS[:1])
+    assert [v.status for v in verdicts] == ["ok"] and json.loads(verdicts[0].raw)["verdict"] in {"YES", "NO"}
+    assert server.answered(settle=5) == 1
