@@ -1,7 +1,7 @@
 """`ragsweep COMMAND`: from a finished sweep to a config you can trust and guard.
 
-Commands: best, report, diff, gate (results.py); calibrate, train-judge (judges.py); generate; sweep, init
-(project.py); ui, server, sync (serve.py).
+Commands: best, report, diff, gate (results.py); calibrate, train-judge (judges.py); labels (labels.py); generate;
+sweep, init (project.py); ui, server, sync (serve.py).
 
 Run from the project folder (the one with sweep.py and conf/); the store defaults to the one
 sweep.py writes, sqlite:///mlruns/mlflow.db. One module per group of commands; each adds its own.
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults before MLflow loads)
-from ragsweep.cli import generate, judges, project, results, serve
+from ragsweep.cli import generate, judges, labels, project, results, serve
 from ragsweep.runner.entry import conf_dir
 
 SIGNED_VALUE_OPTIONS = ("--max-drop", "--significance")  # the gate's own checks explain a negative value
@@ -58,6 +58,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--project", type=Path, default=Path("."), help="folder with sweep.py and conf/ (default: .)")
     parser.add_argument("--tracking-uri", help="MLflow store (default: sqlite:///<project>/mlruns/mlflow.db)")
     commands = parser.add_subparsers(required=True, metavar="command")
-    for module in (results, judges, generate, project, serve):
+    for module in (results, judges, labels, generate, project, serve):
         module.add_commands(commands)
     return parser

@@ -1,7 +1,8 @@
 """People's verdicts on some of a run's claims, for the prediction-powered faithfulness estimate.
 
 A JSONL file, one labelled claim per line: `{"id": query id, "claim": claim text, "label": 0|1}`,
-the claim as `per_query.jsonl` lists it under `judged.claims[].text`. Label a few dozen claims of one
+the claim as the judge split the answer (the `claim` of its `support/<i>` feedback on the run's trace;
+`ragsweep labels pull` writes the file from people's overrides there). Label a few dozen claims of one
 run; every later run whose answers contain them reports `faithfulness_ppi` beside the judge's own
 estimate (generation is greedy and seeded, so a rerun produces the same claims).
 """

@@ -10,8 +10,10 @@ import numpy as np
 import orjson
 from omegaconf import DictConfig, OmegaConf
 
+from ragsweep.cache import fingerprint
 from ragsweep.generation.base import Generation
 from ragsweep.runner.build import Pipeline
+from ragsweep.runner.judging import Judgement
 from ragsweep.runner.stages import latency_sample
 from ragsweep.types import Chunk, Dataset, Hit
 
@@ -46,9 +48,11 @@ def write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: S
 
 def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequence[Hit]],
                  hits: Sequence[Sequence[Hit]], generations: Sequence[Generation], search_ms: np.ndarray,
-                 rerank_ms: np.ndarray, pipeline: Pipeline) -> list[dict]:
+                 rerank_ms: np.ndarray, pipeline: Pipeline,
+                 judgements: Sequence[Judgement] | None = None) -> list[dict]:
     """What each question of the latency sample went through (the questions whose every stage was timed),
-    for the tracker's traces: retrieval, rerank and generation with their inputs, outputs and milliseconds."""
+    for the tracker's traces: retrieval, rerank and generation with their inputs, outputs and milliseconds,
+    and with `judgements` the judge's verdict on each claim of the answer."""
     def documents(query_hits: Sequence[Hit]) -> list[dict]:
         return [{**chunks[hit.index].span.to_dict(), "text": chunks[hit.index].text, "score": hit.score}
                 for hit in query_hits[: pipeline.k]]
@@ -67,6 +71,32 @@ def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequ
                        "outputs": {"answer": made.answer, "prompt_tokens": made.prompt_tokens,
                                    "completion_tokens": made.completion_tokens},
                        "ms": made.latency_ms})
-        traces.append({"id": query.id, "question": query.text, "answer": made.answer, "error": made.error,
-                       "spans": stages})
+        trace = {"id": query.id, "question": query.text, "answer": made.answer, "error": made.error,
+                 "spans": stages}
+        if judgements is not None and judgements[position].claims:
+            trace["judge"] = judge_source(pipeline)
+            trace["feedback"] = claim_feedback(query.id, judgements[position], passages,
+                                               pipeline.judge.component.threshold)
+        traces.append(trace)
     return traces
+
+
+def judge_source(pipeline: Pipeline) -> str:
+    """The judge as a feedback's source: its class and a digest of the settings its verdicts are cached under."""
+    return f"{type(pipeline.judge.component).__name__}:{fingerprint('judge', pipeline.judge.signature)[:12]}"
+
+
+def claim_feedback(query_id: str, judgement: Judgement, passages: Sequence[str], threshold: float) -> list[dict]:
+    """Claim i of an answer as the feedback `support/<i>`: its best support score over the passages, the
+    passage that gave it as the rationale, and the claim itself in the metadata (what a person labels). A
+    claim whose every call failed has no score, so no feedback; its failures are in failed_calls.jsonl."""
+    feedback = []
+    for number, (claim, row) in enumerate(zip(judgement.claims, judgement.support, strict=True)):
+        scored = [(verdict.score, rank) for rank, verdict in enumerate(row) if verdict.ok]
+        if not scored:
+            continue
+        score, best = max(scored)
+        feedback.append({"name": f"support/{number}", "value": float(score), "rationale": passages[best],
+                         "metadata": {"query_id": query_id, "claim": claim.text, "passage_rank": best + 1,
+                                      "supported": score >= threshold, "threshold": threshold}})
+    return feedback

@@ -187,7 +187,8 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         )
         if generations is not None:
             pipeline.tracker.log_query_traces(
-                query_traces(dataset, chunks, first, hits, generations, search_ms, rerank_ms, pipeline))
+                query_traces(dataset, chunks, first, hits, generations, search_ms, rerank_ms, pipeline,
+                             judgements))
             files += write_generation_errors(output_dir, dataset, generations, pipeline.max_error_rate)
         if judgements is not None:
             files += write_failed_calls(output_dir, [query.id for query in dataset.queries], judgements)

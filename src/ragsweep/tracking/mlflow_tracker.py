@@ -19,7 +19,7 @@ from typing import Any
 from ragsweep.tracking.processes import alive, mark_lost, process_tags
 from ragsweep.tracking.record import RunRecord
 from ragsweep.tracking.store import absolute_uri, ensure_experiment, open_client
-from ragsweep.tracking.traces import log_dataset, log_traces
+from ragsweep.tracking.traces import log_claim_feedback, log_dataset, log_traces
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class MlflowTracker:
         self.trace_queries = trace_queries
         if http_retries is not None:  # set in the job's own process: the launcher's environment does not reach Ray jobs
             os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = str(int(http_retries))
-        self._traces_pending = False
+        self._traces_pending: list[tuple[str, dict]] = []  # (trace id, record) logged, not yet flushed
         self._run = None  # the RunInfo of the run being logged
         self._record: RunRecord | None = None
 
@@ -148,22 +148,27 @@ class MlflowTracker:
         """Log the first `trace_queries` questions as MLflow traces of the run; how many were logged.
 
         Each record is `{"id", "question", "answer", "error", "spans": [{"name", "span_type", "inputs",
-        "outputs", "ms"}]}` (see `ragsweep.tracking.traces`). They are written in the background
-        and flushed before the run ends. Not kept for `ragsweep sync`: traces illustrate a run, its
+        "outputs", "ms"}]}`, with `"feedback"` and `"judge"` when its answer was judged (see
+        `ragsweep.tracking.traces`). They are written in the background and flushed, then their claims'
+        feedback logged, before the run ends. Not kept for `ragsweep sync`: traces illustrate a run, its
         metrics and per_query.jsonl are its results.
         """
         chosen = list(traces[: self.trace_queries])
         if not chosen or self._record.unsent:
             return 0
-        self._traces_pending = True
-        return log_traces(chosen, self._run.run_id, self._run.experiment_id)
+        ids = log_traces(chosen, self._run.run_id, self._run.experiment_id)
+        self._traces_pending += list(zip(ids, chosen, strict=True))
+        return len(ids)
 
     def _flush_traces(self) -> None:
         if self._traces_pending:
             import mlflow
 
-            self._traces_pending = False
+            pending, self._traces_pending = self._traces_pending, []
             self._send("traces", mlflow.flush_trace_async_logging)
+            judged = [(trace_id, record) for trace_id, record in pending if record.get("feedback")]
+            if judged:
+                self._send("feedback", lambda: [log_claim_feedback(*each) for each in judged])
 
     def log_artifacts(self, *paths: Path) -> None:
         """Copy files into the run's artifacts through one repository (not one lookup per file)."""

@@ -44,17 +44,34 @@ def log_dataset(run_id: str, name: str, fingerprint: str, source: str, queries: 
         mlflow.MlflowClient().log_inputs(run_id, datasets=inputs)
 
 
-def log_traces(traces: Sequence[Mapping[str, Any]], run_id: str, experiment_id: str) -> int:
-    """One MLflow trace per record, linked to `run_id` (metadata `mlflow.sourceRun`); how many were logged.
+def log_traces(traces: Sequence[Mapping[str, Any]], run_id: str, experiment_id: str) -> list[str]:
+    """One MLflow trace per record, linked to `run_id` (metadata `mlflow.sourceRun`); their trace ids.
 
-    MLflow writes them in the background: call `mlflow.flush_trace_async_logging()` before the run ends.
+    MLflow writes them in the background: call `mlflow.flush_trace_async_logging()` before the run ends,
+    and before `log_claim_feedback` on them.
     """
-    for record in traces:
-        _log_trace(record, run_id, experiment_id, start_ns=time.time_ns())
-    return len(traces)
+    return [_log_trace(record, run_id, experiment_id, start_ns=time.time_ns()) for record in traces]
 
 
-def _log_trace(record: Mapping[str, Any], run_id: str, experiment_id: str, start_ns: int) -> None:
+def log_claim_feedback(trace_id: str, record: Mapping[str, Any]) -> int:
+    """The judge's verdict on each claim of a traced answer as an MLflow feedback on its trace, which the
+    UI shows beside the answer and where a person overrides it (`ragsweep labels pull` reads those).
+
+    `record["feedback"]` holds `{"name": "support/<i>", "value", "rationale", "metadata"}` per claim and
+    `record["judge"]` the judge's name and version; the feedback's source is that LLM judge. How many logged.
+    """
+    import mlflow
+    from mlflow.entities import AssessmentSource, AssessmentSourceType
+
+    source = AssessmentSource(source_type=AssessmentSourceType.LLM_JUDGE, source_id=str(record["judge"]))
+    for feedback in record["feedback"]:
+        mlflow.log_feedback(trace_id=trace_id, name=feedback["name"], value=feedback["value"], source=source,
+                            rationale=feedback["rationale"],
+                            metadata={key: str(value) for key, value in feedback["metadata"].items()})
+    return len(record["feedback"])
+
+
+def _log_trace(record: Mapping[str, Any], run_id: str, experiment_id: str, start_ns: int) -> str:
     import mlflow
     from mlflow.entities import SpanStatus, SpanStatusCode
 
@@ -78,6 +95,7 @@ def _log_trace(record: Mapping[str, Any], run_id: str, experiment_id: str, start
     error = record.get("error")
     status = SpanStatus(SpanStatusCode.ERROR, str(error)) if error else SpanStatus(SpanStatusCode.OK)
     root.end(outputs={"answer": record.get("answer")}, status=status, end_time_ns=end_ns)
+    return root.trace_id
 
 
 def documents(hits: Any) -> Any:
