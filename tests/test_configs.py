@@ -111,7 +111,8 @@ def test_every_target_is_a_class_at_that_path_taking_the_keys_beside_it(yaml, pa
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return
     runner_keys = RUNNER_KEYS.get(yaml.parts[0], ()) if len(yaml.parts) > 1 and not path else ()
-    given = {key for key in node if not key.startswith("_") and key not in runner_keys}
+    hydra_keys = ("defaults",)  # the config groups a YAML composes, e.g. judge/llm.yaml's judge/generator
+    given = {key for key in node if not key.startswith("_") and key not in (*runner_keys, *hydra_keys)}
     assert given <= set(parameters), f"{target.__name__} takes no {sorted(given - set(parameters))}"
 
 
