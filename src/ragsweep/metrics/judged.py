@@ -21,6 +21,13 @@ TRIAD_WEIGHTS = (0.35, 0.35, 0.30)  # context_relevance, groundedness, answer_re
 BANDS = (("excellent", 0.85), ("good", 0.70), ("fair", 0.50), ("poor", 0.0))
 
 
+def best_passage(row: Scores) -> tuple[float, int] | None:
+    """A claim's best support over its passages and that passage's 1-based rank (the later on a tie); None
+    when every call failed."""
+    scored = [(score, rank) for rank, score in enumerate(row, start=1) if score is not None]
+    return max(scored) if scored else None
+
+
 def claim_support(support: Sequence[Scores]) -> list[float | None]:
     """Each claim's support: max over passages p of support[c][p], over the calls that succeeded
     (None for a claim whose every call failed). A claim is grounded if any one passage supports it."""
@@ -140,9 +147,9 @@ def diagnose(claims: Sequence[str], support: Sequence[Scores], relevance: Scores
     or a relevance score, below `relevant`), question words the answer leaves out, and one hint per problem found."""
     unsupported = []
     for text, row in zip(claims, support, strict=True):
-        scored = [(score, rank) for rank, score in enumerate(row, start=1) if score is not None]
-        if scored and max(scored)[0] < threshold:
-            score, rank = max(scored)
+        best = best_passage(row)
+        if best is not None and best[0] < threshold:
+            score, rank = best
             unsupported.append({"claim": text, "best_passage": rank, "score": round(score, 4)})
     irrelevant = [rank for rank, score in enumerate(relevance, start=1) if score is not None and score < relevant]
     missing = unanswered_terms(question, answer)

@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.cache import fingerprint
 from ragsweep.generation.base import Generation
+from ragsweep.metrics.judged import best_passage
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.judging import Judgement
 from ragsweep.runner.stages import latency_sample
@@ -92,11 +93,11 @@ def claim_feedback(query_id: str, judgement: Judgement, passages: Sequence[str],
     claim whose every call failed has no score, so no feedback; its failures are in failed_calls.jsonl."""
     feedback = []
     for number, (claim, row) in enumerate(zip(judgement.claims, judgement.support, strict=True)):
-        scored = [(verdict.score, rank) for rank, verdict in enumerate(row) if verdict.ok]
-        if not scored:
+        best = best_passage([verdict.score for verdict in row])  # a failed call's score is None
+        if best is None:
             continue
-        score, best = max(scored)
-        feedback.append({"name": f"support/{number}", "value": float(score), "rationale": passages[best],
-                         "metadata": {"query_id": query_id, "claim": claim.text, "passage_rank": best + 1,
+        score, rank = best
+        feedback.append({"name": f"support/{number}", "value": float(score), "rationale": passages[rank - 1],
+                         "metadata": {"query_id": query_id, "claim": claim.text, "passage_rank": rank,
                                       "supported": score >= threshold, "threshold": threshold}})
     return feedback
