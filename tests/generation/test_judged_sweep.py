@@ -74,28 +74,47 @@ def test_a_judged_sweep_logs_every_metric_and_pays_for_each_verdict_once(tmp_pat
     judged_calls = runs["metrics.cache_misses_verdicts"].sum()
     assert judged_calls == len(distinct)  # k=1's pairs are among k=2's: judged once over the grid
 
-    # people label some claims (one of them unsupported, against the judge); the rerun corrects by them
-    labelled = {}
-    for line in next((tmp_path / "outputs" / "multirun").glob("*/0/per_query.jsonl")).read_text().splitlines()[:4]:
-        record = json.loads(line)
-        labelled[(record["id"], record["judged"]["claims"][0]["text"])] = 0 if not labelled else 1
+    # people label four claims of the k=1 run (two unsupported, against the judge) and two claims another
+    # configuration made, whose scores by this same judge the file records; a line scored by another judge
+    # counts nowhere. The rerun corrects every configuration by the pool.
+    first_run = next((tmp_path / "outputs" / "multirun").glob("*/0/per_query.jsonl"))
+    own = [(record["id"], claim["text"]) for record in map(json.loads, first_run.open())
+           for claim in record["judged"]["claims"]][:4]
+    sources = set(_jobs(tmp_path)["tags.ragsweep.judge"])  # the judge as its feedback names it: class and digest
+    assert len(sources) == 1 and next(iter(sources)).startswith("EmbeddingJudge:")
+    judge, question = next(iter(sources)), own[0][0]
+    lines = [{"id": i, "claim": c, "label": y} for (i, c), y in zip(own, (0, 0, 1, 1), strict=True)]
+    lines += [{"id": question, "claim": f"a claim another configuration made {n}", "label": 0, "judge": judge,
+               "judge_score": score, "inclusion": 0.5, "generator": "llama_cpp"} for n, score in ((1, 0.1), (2, 0.2))]
+    lines += [{"id": question, "claim": "scored by another judge", "label": 1, "judge": "LexicalJudge:0",
+               "judge_score": 0.0}]
     labels = tmp_path / "labels.jsonl"
-    labels.write_text("".join(json.dumps({"id": i, "claim": c, "label": y}) + "\n" for (i, c), y in labelled.items()))
+    labels.write_text("".join(json.dumps(line) + "\n" for line in lines))
     again = _sweep(tmp_path, *args, "+force=true", f"judge.labels={labels}")
     assert again.returncode == 0, again.stderr[-3000:]
     rerun = _jobs(tmp_path).iloc[2:]
     assert (rerun["metrics.cache_misses_verdicts"] == 0).all()
     assert (rerun["metrics.cache_hits_verdicts"] > 0).all()
+    threshold = float(rerun["params.judge.threshold"].iloc[0])
     for folder in sorted((tmp_path / "outputs" / "multirun").glob("*/*/"))[2:]:
-        found = {(record["id"], claim["text"]) for record in map(json.loads, (folder / "per_query.jsonl").open())
-                 for claim in record["judged"]["claims"]}
-        matched = [y for key, y in labelled.items() if key in found]
-        ppi = json.loads((folder / "metrics.json").read_text())["faithfulness_ppi"]
-        # the judge calls every claim supported (faithfulness 1); people disagree on one labelled claim:
-        # theta = mean(judge) + mean(label - judge) = 1 + (sum(matched) - len(matched)) / len(matched)
-        assert ppi["n_labelled"] == len(matched) >= 2
-        assert ppi["value"] == pytest.approx(sum(matched) / len(matched))
-        assert ppi["judge_estimate"]["value"] == 1.0 and ppi["ci95"][0] < ppi["value"]
+        records = [json.loads(line) for line in (folder / "per_query.jsonl").open()]
+        scores = {(r["id"], claim["text"]): max(claim["support"]) for r in records for claim in r["judged"]["claims"]}
+        pool = [(scores[i, c], y, 1.0) for (i, c), y in zip(own, (0, 0, 1, 1), strict=True) if (i, c) in scores]
+        pool += [(0.1, 0, 0.5), (0.2, 0, 0.5)]
+        log = "".join(path.read_text() for path in folder.glob("*.log"))
+        assert f"{7 - len(pool)} of 7 labelled claims left out" in log
+        metrics = json.loads((folder / "metrics.json").read_text())
+        for name in ("faithfulness", "groundedness"):
+            value = (lambda s: float(s >= threshold)) if name == "faithfulness" else float
+            weights = {y: [1 / p for _, label, p in pool if label == y] for y in (0, 1)}
+            mu = {y: sum(value(s) / p for s, label, p in pool if label == y) / sum(weights[y]) for y in (0, 1)}
+            per_question = [r["metrics"][name] for r in records]
+            corrected = metrics[f"{name}_corrected"]
+            assert corrected["n_labelled"] == len(pool) and corrected["n"] == len(per_question)
+            assert corrected["error_rates"]["mu0"] == pytest.approx(mu[0])
+            assert corrected["value"] == pytest.approx((sum(per_question) / len(per_question) - mu[0]) / (mu[1] - mu[0]))
+            assert corrected["ci95"][0] <= corrected["value"] <= corrected["ci95"][1]
+            assert set(corrected["generators"]) == {"extractive", "llama_cpp"}
 
 
 def test_a_retrieval_only_run_carries_no_judge(tmp_path, small_dataset):

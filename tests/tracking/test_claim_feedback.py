@@ -130,11 +130,13 @@ def test_peoples_overrides_are_pulled_into_the_labels_a_rerun_corrects_faithfuln
     assert first.returncode == 0, first.stderr
     assert "2 labelled claims (1 supported)" in first.stdout
     pulled = out.read_bytes()
-    assert load_claim_labels(out) == labelled
+    assert {line.key: line.label for line in load_claim_labels(out)} == labelled
     assert all(line["labelled_by"] == "reviewer@example.org" for line in map(json.loads, pulled.splitlines()))
     assert _pull(project, server.uri, out).returncode == 0 and out.read_bytes() == pulled  # the same file
 
     rerun = _sweep(project, server.uri, f"judge.labels={out}", "+force=true")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    metrics = json.loads(max((project / "outputs").rglob("metrics.json"), key=os.path.getmtime).read_text())
-    assert metrics["faithfulness_ppi"]["n_labelled"] == 2
+    folder = max((project / "outputs").rglob("metrics.json"), key=os.path.getmtime).parent
+    assert "faithfulness_corrected" not in json.loads((folder / "metrics.json").read_text())
+    log = "".join(path.read_text() for path in folder.glob("*.log"))
+    assert "1 labelled claim(s) are unsupported; the correction needs at least 2 of each" in log

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,7 @@ from ragsweep.cache import StageCache, semantic_config
 from ragsweep.data.base import DatasetLoader, loaded
 from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.prompts import Prompt, load_prompt
-from ragsweep.judging.labels import load_claim_labels
+from ragsweep.judging.labels import LabelledClaim, load_claim_labels
 from ragsweep.metrics import registry
 from ragsweep.metrics.evaluate import CHUNKING_METRICS, SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
@@ -51,7 +51,7 @@ class Pipeline:
     max_failure_rate: float = 0.05  # share of judge calls that may fail before the job fails
     triad_weights: tuple[float, float, float] = TRIAD_WEIGHTS
     judge_auc: float | None = None  # the judge's held-out ROC AUC on labelled claims, shown beside its metrics
-    claim_labels: dict[tuple[str, str], int] | None = None  # people's verdicts on some claims (judge.labels)
+    claim_labels: list[LabelledClaim] | None = None  # people's verdicts on some claims (judge.labels)
     relevance_judge: Built | None = None  # None: relevance_judge=none; context_relevance comes from spans alone
     relevance_max_failure_rate: float = 0.05
 
@@ -175,11 +175,11 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], ca
     pipeline.triad_weights = tuple(float(w) for w in weights)
 
 
-def _check_label_questions(path: str, labels: Mapping[tuple[str, str], int], dataset: Any) -> None:
+def _check_label_questions(path: str, labels: Sequence[LabelledClaim], dataset: Any) -> None:
     """Refuse people's labels none of whose question ids is a question of the dataset: they would correct nothing."""
     dataset = loaded(dataset)
     questions = {query.id for query in getattr(dataset, "queries", ())}
-    ids = sorted({query_id for query_id, _ in labels})
+    ids = sorted({label.id for label in labels})
     if questions and not questions.intersection(ids):
         raise ConfigError(f"judge.labels={path}: none of its question ids ({', '.join(ids[:3])}"
                           f"{', ...' if len(ids) > 3 else ''}) is a question of dataset {dataset.name}; label "

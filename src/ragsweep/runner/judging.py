@@ -21,9 +21,7 @@ from ragsweep.cache import fingerprint
 from ragsweep.generation.base import Generation
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.claims import Claim, claims_from_statements, split_claims
-from ragsweep.judging.labels import claim_key
 from ragsweep.metrics import judged
-from ragsweep.metrics.ppi import judge_mean, ppi_mean
 from ragsweep.metrics.answers import cosine_similarity, strip_citations
 from ragsweep.metrics.relevance import context_relevance
 from ragsweep.runner.build import Pipeline
@@ -100,41 +98,12 @@ def judged_scores(judgement: Judgement, question: str, answer: str | None, thres
     return {name: float(value) for name, value in scores.items() if value is not None}, diagnostics
 
 
-def faithfulness_ppi(query_ids: Sequence[str], judgements: Sequence[Judgement], threshold: float,
-                     labels: dict[tuple[str, str], int]) -> dict[str, dict]:
-    """The run's faithfulness (share of supported claims) corrected by people's labels on some of its
-    claims (prediction-powered inference, `metrics.ppi`), beside the judge's own estimate; {} when
-    fewer than 2 of the run's scored claims are labelled."""
-    decided, judged_labelled, human = [], [], []
-    for query_id, judgement in zip(query_ids, judgements, strict=True):
-        for claim, row in zip(judgement.claims, judgement.support, strict=True):
-            scored = [verdict.score for verdict in row if verdict.ok]
-            if not scored:
-                continue
-            decided.append(float(max(scored) >= threshold))
-            label = labels.get(claim_key(query_id, claim.text))
-            if label is not None:
-                judged_labelled.append(decided[-1])
-                human.append(float(label))
-    if len(human) < 2 or len(decided) < 2:
-        log.warning("judge.labels: %d of the run's %d scored claims are labelled; faithfulness_ppi needs 2",
-                    len(human), len(decided))
-        return {}
-    corrected, raw = ppi_mean(decided, judged_labelled, human), judge_mean(decided)
-    return {"faithfulness_ppi": {"value": corrected.mean, "ci95": [corrected.ci_low, corrected.ci_high],
-                                 "n": len(decided), "n_labelled": len(human),
-                                 "judge_estimate": {"value": raw.mean, "ci95": [raw.ci_low, raw.ci_high]}}}
-
-
-def run_summaries(pipeline: Pipeline, query_ids: Sequence[str], judgements: Sequence[Judgement]) -> dict[str, dict]:
-    """What metrics.json holds for the whole run beside the per-question means: the micro averages, the
-    failure rates, and with `judge.labels` the prediction-powered faithfulness."""
+def run_summaries(pipeline: Pipeline, judgements: Sequence[Judgement]) -> dict[str, dict]:
+    """What metrics.json holds for the whole run beside the per-question means: the micro averages and the
+    failure rates (with `judge.labels`, `runner.corrections` adds the corrected estimates)."""
     threshold = pipeline.judge.component.threshold
     supports = [judged.claim_support([[v.score for v in row] for row in j.support]) for j in judgements]
-    summary = {**judged.micro_summaries(supports, threshold), **failure_rates(judgements)}
-    if pipeline.claim_labels:
-        summary.update(faithfulness_ppi(query_ids, judgements, threshold, pipeline.claim_labels))
-    return summary
+    return {**judged.micro_summaries(supports, threshold), **failure_rates(judgements)}
 
 
 def write_failed_calls(output_dir: Path, query_ids: Sequence[str], judgements: Sequence[Judgement]) -> list[Path]:

@@ -10,10 +10,10 @@ import numpy as np
 import orjson
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.cache import fingerprint
 from ragsweep.generation.base import Generation
 from ragsweep.metrics.judged import best_passage
 from ragsweep.runner.build import Pipeline
+from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.judging import Judgement
 from ragsweep.runner.stages import latency_sample
 from ragsweep.types import Chunk, Dataset, Hit
@@ -80,11 +80,6 @@ def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequ
                                                pipeline.judge.component.threshold)
         traces.append(trace)
     return traces
-
-
-def judge_source(pipeline: Pipeline) -> str:
-    """The judge as a feedback's source: its class and a digest of the settings its verdicts are cached under."""
-    return f"{type(pipeline.judge.component).__name__}:{fingerprint('judge', pipeline.judge.signature)[:12]}"
 
 
 def claim_feedback(query_id: str, judgement: Judgement, passages: Sequence[str], threshold: float) -> list[dict]:

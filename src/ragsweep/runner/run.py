@@ -23,6 +23,7 @@ from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.failures import (JOB_FAILURES, fail_on_generation_errors, sweep_job_failed,
                                       write_generation_errors)
 from ragsweep.runner.identity import LABEL_KEY, config_label
+from ragsweep.runner.corrections import corrected_estimates, judge_source
 from ragsweep.runner.judging import fail_on_judge_failures, judge_answers, run_summaries, write_failed_calls
 from ragsweep.runner.outputs import query_traces, write_results
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
@@ -32,7 +33,7 @@ from ragsweep.runner.relevance import (fail_on_relevance_failures, judge_relevan
 from ragsweep.runner.scoring import latency_metrics, score_questions
 from ragsweep.runner.stages import (chunk_dataset, first_stage, generate, located_counts, rerank,
                                     whole_retrieval)
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, LABEL_TAG, RERUN_TAG
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.types import Dataset
 
@@ -135,6 +136,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             FINGERPRINT_TAG: config_id, "ragsweep.sweep": plan.sweep, "ragsweep.git_sha": git_sha(),
             "ragsweep.version": ragsweep.__version__, LABEL_TAG: label,
             **({RERUN_TAG: "export"} if cfg.get(LABEL_KEY) else {}),  # an exported best config run again by hand
+            **({JUDGE_TAG: judge_source(pipeline)} if pipeline.judge is not None else {}),
             **{f"version.{name}": version for name, version in package_versions().items()}}
     with pipeline.tracker.start_run(label, dict(plan.params), tags, parent, record_dir=output_dir):
         pipeline.tracker.log_dataset(dataset.name, dataset.fingerprint, _dataset_source(cfg), len(dataset.queries))
@@ -166,7 +168,9 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             summary.update(summarize(costs, corpora, cfg.get("bootstrap_samples", 1000)))
             summary.update(latency_metrics(search_ms, rerank_ms, generations, summaries=True))
         if judgements is not None:
-            summary.update(run_summaries(pipeline, [query.id for query in dataset.queries], judgements))
+            summary.update(run_summaries(pipeline, judgements))
+            if pipeline.claim_labels:
+                summary.update(corrected_estimates(pipeline, [query.id for query in dataset.queries], judgements))
         if relevance is not None:
             summary.update(relevance_summary(labels, relevance))
             warn_unvalidated_relevance(summary)
@@ -181,7 +185,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
              **timings, **{f"dataset_{name}": float(count) for name, count in dataset.loading.items()},
              **{name: values["value"] for name, values in summary.items() if "value" in values},
              **{f"{name}_{end}": values["ci95"][side] for name, values in summary.items()
-                if name.endswith("_ppi") for side, end in ((0, "low"), (1, "high"))},
+                if name.endswith("_corrected") for side, end in ((0, "low"), (1, "high"))},
              **({"judge_auc": float(pipeline.judge_auc)} if pipeline.judge_auc is not None else {}),
              **pipeline.cache.counts()}
         )

@@ -43,14 +43,16 @@ def score_questions(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk
         return per_query, None
     judge, cites = pipeline.judge.component, pipeline.prompt.cites
     diagnostics = []
-    for scores, query, made, judgement, passages in zip(per_query, dataset.queries, generations, judgements, labels,
-                                                        strict=True):
+    for scores, query, made, judgement, passages, query_hits in zip(per_query, dataset.queries, generations,
+                                                                    judgements, labels, hits, strict=True):
         found, diagnosis = judged_scores(judgement, query.text, made.answer, judge.threshold,
                                          pipeline.triad_weights, cites, passages)
         scores.update(found)
         diagnostics.append({"claims": [{"text": claim.text, "citations": list(claim.citations),
                                         "support": [v.score for v in row], "status": [v.status for v in row]}
                                        for claim, row in zip(judgement.claims, judgement.support, strict=True)],
+                            "passages": [chunks[hit.index].text for hit in query_hits[: pipeline.k]]
+                            if judgement.claims else [],
                             "diagnostics": diagnosis})
     return per_query, diagnostics
 

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 FINGERPRINT_TAG = "ragsweep.config_fingerprint"
 LABEL_TAG = "ragsweep.config_label"  # how tables, plots and run names call a configuration: chunker=fixed,k=3
+JUDGE_TAG = "ragsweep.judge"  # a judged run's judge as its feedback names it (class:digest); labels pool by it
 ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configuration's
 PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"  # set in each job's process through the job's config (hydra.job.env_set)
 RERUN_ENV = "RAGSWEEP_RERUN"  # why this process reruns an export (verify, gate), tagged as RERUN_TAG
