@@ -64,6 +64,8 @@ def test_a_judged_sweep_logs_every_metric_and_pays_for_each_verdict_once(tmp_pat
                                                   "hints"}
             metrics = json.loads((folder / "metrics.json").read_text())
             assert set(metrics) <= set(registry.METRICS), set(metrics) - set(registry.METRICS)  # each one declared
+            if "context_relevance_auc" in metrics:  # span labels of both kinds: they correct the judged relevance
+                _check_corrected_relevance(folder, metrics["context_relevance_corrected"])
             assert metrics["faithfulness_micro"]["interval"] == "wilson"
             calls = sum(len(claim["support"]) for claim in judged["claims"])
             assert metrics["judge_failure_rate"]["value"] == 0 and metrics["judge_failure_rate"]["n"] >= calls
@@ -115,6 +117,17 @@ def test_a_judged_sweep_logs_every_metric_and_pays_for_each_verdict_once(tmp_pat
             assert corrected["value"] == pytest.approx((sum(per_question) / len(per_question) - mu[0]) / (mu[1] - mu[0]))
             assert corrected["ci95"][0] <= corrected["value"] <= corrected["ci95"][1]
             assert set(corrected["generators"]) == {"extractive", "llama_cpp"}
+
+
+def _check_corrected_relevance(folder: Path, corrected: dict) -> None:
+    """(mean over questions of the judged relevance - mu0) / (mu1 - mu0), mu the judge's mean score on the
+    passages the spans label irrelevant and relevant."""
+    records = [json.loads(line)["relevance"] for line in (folder / "per_query.jsonl").open()]
+    pairs = [(score, label) for r in records for score, label in zip(r["scores"], r["labels"]) if label is not None]
+    mu = {y: sum(s for s, label in pairs if label == y) / sum(label == y for _, label in pairs) for y in (0, 1)}
+    judged = sum(sum(r["scores"]) / len(r["scores"]) for r in records) / len(records)
+    assert corrected["value"] == pytest.approx((judged - mu[0]) / (mu[1] - mu[0]))
+    assert corrected["n_labelled"] == len(pairs)
 
 
 def test_a_retrieval_only_run_carries_no_judge(tmp_path, small_dataset):

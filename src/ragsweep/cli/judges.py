@@ -121,8 +121,53 @@ def train_judge_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def align_judge_command(args: argparse.Namespace) -> int:
+    """Align the trained judge with labelled claims, print its AUC before and after (out of fold, and held out
+    on another claims set), and write the aligned judge as an option of the project's conf/judge/."""
+    from datetime import date
+
+    import yaml
+    from omegaconf import OmegaConf
+
+    from ragsweep.judging.alignment import aligned_claims, load_alignment_claims, measure_alignment, write_claims
+    from ragsweep.judging.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
+    from ragsweep.runner.judges import build_judge, compose_with_judge
+
+    shipped = {default_claims().resolve(): (heldout_claims(), True), heldout_claims().resolve(): (default_claims(), False)}
+    try:
+        labels_path = args.labels.resolve()
+        cites_corpora = labels_path == heldout_claims().resolve()
+        claims = aligned_claims(load_alignment_claims(args.labels, args.documents or (
+            _data_dir(args) / HELDOUT_DOCUMENTS if cites_corpora else None)))
+        other, other_cites = shipped.get(labels_path, (default_claims(), False))
+        heldout = None if str(args.heldout) == "none" else Path(args.heldout) if args.heldout else other
+        held = None if heldout is None else (str(heldout), load_claims(
+            heldout, _data_dir(args) / HELDOUT_DOCUMENTS if other_cites and not args.heldout else args.documents))
+        judge, _ = build_judge(conf_dir(args.project), "trained", args.overrides,
+                               [*claims, *(held[1] if held else [])], args.project)
+        report = measure_alignment(judge, claims, args.folds, held)
+    except (ValueError, OSError) as error:
+        print(f"ragsweep: error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return 2
+    ensure_project_config(args.project)
+    written = write_claims(args.project / "judges" / f"{args.name}.jsonl", claims)
+    composed = compose_with_judge(conf_dir(args.project), "trained", args.overrides, args.project)
+    config = {**OmegaConf.to_container(composed.judge, resolve=False), "threshold": report.threshold,
+              "aligned_on": f"${{paths.root}}/judges/{written.name}", "align_epochs": judge.align_epochs,
+              "auc": round(report.heldout_after if report.heldout_after is not None else report.after, 3)}
+    header = (f"# The trained judge aligned with {report.labels} labelled claims ({args.labels}) by `ragsweep "
+              f"align-judge`, {date.today()}.\n# AUC on them {report.before:.3f} before, {report.after:.3f} out of "
+              f"fold after" + (f"; held out on {Path(report.heldout).name}: {report.heldout_before:.3f} before, "
+                               f"{report.heldout_after:.3f} after" if report.heldout else "") + ".\n")
+    target = args.project / "conf" / "judge" / f"{args.name}.yaml"
+    target.write_text(header + yaml.safe_dump(config, sort_keys=False))
+    print(f"judge trained aligned with {report.labels} labelled claims:\n{report.table()}\n"
+          f"wrote {target} (threshold {report.threshold} from the out-of-fold scores); use judge={args.name}")
+    return 0
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    """train-judge and calibrate."""
+    """train-judge, calibrate and align-judge."""
     train = commands.add_parser("train-judge", help="fine-tune the `trained` judge on claims made from a corpus")
     corpus = train.add_mutually_exclusive_group()
     corpus.add_argument("--dataset", help="conf/dataset option whose documents to train on (default: config.yaml's)")
@@ -143,3 +188,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     calibrate.add_argument("--limit", type=int, help="judge only the first N claims")
     calibrate.add_argument("overrides", nargs="*", help="judge settings, e.g. judge.threshold=0.4")
     calibrate.set_defaults(command=calibrate_command)
+    align = commands.add_parser("align-judge", help="fine-tune the trained judge on people's labels; AUC before/after")
+    align.add_argument("--labels", type=Path, required=True, help="labelled claims: a claims file, or what `ragsweep "
+                       "labels pull` writes")
+    align.add_argument("--documents", type=Path, help="folder of the documents a claims file's span passages cite")
+    align.add_argument("--heldout", help="claims file to measure on besides the labels (default: the shipped set "
+                       "the labels are not; none: skip)")
+    align.add_argument("--folds", type=int, default=5, help="folds of the out-of-fold AUC, grouped by passages")
+    align.add_argument("--name", default="aligned", help="the judge option to write (conf/judge/<name>.yaml)")
+    align.add_argument("overrides", nargs="*", help="trained judge settings, e.g. judge.align_epochs=2")
+    align.set_defaults(command=align_judge_command)

@@ -70,6 +70,7 @@ def _declare() -> dict[str, Metric]:
         *(Metric(name, "judged", per_question=False) for name in ("faithfulness_micro", "groundedness_micro",
                                                                   "faithfulness_corrected",
                                                                   "groundedness_corrected")),
+        Metric("context_relevance_corrected", "relevance", per_question=False),
         *(watched(f"triad_{band}", "judged", "none", per_question=True) for band, _ in BANDS),
         watched("claims_per_answer", "judged", "none", COUNT, per_question=True),
         *(watched(name, "judged", "minimize") for name in ("judge_failure_rate", "judge_failure_rate_support",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ragsweep.judging.base import VALIDATED_AUC, Pair, Verdict
 from ragsweep.metrics import judged
+from ragsweep.metrics.corrected import corrected_mean, error_rates
 from ragsweep.metrics.relevance import relevance_auc, span_relevance
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.failures import JudgingFailed, write_calls
@@ -52,7 +53,24 @@ def relevance_summary(labels: Sequence[Sequence[int | None]],
     auc = relevance_auc([v.score for v, _ in flat], [label for _, label in flat])
     if auc is not None:
         summary["context_relevance_auc"] = auc
+    summary.update(corrected_relevance(flat, verdicts))
     return summary
+
+
+def corrected_relevance(flat: Sequence[tuple[Verdict, int | None]],
+                        verdicts: Sequence[Sequence[Verdict]]) -> dict[str, dict]:
+    """`context_relevance_corrected`: the judged relevance corrected by the span labels as people's labels
+    correct support (`metrics.corrected`), the labelled passages measuring the judge's error; what it adds
+    over the span labels' own `context_relevance` is the questions without spans. {} when it cannot be."""
+    labelled = [(v.score, label) for v, label in flat if v.ok and label is not None]
+    per_question = [judged.context_relevance([v.score for v in row]) for row in verdicts]
+    try:
+        rates = error_rates([score for score, _ in labelled], [label for _, label in labelled])
+        estimate = corrected_mean([value for value in per_question if value is not None], rates)
+    except ValueError as error:
+        log.info("no context_relevance_corrected: %s", error)
+        return {}
+    return {"context_relevance_corrected": {**estimate.to_dict(), "error_rates": rates.to_dict()}}
 
 
 def warn_unvalidated_relevance(summary: dict) -> None:
