@@ -11,11 +11,13 @@ from ragsweep.cli.store import experiment_tracker, store_tracker
 DEFAULT_MAX_DROP = "5%"  # relative: an absolute 0.02 on a metric near 0.03 let a 63% drop through
 DEFAULT_SIGNIFICANCE = "0.05"
 RANKING_HELP = ("metric to rank by (default: answer_f1 when the runs differ in their generator or prompt, ndcg when "
-                "in their reranker, else token_iou)")
+                "in their reranker, else token_iou); faithfulness and groundedness rank by their value corrected by "
+                "people's labels when every judged run has one (judge.labels)")
 
 
 def best_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import ResultsError, best
+    from ragsweep.results.corrected import difference_line
     from ragsweep.results.rerun import compare, rerun
     from ragsweep.tracking.judges import judge_notes, summary_table
     from ragsweep.tracking.runs import markdown, tie_note
@@ -24,10 +26,15 @@ def best_command(args: argparse.Namespace) -> int:
         raise ResultsError(f"--top {args.top}: give the number of rows to print, 1 or more")
     export = best(experiment_tracker(args), args.metric, args.project, args.name, args.where, args.dataset)
     print(_dataset_line(export.dataset, export.datasets, args.dataset))
-    print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by {export.metric}"
-          f"{'' if args.metric else ' (the metric of the stage they vary; --metric picks another)'}:\n")
-    print(markdown(summary_table(export.table.head(args.top), export.metric)))
-    for note in [*judge_notes(export.table.head(args.top)), tie_note(export.table, export.metric)]:
+    corrected = export.ranked_by != export.metric
+    print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by "
+          + (f"{export.ranked_by} (their {export.metric} corrected by people's labels)" if corrected
+             else export.metric)
+          + f"{'' if args.metric else ' (the metric of the stage they vary; --metric picks another)'}:\n")
+    print(markdown(summary_table(export.table.head(args.top), export.ranked_by)))
+    notes = [*judge_notes(export.table.head(args.top)), tie_note(export.table, export.ranked_by),
+             difference_line(export.comparison) if export.comparison else None]
+    for note in notes:
         if note:
             print(note + "\n")
     print(f"wrote {export.config}, {export.manifest.name} and {export.questions.name} (commit all three for "
