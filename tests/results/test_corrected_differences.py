@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from ragsweep.results.corrected import JudgedRun, difference_line, paired_corrected, ranking_metric
+from ragsweep.results.gate import corrections, gate_table, parse_max_drop
 
 RATES = {"mu0": 0.2, "var0": 0.01, "n0": 4, "mu1": 0.7, "var1": 0.02, "n1": 6}  # J = 0.5, 10 labels
 Z95 = 1.959963984540054
@@ -78,3 +79,38 @@ def test_runs_rank_by_the_corrected_value_only_when_every_judged_run_carries_it(
     with caplog.at_level("WARNING"):
         partly = ranking_metric(runs.assign(**{"metrics.faithfulness_corrected": [0.7, None, None]}), "faithfulness")
     assert partly == "faithfulness" and "1 of 2 configurations carry faithfulness_corrected" in caplog.text
+
+
+@pytest.mark.parametrize(("max_drop", "significance", "verdict"), [
+    ("5%", 0.05, "FAIL: dropped more than 5%, worse at p < 0.05"),  # 0.75 > 5% of 0.6; p 0.0375
+    ("0.8", 0.05, "FAIL: worse at p < 0.05"),  # an absolute 0.8 allows the drop of 0.75
+    ("0.8", 0.01, "ok"),  # and p 0.0375 is not below 0.01: the 99% interval reaches 0
+])
+def test_the_gate_judges_a_labelled_metric_by_its_corrected_difference(max_drop, significance, verdict):
+    baseline, now = _run("baseline", A), _run("current", B)  # current − baseline = −0.75 ± 0.71 (as A − B above)
+    manifest = {"metrics": {"faithfulness": 0.75, "token_iou": 0.5},
+                "corrected": {"faithfulness_corrected": {**baseline.summary["faithfulness_corrected"], "value": 0.6}}}
+    current = {"per_query": now.per_query, "corrected": now.summary}
+    found = corrections(manifest, current, baseline.per_query, ["faithfulness", "token_iou"])
+    assert list(found) == ["faithfulness"]  # token_iou is no judge's share
+    assert difference_line(found["faithfulness"]) == ("current − baseline on faithfulness = -0.75 ± 0.71 with 10 "
+                                                      "labels (corrected by people's labels)")
+    table = gate_table(manifest["metrics"], {"faithfulness": 0.375, "token_iou": 0.5}, baseline.per_query,
+                       now.per_query, ["faithfulness", "token_iou"], parse_max_drop(max_drop), significance,
+                       samples=200, corrected=found)
+    row = table.iloc[0]
+    assert (row.recorded, row.current, row.change, row["change %"]) == (0.6, 0.5, -0.75, "-125.0%")
+    assert row["p-value"] == pytest.approx(0.0375, abs=1e-4) and row.labels == 10 and row.paired == 4
+    assert row.verdict == verdict
+    assert table.labels.iloc[1] == "" and table.verdict.iloc[1] == "ok"  # token_iou: the bootstrap, unchanged
+
+
+def test_the_gate_keeps_the_bootstrap_when_the_baseline_carries_no_labels():
+    baseline, now = _run("baseline", A), _run("current", B)
+    found = corrections({"metrics": {}}, {"per_query": now.per_query, "corrected": now.summary}, baseline.per_query,
+                        ["faithfulness"])
+    assert found["faithfulness"].difference is None and found["faithfulness"].note.startswith(
+        "baseline has no faithfulness_corrected")
+    table = gate_table({"faithfulness": 0.75}, {"faithfulness": 0.375}, baseline.per_query, now.per_query,
+                       ["faithfulness"], parse_max_drop("5%"), 0.05, samples=200, corrected=found)
+    assert "labels" not in table and table.paired.iloc[0] == 4

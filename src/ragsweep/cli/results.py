@@ -94,8 +94,9 @@ def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
 def gate_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import read_manifest
     from ragsweep.results.rerun import rerun
-    from ragsweep.results.gate import (error_rate_note, gate_table, guarded_metrics, job_result, judge_line,
-                                       other_config, parse_max_drop, parse_significance)
+    from ragsweep.results.corrected import difference_line
+    from ragsweep.results.gate import (corrections, error_rate_note, gate_table, guarded_metrics, job_result,
+                                       judge_line, other_config, parse_max_drop, parse_significance)
     from ragsweep.tracking.runs import markdown
 
     max_drop, significance = parse_max_drop(args.max_drop), parse_significance(args.significance)
@@ -110,18 +111,28 @@ def gate_command(args: argparse.Namespace) -> int:
         what = f"run {args.run} ({current['label']})"
     else:
         result = rerun(args.project, args.baseline, "gate")
-        current = {"metrics": result.metrics, "per_query": result.per_query, "judge": result.judge}
+        current = {"metrics": result.metrics, "per_query": result.per_query, "judge": result.judge,
+                   "corrected": result.corrected}
         what = "a rerun of the baseline config"
     judged = judge_line(manifest, current["judge"], metrics)  # refuses judged metrics of two different judges
+    corrected = corrections(manifest, current, baseline, metrics)
     table = gate_table(manifest["metrics"], current["metrics"], baseline, current["per_query"],
-                       metrics, max_drop, significance)
+                       metrics, max_drop, significance, corrected=corrected)
     shared, total = sum(question in current["per_query"] for question in baseline), len(baseline)
     print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
     print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
           f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
-          f" finds it worse at p < {significance:g}" + (f"\n{judged}" if judged else "") + "\n")
+          f" finds it worse at p < {significance:g}" + (f"\n{judged}" if judged else "")
+          + ("\n(judged metrics corrected by people's labels in both runs: by their corrected paired difference's "
+             "normal interval instead, the labels column says how many)" if "labels" in table else "") + "\n")
     print(markdown(table.drop(columns=["ok", "paired"])))
-    for row in table[table.paired < shared].to_dict("records"):  # answer metrics: only answered questions
+    for found in corrected.values():
+        if found.difference is not None:
+            print(difference_line(found))
+        elif found.note:
+            print(f"{found.metric}: gated by the paired bootstrap on the judge's values; {found.note}")
+    bootstrapped = table[table["labels"] == ""] if "labels" in table else table
+    for row in bootstrapped[bootstrapped.paired < shared].to_dict("records"):  # answer metrics: answered questions
         print(f"{row['metric']}: the bootstrap paired the {row['paired']} of those {shared} questions that have it "
               "in both runs (a failed generation or a question without reference answers has none)")
     note = error_rate_note(manifest["metrics"], current["metrics"])
@@ -187,10 +198,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     gate.add_argument("--baseline", type=Path, required=True, help="conf/best/<name>.yaml written by `best`")
     gate.add_argument("--max-drop", default=DEFAULT_MAX_DROP,
                       help=f"largest allowed drop of a mean: a share of the recorded value like 5%% or an absolute "
-                           f"value like 0.02 (default {DEFAULT_MAX_DROP.replace('%', '%%')})")
+                           f"value like 0.02 (default {DEFAULT_MAX_DROP.replace('%', '%%')}); for faithfulness or "
+                           "groundedness corrected by the same people's labels in both runs, of the corrected value")
     gate.add_argument("--significance", default=DEFAULT_SIGNIFICANCE,
                       help="fail when a paired bootstrap on the baseline's questions finds the current run worse "
-                           f"at p below this (default {DEFAULT_SIGNIFICANCE})")
+                           f"at p below this (default {DEFAULT_SIGNIFICANCE}); faithfulness or groundedness corrected "
+                           "by the same people's labels in both runs are tested by their corrected paired difference")
     gate.add_argument("--metrics", help="comma-separated metrics to guard (default: the baseline's ranking metric)")
     gate.add_argument("--run", help="compare this MLflow run instead of rerunning the baseline")
     gate.add_argument("--allow-other-config", action="store_true",

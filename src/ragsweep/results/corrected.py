@@ -40,12 +40,14 @@ class JudgedRun:
 @dataclass(frozen=True)
 class CorrectedDifference:
     """A − B on `metric` corrected by people's labels; `difference` is None and `note` says why when the two
-    runs cannot be corrected alike (`note` is empty when neither run carries labels)."""
+    runs cannot be corrected alike (`note` is empty when neither run carries labels). `estimates`: each run's
+    own corrected value, as its metrics.json records it."""
 
     metric: str
     names: tuple[str, str]
     difference: Corrected | None
     note: str = ""
+    estimates: tuple[float, float] | None = None
 
     @property
     def p_value(self) -> float | None:
@@ -89,7 +91,7 @@ def paired_corrected(metric: str, a: JudgedRun, b: JudgedRun) -> CorrectedDiffer
                                           ErrorRates(**found[0]["error_rates"]), CONFIDENCE)
     except ValueError as error:
         return CorrectedDifference(metric, names, None, f"no corrected difference on {metric}: {error}")
-    return CorrectedDifference(metric, names, difference)
+    return CorrectedDifference(metric, names, difference, estimates=(found[0]["value"], found[1]["value"]))
 
 
 def difference_line(found: CorrectedDifference) -> str:
