@@ -5,7 +5,8 @@ A run with `judge.labels` records in its metrics.json `<metric>_corrected` with 
 labelled pool, so one correction applies to both and their paired difference is `metrics.corrected`'s
 `corrected_difference` over the questions both answered. Runs whose error rates differ (another labels
 file, another judge, labels scored from each run's own claims) get no corrected difference, and a note
-says why: correcting each side by its own pool would count two measurements of the judge as one.
+says why: the paired correction divides both sides by one measured separation mu1 - mu0, and two pools
+measure two, so their difference would mix a change of configuration with a change of measurement.
 """
 
 from __future__ import annotations
