@@ -123,8 +123,9 @@ def gate_command(args: argparse.Namespace) -> int:
     print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
           f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
           f" finds it worse at p < {significance:g}" + (f"\n{judged}" if judged else "")
-          + ("\n(judged metrics corrected by people's labels in both runs: by their corrected paired difference's "
-             "normal interval instead, the labels column says how many)" if "labels" in table else "") + "\n")
+          + ("\nfaithfulness and groundedness corrected by the same people's labels in both runs: the same checks "
+             "on their corrected paired difference and its normal interval (labels: how many it rests on)"
+             if "labels" in table else "") + "\n")
     print(markdown(table.drop(columns=["ok", "paired"])))
     for found in corrected.values():
         if found.difference is not None:

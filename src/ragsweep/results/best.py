@@ -61,7 +61,7 @@ class Export:
     dataset: str  # the dataset they ran on
     datasets: list[str]  # every dataset the experiment has FINISHED runs on
     metric: str  # what they are ranked by
-    ranked_by: str = ""  # `metric`, or `<metric>_corrected` when people's labels correct every run's
+    ranked_by: str  # `metric`, or `<metric>_corrected` when people's labels correct every run's
     comparison: CorrectedDifference | None = None  # winner − runner-up, corrected, when ranked by the correction
 
 
@@ -71,7 +71,7 @@ class Candidates:
     dataset: str
     datasets: list[str]
     metric: str  # what they are ranked by: asked for, or `default_ranking_metric` of the runs
-    ranked_by: str = ""  # the column they are sorted on: `metric`, or its corrected value (results.corrected)
+    ranked_by: str  # the column they are sorted on: `metric`, or its corrected value (results.corrected)
 
 
 def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None = None,
@@ -152,7 +152,7 @@ def best(tracker: MlflowTracker, metric: str | None, project: Path, name: str | 
     manifest_path = folder / f"{name}.manifest.json"
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     comparison = None
-    if found.ranked_by != metric and len(found.runs) > 1:
+    if found.ranked_by != metric and len(found.runs) > 1 and not pd.isna(found.runs[f"metrics.{metric}"].iloc[1]):
         runner_up = found.runs.iloc[1]
         comparison = paired_corrected(metric, JudgedRun(winner.label, summary, per_query),
                                       JudgedRun(runner_up.label, *_job_files(tracker, runner_up, "the runner-up")))
