@@ -232,6 +232,9 @@ def test_a_judge_read_from_mlflow_params_equals_the_one_read_from_its_config():
                         "max_failure_rate": 0.2, "auc": 0.52}}  # another failure budget scores the same
     assert from_config(config, {"judge": "lexical"}, {"judge_failure_rate": 0.0}) == logged
     assert str(logged) == "lexical (AUC 0.52, unvalidated)" and JudgeInfo.from_dict(logged.to_dict()) == logged
+    labelled = from_params({**LEXICAL_PARAMS, "judge.labels": "labels.jsonl"},
+                           {"judge_failure_rate": 0.0, "judge_auc": 0.52})
+    assert labelled == logged  # people's labels correct the judge's numbers beside them, they move none
     copy = from_config(config, {"judge": "mine"}, {"judge_failure_rate": 0.0})
     assert copy.same_judge(logged) and str(copy) == "mine (AUC 0.52, unvalidated)"  # a copy under another name: the same judge
     assert from_params(LEXICAL_PARAMS, {}) is None  # no judge_failure_rate: no judge ran (judge=none, retrieval only)

@@ -11,11 +11,13 @@ from ragsweep.cli.store import experiment_tracker, store_tracker
 DEFAULT_MAX_DROP = "5%"  # relative: an absolute 0.02 on a metric near 0.03 let a 63% drop through
 DEFAULT_SIGNIFICANCE = "0.05"
 RANKING_HELP = ("metric to rank by (default: answer_f1 when the runs differ in their generator or prompt, ndcg when "
-                "in their reranker, else token_iou)")
+                "in their reranker, else token_iou); faithfulness and groundedness rank by their value corrected by "
+                "people's labels when every judged run has one (judge.labels)")
 
 
 def best_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import ResultsError, best
+    from ragsweep.results.corrected import difference_line
     from ragsweep.results.rerun import compare, rerun
     from ragsweep.tracking.judges import judge_notes, summary_table
     from ragsweep.tracking.runs import markdown, tie_note
@@ -24,10 +26,15 @@ def best_command(args: argparse.Namespace) -> int:
         raise ResultsError(f"--top {args.top}: give the number of rows to print, 1 or more")
     export = best(experiment_tracker(args), args.metric, args.project, args.name, args.where, args.dataset)
     print(_dataset_line(export.dataset, export.datasets, args.dataset))
-    print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by {export.metric}"
-          f"{'' if args.metric else ' (the metric of the stage they vary; --metric picks another)'}:\n")
-    print(markdown(summary_table(export.table.head(args.top), export.metric)))
-    for note in [*judge_notes(export.table.head(args.top)), tie_note(export.table, export.metric)]:
+    corrected = export.ranked_by != export.metric
+    print(f"Top {min(args.top, len(export.table))} of {len(export.table)} configurations by "
+          + (f"{export.ranked_by} (their {export.metric} corrected by people's labels)" if corrected
+             else export.metric)
+          + f"{'' if args.metric else ' (the metric of the stage they vary; --metric picks another)'}:\n")
+    print(markdown(summary_table(export.table.head(args.top), export.ranked_by)))
+    notes = [*judge_notes(export.table.head(args.top)), tie_note(export.table, export.ranked_by),
+             difference_line(export.comparison) if export.comparison else None]
+    for note in notes:
         if note:
             print(note + "\n")
     print(f"wrote {export.config}, {export.manifest.name} and {export.questions.name} (commit all three for "
@@ -87,8 +94,9 @@ def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
 def gate_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import read_manifest
     from ragsweep.results.rerun import rerun
-    from ragsweep.results.gate import (error_rate_note, gate_table, guarded_metrics, job_result, judge_line,
-                                       other_config, parse_max_drop, parse_significance)
+    from ragsweep.results.corrected import difference_line
+    from ragsweep.results.gate import (corrections, error_rate_note, gate_table, guarded_metrics, job_result,
+                                       judge_line, other_config, parse_max_drop, parse_significance)
     from ragsweep.tracking.runs import markdown
 
     max_drop, significance = parse_max_drop(args.max_drop), parse_significance(args.significance)
@@ -103,18 +111,29 @@ def gate_command(args: argparse.Namespace) -> int:
         what = f"run {args.run} ({current['label']})"
     else:
         result = rerun(args.project, args.baseline, "gate")
-        current = {"metrics": result.metrics, "per_query": result.per_query, "judge": result.judge}
+        current = {"metrics": result.metrics, "per_query": result.per_query, "judge": result.judge,
+                   "corrected": result.corrected}
         what = "a rerun of the baseline config"
     judged = judge_line(manifest, current["judge"], metrics)  # refuses judged metrics of two different judges
+    corrected = corrections(manifest, current, baseline, metrics)
     table = gate_table(manifest["metrics"], current["metrics"], baseline, current["per_query"],
-                       metrics, max_drop, significance)
+                       metrics, max_drop, significance, corrected=corrected)
     shared, total = sum(question in current["per_query"] for question in baseline), len(baseline)
     print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
     print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
           f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
-          f" finds it worse at p < {significance:g}" + (f"\n{judged}" if judged else "") + "\n")
+          f" finds it worse at p < {significance:g}" + (f"\n{judged}" if judged else "")
+          + ("\nfaithfulness and groundedness corrected by the same people's labels in both runs: the same checks "
+             "on their corrected paired difference and its normal interval (labels: how many it rests on)"
+             if "labels" in table else "") + "\n")
     print(markdown(table.drop(columns=["ok", "paired"])))
-    for row in table[table.paired < shared].to_dict("records"):  # answer metrics: only answered questions
+    for found in corrected.values():
+        if found.difference is not None:
+            print(difference_line(found))
+        elif found.note:
+            print(f"{found.metric}: gated by the paired bootstrap on the judge's values; {found.note}")
+    bootstrapped = table[table["labels"] == ""] if "labels" in table else table
+    for row in bootstrapped[bootstrapped.paired < shared].to_dict("records"):  # answer metrics: answered questions
         print(f"{row['metric']}: the bootstrap paired the {row['paired']} of those {shared} questions that have it "
               "in both runs (a failed generation or a question without reference answers has none)")
     note = error_rate_note(manifest["metrics"], current["metrics"])
@@ -180,10 +199,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     gate.add_argument("--baseline", type=Path, required=True, help="conf/best/<name>.yaml written by `best`")
     gate.add_argument("--max-drop", default=DEFAULT_MAX_DROP,
                       help=f"largest allowed drop of a mean: a share of the recorded value like 5%% or an absolute "
-                           f"value like 0.02 (default {DEFAULT_MAX_DROP.replace('%', '%%')})")
+                           f"value like 0.02 (default {DEFAULT_MAX_DROP.replace('%', '%%')}); for faithfulness or "
+                           "groundedness corrected by the same people's labels in both runs, of the corrected value")
     gate.add_argument("--significance", default=DEFAULT_SIGNIFICANCE,
                       help="fail when a paired bootstrap on the baseline's questions finds the current run worse "
-                           f"at p below this (default {DEFAULT_SIGNIFICANCE})")
+                           f"at p below this (default {DEFAULT_SIGNIFICANCE}); faithfulness or groundedness corrected "
+                           "by the same people's labels in both runs are tested by their corrected paired difference")
     gate.add_argument("--metrics", help="comma-separated metrics to guard (default: the baseline's ranking metric)")
     gate.add_argument("--run", help="compare this MLflow run instead of rerunning the baseline")
     gate.add_argument("--allow-other-config", action="store_true",

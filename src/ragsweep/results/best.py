@@ -10,7 +10,10 @@ metrics, one line each, so a review diff is per question; the spans stay in the 
 gate's paired bootstrap needs: committed with the config, it lets CI gate without the MLflow store.
 The manifest records its sha256, so an edited or stale file is refused rather than trusted.
 A judged winner's manifest also names its judge (option, class, scoring settings, AUC): judged metrics
-compare only under the same judge, which the gate checks.
+compare only under the same judge, which the gate checks. A winner corrected by people's labels (`judge.labels`)
+keeps its `<metric>_corrected` entries with their error rates in the manifest, so the gate can correct its
+paired difference too; ranked by faithfulness or groundedness, such runs rank by the corrected value
+(results.corrected).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.metrics import registry
+from ragsweep.results.corrected import (CorrectedDifference, JudgedRun, corrected_entries, paired_corrected,
+                                       ranking_metric)
 from ragsweep.tracking import judges
 from ragsweep.tracking.judges import JUDGE_HINT, JUDGED_RANKABLE
 from ragsweep.runner.errors import yaml_problem
@@ -56,6 +61,8 @@ class Export:
     dataset: str  # the dataset they ran on
     datasets: list[str]  # every dataset the experiment has FINISHED runs on
     metric: str  # what they are ranked by
+    ranked_by: str  # `metric`, or `<metric>_corrected` when people's labels correct every run's
+    comparison: CorrectedDifference | None = None  # winner − runner-up, corrected, when ranked by the correction
 
 
 @dataclass
@@ -64,6 +71,7 @@ class Candidates:
     dataset: str
     datasets: list[str]
     metric: str  # what they are ranked by: asked for, or `default_ranking_metric` of the runs
+    ranked_by: str  # the column they are sorted on: `metric`, or its corrected value (results.corrected)
 
 
 def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None = None,
@@ -88,6 +96,8 @@ def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None =
         runs = where(runs, condition)
         metric = metric or default_ranking_metric(runs)
         runs = ranked(runs, metric)
+        ranked_by = ranking_metric(runs, metric)
+        runs = ranked(runs, ranked_by)
     except ValueError as error:
         raise ResultsError(str(error)) from None
     if runs.empty:
@@ -95,7 +105,7 @@ def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None =
     if pd.isna(runs[f"metrics.{metric}"].iloc[0]):  # ranked puts runs without it last: here, none has it
         raise ResultsError(f"no FINISHED run on dataset {name} has {metric}: {_needs(metric)}")
     judges.warn_mixed(runs, metric)
-    return Candidates(runs.assign(label=labels(runs)), name, datasets(every), metric)
+    return Candidates(runs.assign(label=labels(runs)), name, datasets(every), metric, ranked_by)
 
 
 def _needs(metric: str) -> str:
@@ -123,7 +133,9 @@ def best(tracker: MlflowTracker, metric: str | None, project: Path, name: str | 
     name = name or tracker.experiment
     folder = project / "conf" / "best"
     config, choices = _standalone_config(tracker, winner, project)
-    questions = _winner_questions(tracker, winner.run_id)
+    summary, per_query = _job_files(tracker, winner, "the best run")
+    questions = "".join(json.dumps({"id": question, "metrics": metrics}) + "\n"
+                        for question, metrics in per_query.items())
     folder.mkdir(parents=True, exist_ok=True)
     config_path = folder / f"{name}.yaml"
     ensure_project_config(project)  # so that `ragsweep sweep` here finds conf/best/
@@ -135,10 +147,17 @@ def best(tracker: MlflowTracker, metric: str | None, project: Path, name: str | 
     questions_path.write_text(questions)
     manifest = {**_manifest(winner, metric, tracker, choices),
                 "per_query": {"file": questions_path.name, "questions": questions.count("\n"),
-                              "sha256": _sha256(questions_path)}}
+                              "sha256": _sha256(questions_path)},
+                **({"corrected": summary} if summary else {})}  # what the gate corrects its difference by
     manifest_path = folder / f"{name}.manifest.json"
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
-    return Export(config_path, manifest_path, questions_path, found.runs, found.dataset, found.datasets, metric)
+    comparison = None
+    if found.ranked_by != metric and len(found.runs) > 1 and not pd.isna(found.runs[f"metrics.{metric}"].iloc[1]):
+        runner_up = found.runs.iloc[1]
+        comparison = paired_corrected(metric, JudgedRun(winner.label, summary, per_query),
+                                      JudgedRun(runner_up.label, *_job_files(tracker, runner_up, "the runner-up")))
+    return Export(config_path, manifest_path, questions_path, found.runs, found.dataset, found.datasets, metric,
+                  found.ranked_by, comparison)
 
 
 def questions_file(config_path: Path) -> Path:
@@ -159,15 +178,19 @@ def exported_questions(config_path: Path, manifest: dict) -> dict[str, dict[str,
     return read_per_query(path)
 
 
-def _winner_questions(tracker: MlflowTracker, run_id: str) -> str:
-    """The winner's per_query.jsonl as one line per question holding only its id and metrics."""
+def _job_files(tracker: MlflowTracker, run: pd.Series, what: str) -> tuple[dict, dict[str, dict[str, float]]]:
+    """A job run's `<metric>_corrected` entries of its metrics.json (read only when it logged one) and its
+    per-question metrics."""
+    corrected = [column for column in run.index if column.startswith("metrics.") and column.endswith("_corrected")
+                 and not pd.isna(run[column])]
     try:
         with tempfile.TemporaryDirectory(prefix="ragsweep-best-") as folder:
-            per_query = read_per_query(download(tracker, run_id, "per_query.jsonl", folder))
+            per_query = read_per_query(download(tracker, run.run_id, "per_query.jsonl", folder))
+            summary = (json.loads(download(tracker, run.run_id, "metrics.json", folder).read_text())
+                       if corrected else {})
     except ValueError as error:
-        raise ResultsError(f"the best run: {error}") from None
-    return "".join(json.dumps({"id": question, "metrics": metrics}) + "\n"
-                   for question, metrics in per_query.items())
+        raise ResultsError(f"{what}: {error}") from None
+    return corrected_entries(summary), per_query
 
 
 def _sha256(path: Path) -> str:

@@ -9,13 +9,21 @@ bootstrap pairs the questions that have it in both runs, and the table says how 
 are gated the same way, but only between runs scored by the same judge: another judge (or threshold)
 puts the same answers on another scale, so the gate refuses rather than read a change of judge as a
 change of quality. Micro averages (`faithfulness_micro`) have no per-question values to pair.
+
+Faithfulness and groundedness corrected by people's labels in both runs, with equal error rates (the same
+judge and labelled pool: results.corrected), are gated by their corrected paired difference instead: the
+same two checks, on what the labels say the judge's numbers mean. The corrected current − baseline may drop
+by at most `--max-drop` of the baseline's corrected value, and its normal interval must not find it worse
+at `--significance` (its upper end at confidence 1 - significance below 0).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +32,7 @@ import pandas as pd
 from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.results.best import RANKABLE, ResultsError, read_per_query
+from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedRun, corrected_entries, paired_corrected
 from ragsweep.tracking.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_params
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
@@ -89,20 +98,33 @@ def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
 
 
 def job_result(tracker: MlflowTracker, run_id: str, what: str, hint: str = "") -> dict:
-    """A FINISHED job run's label, fingerprint, metrics and per-question metrics; ResultsError naming `what`
-    when the store has no such run, it did not finish, or it has no per_query.jsonl (a sweep's parent run)."""
+    """A FINISHED job run's label, fingerprint, metrics, per-question metrics and `<metric>_corrected` entries;
+    ResultsError naming `what` when the store has no such run, it did not finish, or it has no per_query.jsonl
+    (a sweep's parent run)."""
     try:
         run = one_run(tracker, run_id)
         if run["status"] != "FINISHED":
             raise ValueError(f"run {run_id} is {run['status']}; gate a FINISHED job run")
         with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
             per_query = read_per_query(download(tracker, run_id, "per_query.jsonl", folder))
+            labelled = any(name.endswith("_corrected") for name in run["metrics"])
+            summary = json.loads(download(tracker, run_id, "metrics.json", folder).read_text()) if labelled else {}
     except ValueError as error:
         raise ResultsError(f"{what}: {error}" + (f"; {hint}" if hint else "")) from None
     tags = run["tags"]
     params = tracker.client().get_run(run_id).data.params
     return {**run, "per_query": per_query, "fingerprint": tags.get(FINGERPRINT_TAG),
-            "label": tags.get(LABEL_TAG) or tags.get("mlflow.runName"), "judge": from_params(params, run["metrics"])}
+            "label": tags.get(LABEL_TAG) or tags.get("mlflow.runName"), "judge": from_params(params, run["metrics"]),
+            "corrected": corrected_entries(summary)}
+
+
+def corrections(manifest: dict, current: dict, baseline: dict[str, dict[str, float]], metrics: list[str]
+                ) -> dict[str, CorrectedDifference]:
+    """current − baseline corrected by people's labels, per guarded faithfulness or groundedness: from the
+    manifest's `corrected` entries and the current run's (`job_result`, `Rerun.corrected`)."""
+    now = JudgedRun("current", current.get("corrected") or {}, current["per_query"])
+    before = JudgedRun("baseline", manifest.get("corrected") or {}, baseline)
+    return {metric: paired_corrected(metric, now, before) for metric in metrics if metric in CORRECTABLE}
 
 
 def judge_line(manifest: dict, current: JudgeInfo | None, metrics: list[str]) -> str | None:
@@ -142,20 +164,25 @@ def other_config(current: dict, manifest: dict, allowed: bool) -> bool:
 
 def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: dict[str, dict[str, float]],
                now: dict[str, dict[str, float]], metrics: list[str], max_drop: MaxDrop, significance: float,
-               samples: int = 10_000) -> pd.DataFrame:
+               samples: int = 10_000, corrected: Mapping[str, CorrectedDifference] | None = None) -> pd.DataFrame:
     """One row per metric: recorded and current mean, change (absolute and relative), p-value, verdict,
     and `paired`, the questions its bootstrap resampled.
 
     `baseline` and `now` map question id -> metrics; the bootstrap pairs the baseline's questions
     with the same questions of the current run, those that have the metric in both (an answer metric
-    is missing where generation failed or a question has no reference answer).
+    is missing where generation failed or a question has no reference answer). A metric with a corrected
+    difference in `corrected` (`corrections`) is gated by it instead, and its row names its labels.
     """
     shared = [question for question in baseline if question in now]
     if not shared:
         raise ResultsError("the current run answered none of the baseline's questions (another dataset?); "
                            "gate a run on the baseline's dataset")
+    usable = {metric: found for metric, found in (corrected or {}).items() if found.difference is not None}
     rows = []
     for metric in metrics:
+        if metric in usable:
+            rows.append(_corrected_row(usable[metric], max_drop, significance))
+            continue
         before, after = recorded[metric], current.get(metric, math.nan)
         paired = [q for q in shared if metric in baseline[q] and metric in now[q]]
         test = (paired_bootstrap(np.array([baseline[q][metric] for q in paired]),
@@ -167,8 +194,21 @@ def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: 
         rows.append({"metric": metric, "recorded": round(before, 4), "current": round(after, 4),
                      "change": round(after - before, 4), "change %": _percent(before, after),
                      "p-value": round(test["p_value"], 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
-                     "ok": not failures, "paired": len(paired)})
+                     "ok": not failures, "paired": len(paired), **({"labels": ""} if usable else {})})
     return pd.DataFrame(rows)
+
+
+def _corrected_row(found: CorrectedDifference, max_drop: MaxDrop, significance: float) -> dict:
+    """A gate row from current − baseline corrected by people's labels: recorded and current are each run's
+    corrected estimate, the change is their paired corrected difference, the p-value that of its interval."""
+    difference, metric = found.difference, found.metric
+    after, before = found.estimates  # current − baseline
+    test = {"difference": -difference.value, "p_value": found.p_value}  # baseline − current, as the bootstrap's
+    failures = _failures(registry.metric(metric), before, before + difference.value, test, max_drop, significance)
+    return {"metric": metric, "recorded": round(before, 4), "current": round(after, 4),
+            "change": round(difference.value, 4), "change %": _percent(before, before + difference.value),
+            "p-value": round(found.p_value, 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
+            "ok": not failures, "paired": difference.n, "labels": difference.n_labelled}
 
 
 _RATES = {"generation_error_rate": "more questions failed to generate, and the answer metrics above leave them out",

@@ -6,6 +6,8 @@ from each run's `per_query.jsonl`. Runs with a generator also get a table of the
 costs; an answer metric is compared only between runs, and on questions, that have it. Runs with a
 judge get a table of their judged metrics beside the judge that scored them and its measured AUC; when
 different judges scored them, the report says so, and never tests one judge's numbers against another's.
+Runs corrected by people's labels (`judge.labels`) show their corrected faithfulness and groundedness with
+intervals, and on those metrics the winner is tested by the corrected paired difference (results.corrected).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_test
 from ragsweep.tracking import judges
 from ragsweep.results.best import candidates, read_per_query
+from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedRun, difference_line, paired_corrected
 from ragsweep.results.plots import MAX_BARS, bars, heatmap, img_or_note, img_tag, k_curves, pareto
 from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
@@ -55,13 +58,14 @@ def write_report(tracker: MlflowTracker, metric: str | None, output: Path, datas
     with tempfile.TemporaryDirectory(prefix="ragsweep-report-") as folder:
         summaries = {run_id: json.loads(_artifact(tracker, run_id, "metrics.json", folder).read_text())
                      for run_id in {*scored.run_id[:MAX_BARS], *judged.run_id[:MAX_BARS]}}
-        tests = _significance(tracker, scored, metric, folder, bootstrap_samples)
+        tests = _significance(tracker, scored, metric, folder, bootstrap_samples, summaries)
     without = "a judge" if metric in JUDGED_RANKABLE else "a generator"
     unscored = (f"<p>{len(runs) - len(scored)} configurations without {without} have no {html.escape(metric)}: "
                 "they are in the ranking table only.</p>" if len(scored) < len(runs) else "")
     by = _judged_by(scored, metric)
     sections = [
-        ("Ranking", _notes(judges.judge_notes(runs)) + _table_html(judges.summary_table(runs, metric)) + unscored),
+        ("Ranking", _notes(judges.judge_notes(runs)) + _table_html(judges.summary_table(runs, found.ranked_by))
+         + unscored),
         *([("Answers and what they cost (configurations with a generator)", _generation_table(runs))]
           if has_generator(runs).any() else []),
         *([("Judged answers and the judges that scored them (configurations with a judge)",
@@ -86,18 +90,20 @@ def write_report(tracker: MlflowTracker, metric: str | None, output: Path, datas
     return Report(output, found.dataset, found.datasets, metric)
 
 
-def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folder: str, samples: int) -> str:
+def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folder: str, samples: int,
+                  summaries: dict[str, dict]) -> str:
     if len(runs) < 2:
         return "<p>Only one configuration: nothing to compare.</p>"
     if not registry.metric(metric).per_question:
         return _micro_note(metric)
     scorers = judges.run_judges(runs) if metric in JUDGED_RANKABLE else [None] * len(runs)
-    per_query = {run_id: {question: values[metric] for question, values in  # answer metrics: answered questions
-                          read_per_query(_artifact(tracker, run_id, "per_query.jsonl", folder)).items()
-                          if metric in values}
+    questions = {run_id: read_per_query(_artifact(tracker, run_id, "per_query.jsonl", folder))
                  for run_id in runs.run_id[: RUNNERS_UP + 1]}
+    per_query = {run_id: {question: values[metric] for question, values in found.items()  # answer metrics:
+                          if metric in values} for run_id, found in questions.items()}  # answered questions
     best_id = runs.run_id[0]
-    rows = []
+    labelled = metric in CORRECTABLE and any(f"{metric}_corrected" in summaries.get(run_id, {}) for run_id in questions)
+    rows, corrections = [], []
     for position in range(1, min(RUNNERS_UP + 1, len(runs))):
         other_id = runs.run_id[position]
         shared = sorted(set(per_query[best_id]) & set(per_query[other_id]))
@@ -110,15 +116,39 @@ def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folde
         if not test["queries"]:  # same dataset name, other questions (e.g. an edited native dataset)
             rows.append({"runner-up": runs.label[position], "queries": 0, "verdict": test["verdict"]})
             continue
-        rows.append({"runner-up": runs.label[position], "queries": test["queries"],
-                     f"best - runner-up ({metric})": round(test["difference"], 4),
-                     "95% CI": f"[{test['ci_low']:.4f}, {test['ci_high']:.4f}]",
-                     "p-value": round(test["p_value"], 4), "verdict": test["verdict"]})
+        row = {"runner-up": runs.label[position], "queries": test["queries"],
+               f"best - runner-up ({metric})": round(test["difference"], 4),
+               "95% CI": f"[{test['ci_low']:.4f}, {test['ci_high']:.4f}]",
+               "p-value": round(test["p_value"], 4), "verdict": test["verdict"]}
+        if labelled:
+            found = paired_corrected(metric, *(JudgedRun(runs.label[at], summaries.get(run_id, {}), questions[run_id])
+                                               for at, run_id in ((0, best_id), (position, other_id))))
+            cells = _corrected_cells(found)  # the verdict, from the corrected interval when there is one, goes last
+            row = {**{key: value for key, value in row.items() if key != "verdict"}, **cells,
+                   "verdict": cells.get("verdict", row["verdict"])}
+            corrections.append(found)
+        rows.append(row)
     intro = (f"<p>Best: <b>{html.escape(str(runs.label[0]))}</b>. Each row resamples the queries both "
              f"configurations have {html.escape(metric)} for ({samples} paired resamples; an answer metric is "
              "missing where generation failed or a question has no reference answer). "
              "'better' means p &lt; 0.05.</p>")
-    return intro + _table_html(pd.DataFrame(rows))
+    if labelled:
+        intro += ("<p>Corrected by people's labels: where both configurations carry the same judge error rates, "
+                  f"the difference of their {html.escape(metric)} corrected by them, with its 95% interval and the "
+                  "labels it rests on; the verdict then follows that interval (better: above 0).</p>")
+    lines = "".join(f"<p>{html.escape(difference_line(found))}</p>" for found in corrections if difference_line(found))
+    return intro + _table_html(pd.DataFrame(rows)) + lines
+
+
+def _corrected_cells(found: CorrectedDifference) -> dict:
+    """The corrected columns of one row of the significance table, and its verdict from the corrected interval."""
+    if found.difference is None:
+        return {"corrected 95% CI": found.note}
+    difference = found.difference
+    verdict = ("better" if difference.ci_low > 0 else "worse" if difference.ci_high < 0 else "not distinguishable")
+    return {"corrected best - runner-up": round(difference.value, 4),
+            "corrected 95% CI": f"[{difference.ci_low:.4f}, {difference.ci_high:.4f}]",
+            "labels": difference.n_labelled, "verdict": f"{verdict} (corrected)"}
 
 
 def _generation_table(runs: pd.DataFrame) -> str:
@@ -142,9 +172,16 @@ def _judged_table(runs: pd.DataFrame, summaries: dict) -> str:
         if name == "faithfulness_micro" and name in table:
             table["faithfulness_micro 95% CI (Wilson)"] = [_interval(summaries.get(run_id, {}).get(name))
                                                            for run_id in runs.run_id]
+        if name.endswith("_corrected") and name in table:
+            table[f"{name} 95% CI"] = [_interval(summaries.get(run_id, {}).get(name)) for run_id in runs.run_id]
+            table[f"{name} labels"] = [summaries.get(run_id, {}).get(name, {}).get("n_labelled", "")
+                                       for run_id in runs.run_id]
+    corrected = ("<p>*_corrected: the judge's share corrected by people's labels (judge.labels), with its 95% "
+                 "interval and the labelled claims it rests on.</p>" if any(c.endswith("_corrected") for c in table)
+                 else "")
     return (_notes(notes) + "<p>triad_excellent/good/fair/poor: the share of questions whose triad_overall is "
             "&ge; 0.85, 0.70&ndash;0.85, 0.50&ndash;0.70, &lt; 0.50. Micro averages pool every claim of a run.</p>"
-            + _table_html(table))
+            + corrected + _table_html(table))
 
 
 def _judged_by(runs: pd.DataFrame, metric: str) -> str:

@@ -13,13 +13,14 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 from omegaconf import OmegaConf
 
 from ragsweep.results.best import ResultsError, read_per_query
+from ragsweep.results.corrected import corrected_entries
 from ragsweep.tracking import judges
 from ragsweep.tracking.judges import JudgeInfo
 from ragsweep.tracking.mlflow_tracker import RERUN_ENV
@@ -32,6 +33,7 @@ class Rerun:
     metrics: dict[str, float]  # every metric's mean and `<metric>_std`, as the run logged them
     per_query: dict[str, dict[str, float]]  # question id -> its metrics
     judge: JudgeInfo | None = None  # the judge that scored its judged metrics; None when none ran
+    corrected: dict[str, dict] = field(default_factory=dict)  # its `<metric>_corrected` entries (judge.labels)
 
 
 def rerun(project: Path, config_path: Path, why: str = "verify") -> Rerun:
@@ -53,18 +55,19 @@ def rerun(project: Path, config_path: Path, why: str = "verify") -> Rerun:
     choices = OmegaConf.to_container(exported.hydra.runtime.choices) if OmegaConf.select(
         exported, "hydra.runtime.choices") is not None else {}
     metrics = logged_metrics(summary)
-    return Rerun(metrics, per_query, judges.from_config(ran, choices, metrics))
+    return Rerun(metrics, per_query, judges.from_config(ran, choices, metrics), corrected_entries(summary))
 
 
 def logged_metrics(summary: dict[str, dict]) -> dict[str, float]:
     """metrics.json as MLflow has it: each metric's mean and `<metric>_std`, and a judged run's micro averages
-    (`faithfulness_micro`: `{value, n, ci95}`) and failure rates (`judge_failure_rate`: `{value, n}`). Latency percentiles (also `{value, n, ci95}`, with a
+    (`faithfulness_micro`: `{value, n, ci95}`), failure rates (`judge_failure_rate`: `{value, n}`) and estimates
+    corrected by people's labels (`faithfulness_corrected`). Latency percentiles (also `{value, n, ci95}`, with a
     generator) are not compared: milliseconds never repeat exactly."""
     means = {name: values for name, values in summary.items() if "mean" in values}
     return {**{name: values["mean"] for name, values in means.items()},
             **{f"{name}_std": values["std"] for name, values in means.items()},
             **{name: values["value"] for name, values in summary.items()
-               if name.endswith("_micro") or name.startswith("judge_failure_rate")}}
+               if name.endswith(("_micro", "_corrected")) or name.startswith("judge_failure_rate")}}
 
 
 def compare(recorded: dict[str, float], current: dict[str, float]) -> pd.DataFrame:

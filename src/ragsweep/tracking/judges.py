@@ -8,7 +8,8 @@ one below `VALIDATED_AUC`, is marked "unvalidated"; and judged metrics of runs s
 judges are flagged rather than silently ranked or gated against each other.
 
 Two runs have the same judge when its class and every `judge.*` setting that can move a score agree;
-`judge.auc` and `judge.max_failure_rate` move none, so they are left out of that comparison. The
+`judge.auc`, `judge.max_failure_rate` and `judge.labels` (people's labels add corrected estimates beside the
+judge's numbers) move none, so they are left out of that comparison. The
 option's name is only how a judge is called: a copy of `lexical` under another name is the same judge.
 """
 
@@ -35,7 +36,7 @@ JUDGED_RANKABLE = registry.names(stage="judged", rankable=True)
 JUDGED_RECORDED = registry.names(stage="judged")  # every number a judge moves, and its failure rates
 # the judged columns of summary tables, when some run has them; judge_failure_rate closes the group
 JUDGED_SUMMARY = (*JUDGED_METRICS, "judge_failure_rate")
-NOT_SCORING = ("auc", "max_failure_rate")  # judge settings that change no judged number
+NOT_SCORING = ("auc", "max_failure_rate", "labels")  # judge settings that change no judged number
 JUDGE_HINT = "judged metrics need a generator and a judge (python sweep.py -m generator=extractive judge=lexical)"
 def judge_off_note() -> str:
     """The line under an answering sweep that judged nothing: how to add judged metrics and check them."""
