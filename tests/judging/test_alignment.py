@@ -84,3 +84,12 @@ def test_too_few_labels_of_a_class_is_one_line_and_writes_nothing(tmp_path, scra
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "6 supported and 1 unsupported claims; aligning needs at least 2 of each" in done.stderr  # before any work
     assert not (project / "conf" / "judge" / "aligned.yaml").exists() and not (project / "judges").exists()
+
+
+def test_a_judge_that_cannot_be_aligned_is_refused(tmp_path, scratch_project):
+    project = scratch_project(tmp_path / "project")
+    labels = _subset(tmp_path / "labels.jsonl", load_claims()[:12])
+    done = subprocess.run([str(RAGSWEEP), "align-judge", "--judge", "lexical", "--labels", str(labels), "--heldout",
+                           "none", "--folds", "2"], cwd=project, text=True, capture_output=True, timeout=300)
+    assert done.returncode == 2 and "--judge lexical: LexicalJudge cannot be aligned" in done.stderr
+    assert not (project / "conf" / "judge" / "aligned.yaml").exists()

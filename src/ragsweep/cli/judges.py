@@ -143,25 +143,28 @@ def align_judge_command(args: argparse.Namespace) -> int:
         heldout = None if str(args.heldout) == "none" else Path(args.heldout) if args.heldout else other
         held = None if heldout is None else (str(heldout), load_claims(
             heldout, _data_dir(args) / HELDOUT_DOCUMENTS if other_cites and not args.heldout else args.documents))
-        judge, _ = build_judge(conf_dir(args.project), "trained", args.overrides,
+        judge, _ = build_judge(conf_dir(args.project), args.judge, args.overrides,
                                [*claims, *(held[1] if held else [])], args.project)
+        if not callable(getattr(judge, "aligned", None)):
+            raise ValueError(f"--judge {args.judge}: {type(judge).__name__} cannot be aligned; give the trained "
+                             "judge (trained, trained_mpnet or an option of its class)")
         report = measure_alignment(judge, claims, args.folds, held)
     except (ValueError, OSError) as error:
         print(f"ragsweep: error: {str(error).splitlines()[0]}", file=sys.stderr)
         return 2
     ensure_project_config(args.project)
     written = write_claims(args.project / "judges" / f"{args.name}.jsonl", claims)
-    composed = compose_with_judge(conf_dir(args.project), "trained", args.overrides, args.project)
+    composed = compose_with_judge(conf_dir(args.project), args.judge, args.overrides, args.project)
     config = {**OmegaConf.to_container(composed.judge, resolve=False), "threshold": report.threshold,
               "aligned_on": f"${{paths.root}}/judges/{written.name}", "align_epochs": judge.align_epochs,
               "auc": round(report.heldout_after if report.heldout_after is not None else report.after, 3)}
-    header = (f"# The trained judge aligned with {report.labels} labelled claims ({args.labels}) by `ragsweep "
+    header = (f"# judge={args.judge} aligned with {report.labels} labelled claims ({args.labels}) by `ragsweep "
               f"align-judge`, {date.today()}.\n# AUC on them {report.before:.3f} before, {report.after:.3f} out of "
               f"fold after" + (f"; held out on {Path(report.heldout).name}: {report.heldout_before:.3f} before, "
                                f"{report.heldout_after:.3f} after" if report.heldout else "") + ".\n")
     target = args.project / "conf" / "judge" / f"{args.name}.yaml"
     target.write_text(header + yaml.safe_dump(config, sort_keys=False))
-    print(f"judge trained aligned with {report.labels} labelled claims:\n{report.table()}\n"
+    print(f"judge {args.judge} aligned with {report.labels} labelled claims:\n{report.table()}\n"
           f"wrote {target} (threshold {report.threshold} from the out-of-fold scores); use judge={args.name}")
     return 0
 
@@ -189,6 +192,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     calibrate.add_argument("overrides", nargs="*", help="judge settings, e.g. judge.threshold=0.4")
     calibrate.set_defaults(command=calibrate_command)
     align = commands.add_parser("align-judge", help="fine-tune the trained judge on people's labels; AUC before/after")
+    align.add_argument("--judge", default="trained", help="the trained judge's option to align (default: trained)")
     align.add_argument("--labels", type=Path, required=True, help="labelled claims: a claims file, or what `ragsweep "
                        "labels pull` writes")
     align.add_argument("--documents", type=Path, help="folder of the documents a claims file's span passages cite")
