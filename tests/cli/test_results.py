@@ -220,6 +220,8 @@ BAD_INPUT = [
     (["gate", "--baseline", "{bad_yaml}"], 2, "bad.yaml: not valid YAML ("),
     (["--tracking-uri", "sqlite:///{not_sqlite}", "best"], 2, "not_sqlite.db is not a readable SQLite database"),
     (["--tracking-uri", "sqlite:///{not_sqlite}", "report"], 2, "not_sqlite.db is not a readable SQLite database"),
+    (["labels", "sample", "--n", "0"], 2, "--n 0: give the number of claims to draw, 1 or more"),
+    (["labels", "sample", "--experiment", "ragsweep"], 2, "experiment 'ragsweep' has no judged claim to draw"),
 ]
 
 

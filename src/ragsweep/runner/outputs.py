@@ -11,7 +11,7 @@ import orjson
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.generation.base import Generation
-from ragsweep.metrics.judged import best_passage
+from ragsweep.judging.feedback import claim_feedback
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.judging import Judgement
@@ -76,23 +76,10 @@ def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequ
                  "spans": stages}
         if judgements is not None and judgements[position].claims:
             trace["judge"] = judge_source(pipeline)
-            trace["feedback"] = claim_feedback(query.id, judgements[position], passages,
-                                               pipeline.judge.component.threshold)
+            judgement = judgements[position]
+            trace["feedback"] = claim_feedback(query.id, [claim.text for claim in judgement.claims],
+                                               [[verdict.score for verdict in row] for row in judgement.support],
+                                               passages, pipeline.judge.component.threshold)
         traces.append(trace)
     return traces
 
-
-def claim_feedback(query_id: str, judgement: Judgement, passages: Sequence[str], threshold: float) -> list[dict]:
-    """Claim i of an answer as the feedback `support/<i>`: its best support score over the passages, the
-    passage that gave it as the rationale, and the claim itself in the metadata (what a person labels). A
-    claim whose every call failed has no score, so no feedback; its failures are in failed_calls.jsonl."""
-    feedback = []
-    for number, (claim, row) in enumerate(zip(judgement.claims, judgement.support, strict=True)):
-        best = best_passage([verdict.score for verdict in row])  # a failed call's score is None
-        if best is None:
-            continue
-        score, rank = best
-        feedback.append({"name": f"support/{number}", "value": float(score), "rationale": passages[rank - 1],
-                         "metadata": {"query_id": query_id, "claim": claim.text, "passage_rank": rank,
-                                      "supported": score >= threshold, "threshold": threshold}})
-    return feedback

@@ -2,16 +2,21 @@
 
 A judged run logs each traced claim's verdict as the feedback `support/<i>` (source LLM_JUDGE, the claim in
 its metadata). A person who overrides it in MLflow's UI (or through its API) adds a feedback of source HUMAN;
-those become the `{"id", "claim", "label"}` lines `judge.labels` reads (`ragsweep.judging.labels`).
+those become the `{"id", "claim", "label"}` lines `judge.labels` reads (`ragsweep.judging.labels`), with the
+judge and its score, the probability `ragsweep labels sample` drew the claim with (its trace's tag
+`ragsweep.inclusion.support/<i>`; 1.0 for a claim people labelled that the current draw did not pick, which
+then counts as a label of its own stratum) and the run's generator option.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterator
 from typing import Any
 
 from ragsweep.tracking.store import open_client
+from ragsweep.tracking.traces import INCLUSION_TAG
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +37,8 @@ def human_labels(uri: str, experiment: str) -> list[dict[str, Any]]:
         raise ValueError(f"no experiment {experiment!r} in {uri}")
     latest: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
     unreadable = disagreements = 0
-    for trace in _traces(client, found.experiment_id):
+    generators: dict[str, str | None] = {}
+    for trace in experiment_traces(client, found.experiment_id):
         assessments = trace.info.assessments or []
         by_id = {assessment.assessment_id: assessment for assessment in assessments}
         for assessment in assessments:
@@ -47,7 +53,8 @@ def human_labels(uri: str, experiment: str) -> list[dict[str, Any]]:
             when = assessment.last_update_time_ms or assessment.create_time_ms or 0
             line = {"id": key[0], "claim": key[1], "label": label, "trace_id": trace.info.trace_id,
                     "labelled_by": assessment.source.source_id, "judge": judged.source.source_id,
-                    "judge_score": getattr(judged, "value", None)}
+                    "judge_score": getattr(judged, "value", None), "inclusion": _inclusion(trace, judged.name),
+                    "generator": _generator(client, trace, generators)}
             if key in latest:
                 disagreements += latest[key][1]["label"] != label
                 if latest[key][0] >= when:
@@ -62,7 +69,8 @@ def human_labels(uri: str, experiment: str) -> list[dict[str, Any]]:
     return [line for _, (_, line) in sorted(latest.items())]
 
 
-def _traces(client: Any, experiment_id: str) -> Iterator[Any]:
+def experiment_traces(client: Any, experiment_id: str) -> Iterator[Any]:
+    """Every trace of the experiment, without its spans, page by page."""
     token = None
     while True:
         page = client.search_traces(locations=[experiment_id], include_spans=False, max_results=500,
@@ -71,6 +79,32 @@ def _traces(client: Any, experiment_id: str) -> Iterator[Any]:
         token = page.token
         if not token:
             return
+
+
+def _inclusion(trace: Any, name: str) -> float:
+    """The probability `labels sample` drew claim `name` of the trace with; 1.0 when it did not draw it."""
+    try:
+        inclusion = float((trace.info.tags or {}).get(INCLUSION_TAG + name, 1.0))
+    except ValueError:
+        inclusion = math.nan
+    if not 0 < inclusion <= 1:
+        log.warning("trace %s: tag %s%s is not a probability; its label counts as not drawn (1.0)",
+                    trace.info.trace_id, INCLUSION_TAG, name)
+        return 1.0
+    return inclusion
+
+
+def _generator(client: Any, trace: Any, known: dict[str, str | None]) -> str | None:
+    """The `generator` option of a trace's run (None for a run gone from the store, or without one)."""
+    from mlflow.exceptions import MlflowException
+
+    run_id = (trace.info.trace_metadata or {}).get("mlflow.sourceRun")
+    if run_id and run_id not in known:
+        try:
+            known[run_id] = client.get_run(run_id).data.params.get("generator")
+        except MlflowException:
+            known[run_id] = None
+    return known.get(run_id) if run_id else None
 
 
 def _is_human_support(assessment: Any) -> bool:

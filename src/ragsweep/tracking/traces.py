@@ -16,6 +16,7 @@ DIGEST_CHARS = 36  # MLflow's limit on a dataset digest (MAX_DATASET_DIGEST_SIZE
 DOCUMENT_SPANS = ("RETRIEVER", "RERANKER")  # spans whose outputs the UI renders as documents
 TOKEN_USAGE = "mlflow.chat.tokenUsage"  # span attribute the UI shows and sums per trace
 QUERY_TAG = "ragsweep.query_id"
+INCLUSION_TAG = "ragsweep.inclusion."  # + support/<i>: `labels sample` drew that claim with this probability
 
 
 def log_dataset(run_id: str, name: str, fingerprint: str, source: str, queries: int) -> None:

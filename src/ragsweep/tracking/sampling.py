@@ -1,0 +1,157 @@
+"""Where a draw of claims for people to label lives in MLflow (`ragsweep labels sample`).
+
+The population comes from the judged runs' per_query.jsonl artifacts. Each drawn claim gets a trace of its
+question linked to its run, with the judge's `support/<i>` feedback on it: the run's own trace when it traced
+the question, else one rebuilt from per_query.jsonl (`judging.feedback.trace_record`). The claim is marked
+drawn by the trace tag `ragsweep.inclusion.support/<i>` holding its inclusion probability, which `ragsweep
+labels pull` reads from any machine. A draw replaces the previous one's marks, and reuses the traces it made,
+so sampling again with the same seed changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragsweep.judging.feedback import trace_record
+from ragsweep.judging.sampling import Draw
+from ragsweep.tracking.labels import experiment_traces
+from ragsweep.tracking.mlflow_tracker import JUDGE_TAG, MlflowTracker
+from ragsweep.tracking.runs import download, finished_jobs, labels
+from ragsweep.tracking.traces import INCLUSION_TAG, QUERY_TAG, log_claim_feedback, log_traces
+
+SOURCE_RUN = "mlflow.sourceRun"  # trace metadata: the run a trace belongs to
+REBUILT_TAG = "ragsweep.rebuilt_from"  # on a trace `labels sample` made: what it was rebuilt from
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    """A configuration's newest FINISHED run that a judge scored, and its per_query.jsonl lines."""
+
+    run_id: str
+    label: str
+    judge: str
+    threshold: float
+    records: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
+class Placed:
+    """What placing a draw did: traces made, traces of the runs reused, judge feedback added to them."""
+
+    new_traces: int
+    reused_traces: int
+    feedback_added: int
+
+
+def judged_runs(tracker: MlflowTracker) -> list[JudgedRun]:
+    """Every configuration's newest FINISHED job run tagged with its judge (`ragsweep.judge`), by run id.
+
+    Raises:
+        ValueError: a judged run without the `judge.threshold` param or the per_query.jsonl artifact.
+    """
+    runs = finished_jobs(tracker)
+    column = f"tags.{JUDGE_TAG}"
+    if runs.empty or column not in runs:
+        return []
+    runs = runs.assign(label=labels(runs))[runs[column].notna()].sort_values("run_id")
+    found = []
+    with tempfile.TemporaryDirectory() as folder:
+        for _, run in runs.iterrows():
+            threshold = _number(run.get("params.judge.threshold"))
+            if threshold is None:
+                raise ValueError(f"run {run['run_id']} logged no numeric judge.threshold param: rerun its "
+                                 "configuration with this ragsweep (python sweep.py ... +force=true)")
+            (Path(folder) / run["run_id"]).mkdir()
+            path = download(tracker, run["run_id"], "per_query.jsonl", str(Path(folder) / run["run_id"]))
+            records = tuple(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
+            found.append(JudgedRun(run["run_id"], str(run["label"]), str(run[column]), threshold, records))
+    return found
+
+
+def place_draw(tracker: MlflowTracker, runs: Sequence[JudgedRun], drawn: Draw) -> Placed:
+    """Give every drawn claim a trace of its run with its judge feedback, and mark it with its inclusion
+    probability; marks of claims this draw left out are removed (module doc)."""
+    import mlflow
+
+    client, experiment_id = tracker.client(), tracker.experiment_id()
+    traces = list(experiment_traces(client, experiment_id))
+    found = _by_question(traces)
+    wanted: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for claim, inclusion in drawn.claims:
+        wanted[(claim.run_id, claim.query_id)][claim.feedback] = inclusion
+    records = _records(runs, wanted)
+    made: dict[tuple[str, str], str] = {}
+    for run_id in sorted({run_id for run_id, _ in wanted}):
+        missing = [key for key in sorted(wanted) if key[0] == run_id and key not in found]
+        made.update(zip(missing, log_traces([records[key] for key in missing], run_id, experiment_id), strict=True))
+    if made:
+        mlflow.flush_trace_async_logging()
+    added = sum(log_claim_feedback(trace_id, records[key]) for key, trace_id in made.items())
+    for key, trace in found.items():
+        if key in wanted:
+            added += _add_missing_feedback(trace, records[key], wanted[key])
+    marks = {(made.get(key) or found[key].info.trace_id): {INCLUSION_TAG + name: repr(inclusion)
+                                                           for name, inclusion in names.items()}
+             for key, names in wanted.items()}
+    for trace_id in made.values():
+        client.set_trace_tag(trace_id, REBUILT_TAG, "per_query.jsonl")
+    _mark(client, {trace.info.trace_id: _marks_of(trace) for trace in traces}, marks)
+    return Placed(len(made), len(wanted) - len(made), added)
+
+
+def _by_question(traces: Sequence[Any]) -> dict[tuple[str, str], Any]:
+    """Each (run id, question id)'s earliest trace."""
+    found: dict[tuple[str, str], Any] = {}
+    for trace in sorted(traces, key=lambda t: (t.info.request_time, t.info.trace_id)):
+        run_id, query_id = trace.info.trace_metadata.get(SOURCE_RUN), trace.info.tags.get(QUERY_TAG)
+        if run_id and query_id:
+            found.setdefault((run_id, query_id), trace)
+    return found
+
+
+def _records(runs: Sequence[JudgedRun], wanted: dict[tuple[str, str], dict[str, float]]) -> dict[tuple, dict]:
+    """The trace record of every question with a drawn claim, from its run's per_query.jsonl line."""
+    records = {}
+    for run in runs:
+        for record in run.records:
+            key = (run.run_id, str(record["id"]))
+            if key in wanted:
+                records[key] = trace_record(record, run.judge, run.threshold)
+    return records
+
+
+def _add_missing_feedback(trace: Any, record: dict, names: dict[str, float]) -> int:
+    """The judge's feedback of drawn claims a run's own trace lacks (a trace logged before claim feedback)."""
+    present = {a.name for a in trace.info.assessments or [] if a.source.source_type == "LLM_JUDGE"}
+    feedback = [f for f in record["feedback"] if f["name"] in names and f["name"] not in present]
+    return log_claim_feedback(trace.info.trace_id, {**record, "feedback": feedback}) if feedback else 0
+
+
+def _marks_of(trace: Any) -> dict[str, str]:
+    return {key: value for key, value in (trace.info.tags or {}).items() if key.startswith(INCLUSION_TAG)}
+
+
+def _mark(client: Any, current: dict[str, dict[str, str]], marks: dict[str, dict[str, str]]) -> None:
+    """Set the inclusion tags of `marks` and delete every other one the traces hold."""
+    for trace_id in sorted(set(current) | set(marks)):
+        now, then = current.get(trace_id, {}), marks.get(trace_id, {})
+        for key in sorted(set(now) - set(then)):
+            client.delete_trace_tag(trace_id, key)
+        for key, value in sorted(then.items()):
+            if now.get(key) != value:
+                client.set_trace_tag(trace_id, key, value)
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None  # a run without the param reads as NaN
