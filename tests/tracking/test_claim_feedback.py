@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from ragsweep.judging.alignment import load_alignment_claims
 from ragsweep.judging.base import Pair
 from ragsweep.judging.claims import split_claims
 from ragsweep.judging.labels import claim_key, load_claim_labels
@@ -329,6 +330,9 @@ def test_peoples_overrides_are_pulled_with_their_inclusion_into_the_labels_a_rer
     lines = [json.loads(line) for line in pulled.splitlines()]
     assert {line["generator"] for line in lines} == {"extractive"}
     assert all(line["labelled_by"] == "reviewer@example.org" for line in lines)
+    rationales = {claim_key(f.metadata["query_id"], f.metadata["claim"]): f.rationale for (_, f, _), _ in chosen}
+    assert {claim_key(line["id"], line["claim"]): line["passage"] for line in lines} == rationales
+    assert sorted(claim.context[0] for claim in load_alignment_claims(out)) == sorted(rationales.values())
     assert _pull(project, server.uri, out).returncode == 0 and out.read_bytes() == pulled  # the same file
 
     widths = _ragsweep(project, server.uri, "labels", "sample", "--experiment", EXPERIMENT, "--n", "4")

@@ -54,7 +54,7 @@ def human_labels(uri: str, experiment: str) -> list[dict[str, Any]]:
             line = {"id": key[0], "claim": key[1], "label": label, "trace_id": trace.info.trace_id,
                     "labelled_by": assessment.source.source_id, "judge": judged.source.source_id,
                     "judge_score": getattr(judged, "value", None), "inclusion": _inclusion(trace, judged.name),
-                    "generator": _generator(client, trace, generators)}
+                    "generator": _generator(client, trace, generators), "passage": judged.rationale}
             if key in latest:
                 disagreements += latest[key][1]["label"] != label
                 if latest[key][0] >= when:
