@@ -24,6 +24,7 @@ import pytest
 from ragsweep import cli
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import finished_jobs, labels
+from tests.results.native import write_native_dataset
 
 pytestmark = pytest.mark.slow
 TEXTS = {"bridge": "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic.",
@@ -51,14 +52,7 @@ def _sweep(project: Path, *args: str) -> None:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, scratch_project) -> Path:
     folder = scratch_project(tmp_path_factory.mktemp("corrected"))
-    (folder / "data" / "documents").mkdir(parents=True)
-    for name, text in TEXTS.items():
-        (folder / "data" / "documents" / f"{name}.txt").write_text(text)
-    with open(folder / "data" / "queries.jsonl", "w") as out:
-        for number, (doc, question, answer) in enumerate(QUESTIONS):
-            start = TEXTS[doc].index(answer)
-            out.write(json.dumps({"id": f"q{number}", "question": question, "answers": [answer], "references": [
-                {"doc_id": doc, "start": start, "end": start + len(answer)}]}) + "\n")
+    write_native_dataset(folder, TEXTS, QUESTIONS)
     (folder / "echo_answers.py").write_text(ECHO)  # sweep.py's folder is on the jobs' path
     (folder / "conf" / "generator" / "echo.yaml").write_text(ECHO_YAML)
     _sweep(folder, "generator=echo", *SWEEP[1:], "experiment=probe")

@@ -29,6 +29,7 @@ from ragsweep.results.report import write_report
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import finished_jobs
 from ragsweep.tracking.runs import unjudged_summary_table
+from tests.results.native import write_native_dataset
 
 LEXICAL, STRICT = "lexical (AUC not measured, unvalidated)", "strict (AUC 0.61)"
 TEXTS = {"bridge": "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic.",
@@ -46,14 +47,7 @@ def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, scratch_project) -> Path:
     folder = scratch_project(tmp_path_factory.mktemp("judged"))
-    (folder / "data" / "documents").mkdir(parents=True)
-    for name, text in TEXTS.items():
-        (folder / "data" / "documents" / f"{name}.txt").write_text(text)
-    with open(folder / "data" / "queries.jsonl", "w") as out:
-        for number, (doc, question, answer) in enumerate(QUESTIONS):
-            start = TEXTS[doc].index(answer)
-            out.write(json.dumps({"id": f"q{number}", "question": question, "answers": [answer], "references": [
-                {"doc_id": doc, "start": start, "end": start + len(answer)}]}) + "\n")
+    write_native_dataset(folder, TEXTS, QUESTIONS)
     shipped = (folder / "conf" / "judge" / "lexical.yaml").read_text()
     lexical = re.sub(r"\nauc: [0-9.]+", "\nauc: null", re.sub(r"\nthreshold: [0-9.]+", "\nthreshold: 0.5", shipped))
     assert "\nthreshold: 0.5 " in lexical and "\nauc: null " in lexical
