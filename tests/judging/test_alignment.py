@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ragsweep.judging.alignment import alignment_pairs, load_alignment_claims
+from ragsweep.judging.alignment import alignment_pairs, load_alignment_claims, measure_alignment
+from ragsweep.judging.base import Verdict
 from ragsweep.judging.labelled_claims import LabelledClaim, load_claims
 
 RAGSWEEP = Path(sys.executable).with_name("ragsweep")
@@ -93,3 +94,26 @@ def test_a_judge_that_cannot_be_aligned_is_refused(tmp_path, scratch_project):
                            "none", "--folds", "2"], cwd=project, text=True, capture_output=True, timeout=300)
     assert done.returncode == 2 and "--judge lexical: LexicalJudge cannot be aligned" in done.stderr
     assert not (project / "conf" / "judge" / "aligned.yaml").exists()
+
+
+class _Keyword:
+    """A stand-in judge, aligned or not: a claim saying "true" scores 1, others 0, and one saying "broken" fails."""
+
+    threshold = 0.5
+
+    def aligned(self, claims):
+        return self
+
+    def judge(self, pairs):
+        return [Verdict(None, "error", "down") if "broken" in pair.claim else Verdict(float("true" in pair.claim), "ok",
+                                                                                      "") for pair in pairs]
+
+
+def test_claims_whose_scoring_failed_are_counted_not_scored():
+    claims = [LabelledClaim(f"c{n}", "", (f"passage {n % 4}",), f"{'true' if n % 2 else 'false'} claim {n}", n % 2)
+              for n in range(8)]
+    claims[2] = LabelledClaim("c2", "", ("passage 2",), "broken claim", 0)
+    report = measure_alignment(_Keyword(), claims, folds=2)
+    assert (report.before, report.after) == (1.0, 1.0)
+    assert report.unscored == 2  # once before, once out of fold
+    assert "2 claim scorings failed" in report.table()

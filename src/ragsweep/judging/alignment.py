@@ -144,6 +144,7 @@ class AlignmentReport:
     heldout: str | None = None
     heldout_before: float | None = None
     heldout_after: float | None = None
+    unscored: int = 0  # claim scorings whose every judge call failed, left out of the AUCs
 
     def table(self) -> str:
         lines = [f"  {'':<52}{'before':>8}{'after':>8}",
@@ -152,6 +153,8 @@ class AlignmentReport:
         if self.heldout is not None:
             lines.append(f"  {'AUC held out on ' + Path(self.heldout).stem:<52}{self.heldout_before:>8.3f}"
                          f"{self.heldout_after:>8.3f}")
+        if self.unscored:
+            lines.append(f"  {self.unscored} claim scorings failed (every judge call of the claim) and are left out")
         return "\n".join(lines)
 
 
@@ -168,22 +171,29 @@ def measure_alignment(judge: Any, claims: Sequence[LabelledClaim], folds: int = 
     if len(contexts) < folds or folds < 2:
         raise ValueError(f"--folds {folds}: the labels cover {len(contexts)} distinct passages; give 2 to "
                          f"{len(contexts)} folds")
+    unscored = []
+
+    def scored_by(model: Any, which: Sequence[LabelledClaim]) -> list[float | None]:
+        found = _scores(model, which)
+        unscored.extend(score for score in found if score is None)
+        return found
+
     out_of_fold: list[float | None] = [None] * len(claims)
     splits = GroupKFold(n_splits=folds).split(claims, groups=[contexts[c.context] for c in claims])
     for train, test in splits:
-        scores = _scores(judge.aligned([claims[i] for i in train]), [claims[i] for i in test])
+        scores = scored_by(judge.aligned([claims[i] for i in train]), [claims[i] for i in test])
         for index, score in zip(test, scores, strict=True):
             out_of_fold[index] = score
     labels = [claim.label for claim in claims]
     scored = [(label, score) for label, score in zip(labels, out_of_fold, strict=True) if score is not None]
-    report = {"labels": len(claims), "folds": folds, "before": _auc(claims, _scores(judge, claims)),
+    report = {"labels": len(claims), "folds": folds, "before": _auc(claims, scored_by(judge, claims)),
               "after": _auc(claims, out_of_fold),
               "threshold": best_threshold(np.array([y for y, _ in scored]), np.array([s for _, s in scored]))}
     if heldout is not None:
         name, other = heldout
-        report.update(heldout=name, heldout_before=_auc(other, _scores(judge, other)),
-                      heldout_after=_auc(other, _scores(judge.aligned(claims), other)))
-    return AlignmentReport(**report)
+        report.update(heldout=name, heldout_before=_auc(other, scored_by(judge, other)),
+                      heldout_after=_auc(other, scored_by(judge.aligned(claims), other)))
+    return AlignmentReport(**report, unscored=len(unscored))
 
 
 def write_claims(path: Path, claims: Sequence[LabelledClaim]) -> Path:
