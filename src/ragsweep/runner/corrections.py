@@ -19,7 +19,7 @@ from ragsweep.judging.labels import LabelledClaim, claim_key
 from ragsweep.metrics import judged
 from ragsweep.metrics.corrected import corrected_mean, error_check, error_rates
 from ragsweep.runner.build import Pipeline
-from ragsweep.runner.judging import Judgement
+from ragsweep.runner.judging import Judgement, claim_supports
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def corrected_estimates(pipeline: Pipeline, query_ids: Sequence[str], judgements
     estimate, the error rates it used and their check per generator; a metric whose labels cannot
     correct it (too few of a class, a judge that does not separate them) is left out with a warning."""
     threshold = pipeline.judge.component.threshold
-    supports = [judged.claim_support([[v.score for v in row] for row in j.support]) for j in judgements]
+    supports = claim_supports(judgements)
     pool = _pool(pipeline, query_ids, judgements, supports)
     found: dict[str, dict] = {}
     for name, value, per_question in (

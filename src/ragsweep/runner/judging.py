@@ -101,9 +101,13 @@ def judged_scores(judgement: Judgement, question: str, answer: str | None, thres
 def run_summaries(pipeline: Pipeline, judgements: Sequence[Judgement]) -> dict[str, dict]:
     """What metrics.json holds for the whole run beside the per-question means: the micro averages and the
     failure rates (with `judge.labels`, `runner.corrections` adds the corrected estimates)."""
-    threshold = pipeline.judge.component.threshold
-    supports = [judged.claim_support([[v.score for v in row] for row in j.support]) for j in judgements]
-    return {**judged.micro_summaries(supports, threshold), **failure_rates(judgements)}
+    return {**judged.micro_summaries(claim_supports(judgements), pipeline.judge.component.threshold),
+            **failure_rates(judgements)}
+
+
+def claim_supports(judgements: Sequence[Judgement]) -> list[list[float | None]]:
+    """Each question's claims' support (`metrics.judged.claim_support`: best score over its passages)."""
+    return [judged.claim_support([[v.score for v in row] for row in j.support]) for j in judgements]
 
 
 def write_failed_calls(output_dir: Path, query_ids: Sequence[str], judgements: Sequence[Judgement]) -> list[Path]:
