@@ -14,7 +14,7 @@ from ragsweep.cache import fingerprint, semantic_config
 LABEL_KEY = "label"  # set by an exported best config (conf/best/<name>.yaml) to the winner's label
 # Keys that say where results go or how the sweep behaves, never what a job computes.
 NON_RESULT_KEYS = frozenset({"paths", "tracking", "cache", "experiment", "optimized_metric", "force", "fail_fast",
-                             LABEL_KEY})
+                             LABEL_KEY, "race"})  # race: which questions a racing round runs, not the configuration
 
 
 def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str) -> str:

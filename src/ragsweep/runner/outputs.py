@@ -49,17 +49,17 @@ def write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: S
 
 def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequence[Hit]],
                  hits: Sequence[Sequence[Hit]], generations: Sequence[Generation], search_ms: np.ndarray,
-                 rerank_ms: np.ndarray, pipeline: Pipeline,
-                 judgements: Sequence[Judgement] | None = None) -> list[dict]:
-    """What each question of the latency sample went through (the questions whose every stage was timed),
-    for the tracker's traces: retrieval, rerank and generation with their inputs, outputs and milliseconds,
-    and with `judgements` the judge's verdict on each claim of the answer."""
+                 rerank_ms: np.ndarray, pipeline: Pipeline, judgements: Sequence[Judgement] | None = None,
+                 timed: Sequence[int] | None = None) -> list[dict]:
+    """What each question of the latency sample went through (the questions whose every stage was timed, at
+    positions `timed`; default `latency_sample`), for the tracker's traces: retrieval, rerank and generation
+    with their inputs, outputs and milliseconds, and with `judgements` the judge's verdict on each claim."""
     def documents(query_hits: Sequence[Hit]) -> list[dict]:
         return [{**chunks[hit.index].span.to_dict(), "text": chunks[hit.index].text, "score": hit.score}
                 for hit in query_hits[: pipeline.k]]
 
     traces = []
-    for row, position in enumerate(latency_sample(len(dataset.queries))):
+    for row, position in enumerate(latency_sample(len(dataset.queries)) if timed is None else timed):
         query, made = dataset.queries[position], generations[position]
         stages = [{"name": "retrieval", "span_type": "RETRIEVER", "inputs": {"question": query.text},
                    "outputs": documents(first[position]), "ms": float(search_ms[row])}]

@@ -96,7 +96,7 @@ STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "retriever", "reranke
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
-            "tracking", "paths", "cache", LABEL_KEY, "hydra")
+            "tracking", "paths", "cache", LABEL_KEY, "race", "hydra")
 CACHE_KEYS = ("enabled", "dir", "locks")
 
 
@@ -137,7 +137,8 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     OmegaConf.set_readonly(config, True)
     label, choices = ("run", {}) if naming is None else (
         config_label(naming.overrides, naming.config_name, cfg.get(LABEL_KEY)), group_choices(naming.choices))
-    params = {**dotted_params(resolved),
+    # not `race`: the round changes each time a race extends the configuration's run
+    params = {**dotted_params({key: value for key, value in resolved.items() if key != "race"}),
               **{group: option for group, option in choices.items() if group not in unused}}
     targets = {group: str(resolved[group]["_target_"]) for group in STAGE_GROUPS
                if isinstance(resolved.get(group), dict) and "_target_" in resolved[group]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import sys
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
@@ -27,13 +29,14 @@ from ragsweep.runner.corrections import corrected_estimates, judge_source
 from ragsweep.runner.judging import fail_on_judge_failures, judge_answers, run_summaries, write_failed_calls
 from ragsweep.runner.outputs import query_traces, write_results
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
+from ragsweep.runner.race_questions import RACE_KEY, RaceRound, race_dataset
 from ragsweep.runner.relevance import (fail_on_relevance_failures, judge_relevance, relevance_records,
                                        relevance_summary, span_labels, warn_unvalidated_relevance,
                                        write_failed_relevance)
 from ragsweep.runner.scoring import latency_metrics, score_questions
-from ragsweep.runner.stages import (chunk_dataset, first_stage, generate, located_counts, rerank,
-                                    whole_retrieval)
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG
+from ragsweep.runner.stages import chunk_dataset, generate, located_counts, ranked_in_shards, whole_retrieval
+from ragsweep.tracking.mlflow_tracker import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RACE_FINGERPRINT_TAG,
+                                              RACE_QUESTIONS_TAG, RACE_SEED_TAG, RERUN_TAG)
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.types import Dataset
 
@@ -48,8 +51,9 @@ class RunContext:
     parent: str | None = None  # the sweep's MLflow parent run; None for a run on its own
 
 
-def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> float | None:
-    """Plan and run one job; return the metric a sweeper optimises.
+def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> float | dict | None:
+    """Plan and run one job; return the metric a sweeper optimises, or in a race (`race` set by the racing
+    sweeper) the round's per-question scores (`race.json`, see `_record_race_round`).
 
     Bad config or data ends the process with one line and exit code 2. In a sweep, a job that
     raises is already recorded as FAILED (with its traceback) and the sweep goes on, unless
@@ -65,11 +69,13 @@ def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> floa
     except Exception as error:
         if context.parent is not None:
             sweep_job_failed(name, error, cfg.get("fail_fast", False))
-            return float("nan") if metric else None
+            return None if RACE_KEY in cfg else float("nan") if metric else None
         if isinstance(error, JOB_FAILURES):  # one run: its FAILED record is in MLflow; the user needs a line
             print(f"ragsweep: error: {error}", file=sys.stderr)
             raise SystemExit(1) from None
         raise
+    if RACE_KEY in cfg:
+        return json.loads((context.output_dir / RACE_FILE).read_text())
     return means[metric] if metric else None
 
 
@@ -84,7 +90,10 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
     dataset = load_once(pipeline.dataset)
     config_id = plan.fingerprint(dataset.fingerprint)
     parent = context.parent
+    race = RaceRound.from_setting(plan.config[RACE_KEY]) if RACE_KEY in plan.config else None
     with _job_lock(pipeline, config_id, plan.label) if parent else nullcontext():
+        if race is not None:
+            return _run_race_round(pipeline, dataset, config_id, context, race)
         if parent and not plan.config.get("force", False):
             finished = pipeline.tracker.finished_run(config_id)
             if finished is not None:
@@ -96,6 +105,51 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
             return _run_job(pipeline, dataset, config_id, context)
         finally:
             _freeze_loaded_heap(computed=sum(pipeline.cache.misses.values()) > 0)
+
+
+RACE_FILE = "race.json"  # a race job's per-question scores on the raced metric, for the racing sweeper
+
+
+def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext,
+                    race: RaceRound) -> dict[str, float]:
+    """One round of a race for one configuration: its first n questions in the race's order, logged into the
+    configuration's one run of this race, which each round extends (reopened, its metrics logged at step n).
+
+    A round this configuration already finished (a killed race run again) is not recomputed: its run's
+    per-question scores are read back. The run gets the configuration's fingerprint tag, which a plain sweep
+    reuses, only once it has run every question.
+    """
+    total = len(dataset.queries)
+    asked = race.questions(total)
+    tracker = pipeline.tracker
+    earlier = tracker.race_run(config_id, race.seed)
+    done = int(earlier.data.tags.get(RACE_QUESTIONS_TAG, 0)) if earlier is not None else 0
+    if earlier is not None and earlier.info.status == "FINISHED" and done >= asked:
+        log.info("skipped %s: run %s already ran its first %d questions of this race", pipeline.plan.label,
+                 earlier.info.run_id, done)
+        tracker.adopt(earlier.info.run_id, context.parent)
+        context.output_dir.mkdir(parents=True, exist_ok=True)
+        tracker.download_artifact(earlier.info.run_id, "per_query.jsonl", context.output_dir)
+        _record_race_round(context.output_dir, earlier.info.run_id, race, total, asked)
+        return dict(earlier.data.metrics)
+    resumed = earlier.info.run_id if earlier is not None else None
+    means = _run_job(pipeline, race_dataset(dataset, race), config_id, context, race=(race, dataset, resumed))
+    _record_race_round(context.output_dir, tracker.last_run_id, race, total, asked)
+    return means
+
+
+def _record_race_round(output_dir: Path, run_id: str, race: RaceRound, total: int, asked: int) -> None:
+    """race.json: the run, how many questions the dataset has, and the raced metric of each of the round's
+    questions in the race's order (null where the question failed: no answer, or its judging failed)."""
+    ids, values = [], []
+    for line in (output_dir / "per_query.jsonl").read_bytes().splitlines()[:asked]:
+        record = orjson.loads(line)
+        ids.append(record["id"])
+        value = record["metrics"].get(race.metric)
+        values.append(None if value is None or value != value else float(value))
+    (output_dir / RACE_FILE).write_text(json.dumps(
+        {"run_id": run_id, "total": total, "questions": len(ids), "metric": race.metric, "ids": ids,
+         "values": values}))
 
 
 def _freeze_loaded_heap(computed: bool) -> None:
@@ -127,32 +181,41 @@ def _job_lock(pipeline: Pipeline, config_id: str, label: str) -> Iterator[None]:
         yield
 
 
-def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext) -> dict[str, float]:
-    """Run the configuration and record it as one MLflow run (under `context.parent` in a sweep)."""
+def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext,
+             race: tuple[RaceRound, Dataset, str | None] | None = None) -> dict[str, float]:
+    """Run the configuration and record it as one MLflow run (under `context.parent` in a sweep). In a race,
+    `race` is the round, the whole dataset (chunked, tagged and logged as the run's dataset) and the run to
+    extend (None in the first round)."""
     plan, output_dir, parent = pipeline.plan, context.output_dir, context.parent
     cfg = plan.config
     label = plan.label
-    tags = {"dataset.name": dataset.name, "dataset.fingerprint": dataset.fingerprint,
-            FINGERPRINT_TAG: config_id, "ragsweep.sweep": plan.sweep, "ragsweep.git_sha": git_sha(),
+    identity = {FINGERPRINT_TAG: config_id}
+    whole = race[1] if race else dataset
+    if race is not None:
+        asked = len(dataset.queries)
+        identity = {RACE_FINGERPRINT_TAG: config_id, RACE_SEED_TAG: str(race[0].seed),
+                    RACE_QUESTIONS_TAG: str(asked), **(identity if asked == len(whole.queries) else {})}
+    tags = {"dataset.name": dataset.name, "dataset.fingerprint": whole.fingerprint,
+            **identity, "ragsweep.sweep": plan.sweep, "ragsweep.git_sha": git_sha(),
             "ragsweep.version": ragsweep.__version__, LABEL_TAG: label,
             **({RERUN_TAG: "export"} if cfg.get(LABEL_KEY) else {}),  # an exported best config run again by hand
             **({JUDGE_TAG: judge_source(pipeline)} if pipeline.judge is not None else {}),
             **{f"version.{name}": version for name, version in package_versions().items()}}
-    with pipeline.tracker.start_run(label, dict(plan.params), tags, parent, record_dir=output_dir):
-        pipeline.tracker.log_dataset(dataset.name, dataset.fingerprint, _dataset_source(cfg), len(dataset.queries))
+    with pipeline.tracker.start_run(label, dict(plan.params), tags, parent, record_dir=output_dir,
+                                    resume=race[2] if race else None, step=len(dataset.queries) if race else 0):
+        pipeline.tracker.log_dataset(dataset.name, whole.fingerprint, _dataset_source(cfg), len(whole.queries))
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]
         if plan.whole_retriever:  # it chunked and ranked on its own; its texts are located as spans
             chunks, first, search_ms, located = _timed(
                 seconds, "retrieval", lambda: whole_retrieval(pipeline, dataset, questions))
-            hits, rerank_ms = first, np.zeros(0)
+            hits, rerank_ms, timed = first, np.zeros(0), None
         else:
-            chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, dataset))
+            chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, whole))
             located = located_counts(chunks_key)
-            first, retrieval_key, search_ms = _timed(
-                seconds, "retrieval", lambda: first_stage(pipeline, chunks, chunks_key, questions))
-            hits, rerank_ms = _timed(seconds, "rerank",
-                                     lambda: rerank(pipeline, chunks, questions, first, retrieval_key))
+            shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]
+            first, hits, search_ms, rerank_ms, timed = ranked_in_shards(pipeline, chunks, chunks_key, questions,
+                                                                        shards, seconds)
         generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, chunks, hits))
         judgements = _timed(seconds, "judging", lambda: judge_answers(pipeline, questions, chunks, hits, generations))
         relevance = _timed(seconds, "relevance", lambda: judge_relevance(pipeline, questions, chunks, hits))
@@ -162,11 +225,11 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             lambda: score_questions(pipeline, dataset, chunks, hits, generations, judgements, labels, relevance))
         corpora = [query.corpus for query in dataset.queries]
         summary = summarize(per_query, corpora, cfg.get("bootstrap_samples", 1000))
-        timings = latency_metrics(search_ms, rerank_ms, generations)
+        timings = latency_metrics(search_ms, rerank_ms, generations, timed=timed)
         if generations is not None:  # a retrieval-only job's metrics.json keeps its metrics
             costs = costs_per_query(generations, pipeline.evaluator.tokenizer.count)
             summary.update(summarize(costs, corpora, cfg.get("bootstrap_samples", 1000)))
-            summary.update(latency_metrics(search_ms, rerank_ms, generations, summaries=True))
+            summary.update(latency_metrics(search_ms, rerank_ms, generations, summaries=True, timed=timed))
         if judgements is not None:
             summary.update(run_summaries(pipeline, judgements))
             if pipeline.claim_labels:
@@ -192,7 +255,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         if generations is not None:
             pipeline.tracker.log_query_traces(
                 query_traces(dataset, chunks, first, hits, generations, search_ms, rerank_ms, pipeline,
-                             judgements))
+                             judgements, timed))
             files += write_generation_errors(output_dir, dataset, generations, pipeline.max_error_rate)
         if judgements is not None:
             files += write_failed_calls(output_dir, [query.id for query in dataset.queries], judgements)

@@ -58,7 +58,7 @@ def score_questions(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk
 
 
 def latency_metrics(search_ms: np.ndarray, rerank_ms: np.ndarray, generations: Sequence[Generation] | None = None,
-                    summaries: bool = False) -> dict:
+                    summaries: bool = False, timed: Sequence[int] | None = None) -> dict:
     """p50 and p95 milliseconds per question of search, rerank, generation and end to end (`latency_ms_*`);
     with `summaries`, each as metrics.json holds it (value, questions, bootstrap CI).
 
@@ -72,7 +72,7 @@ def latency_metrics(search_ms: np.ndarray, rerank_ms: np.ndarray, generations: S
     if generations is not None:
         timings.update(measure("generation_ms", np.array([made.latency_ms for made in generations
                                                           if made.error is None])))
-        sampled = [generations[i] for i in latency_sample(len(generations))]
+        sampled = [generations[i] for i in (latency_sample(len(generations)) if timed is None else timed)]
         generation_ms = np.array([np.nan if made.error else made.latency_ms for made in sampled])
     timings.update(measure("latency_ms", end_to_end_ms(search_ms, rerank_ms, generation_ms)))
     return timings

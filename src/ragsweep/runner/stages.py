@@ -181,6 +181,31 @@ def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Se
     return _unpack(arrays, min(depth, keep or depth)), key, arrays["search_ms"]
 
 
+def ranked_in_shards(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,
+                     questions: Sequence[str], shards: Sequence[tuple[int, int]], seconds: dict[str, float]
+                     ) -> tuple[list[list[Hit]], list[list[Hit]], np.ndarray, np.ndarray, list[int]]:
+    """First-stage and reranked hits of every question, each shard of questions cached on its own (outside a
+    race one shard, all questions; in a race the questions each round added), with per-query search and rerank
+    milliseconds and the positions of the questions they timed (each shard's latency sample); adds each
+    stage's seconds to `seconds`."""
+    first, hits, search_ms, rerank_ms, timed = [], [], [], [], []
+    seconds.update(retrieval=0.0, rerank=0.0)
+    for start, end in shards:
+        part = questions[start:end]
+        started = time.perf_counter()
+        shard_first, retrieval_key, shard_search_ms = first_stage(pipeline, chunks, chunks_key, part)
+        middle = time.perf_counter()
+        shard_hits, shard_rerank_ms = rerank(pipeline, chunks, part, shard_first, retrieval_key)
+        seconds["retrieval"] += middle - started
+        seconds["rerank"] += time.perf_counter() - middle
+        first += shard_first
+        hits += shard_hits
+        search_ms.append(shard_search_ms)
+        rerank_ms.append(shard_rerank_ms)
+        timed += [start + position for position in latency_sample(end - start)]
+    return first, hits, np.concatenate(search_ms), np.concatenate(rerank_ms), timed
+
+
 def rerank(pipeline: Pipeline, chunks: Sequence[Chunk], questions: Sequence[str],
            hits: list[list[Hit]], retrieval_key: str) -> tuple[list[list[Hit]], np.ndarray]:
     """Reorder each question's first `candidates` hits, and per-query rerank milliseconds;

@@ -30,6 +30,10 @@ ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configurat
 PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"  # set in each job's process through the job's config (hydra.job.env_set)
 RERUN_ENV = "RAGSWEEP_RERUN"  # why this process reruns an export (verify, gate), tagged as RERUN_TAG
 RERUN_TAG = "ragsweep.rerun"
+# A race's run of one configuration (hydra/sweeper=racing): found again by these each round and after a restart.
+RACE_FINGERPRINT_TAG = "ragsweep.race.fingerprint"  # the config fingerprint, before it has run every question
+RACE_SEED_TAG = "ragsweep.race.seed"  # the seed of the race's question order
+RACE_QUESTIONS_TAG = "ragsweep.race.questions"  # questions the run has run so far
 
 
 def dotted_params(tree: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
@@ -76,6 +80,7 @@ class MlflowTracker:
             os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = str(int(http_retries))
         self._traces_pending: list[tuple[str, dict]] = []  # (trace id, record) logged, not yet flushed
         self._run = None  # the RunInfo of the run being logged
+        self._step = 0  # the step its metrics are logged at (a race's questions so far)
         self._record: RunRecord | None = None
 
     def client(self):
@@ -91,9 +96,11 @@ class MlflowTracker:
 
     @contextmanager
     def start_run(self, name: str, params: dict[str, Any], tags: dict[str, str],
-                  parent_run_id: str | None = None, record_dir: Path | None = None) -> Iterator[str]:
+                  parent_run_id: str | None = None, record_dir: Path | None = None, resume: str | None = None,
+                  step: int = 0) -> Iterator[str]:
         """A job's run: FINISHED when the body returns, FAILED (with `traceback.txt`) when it raises,
-        KILLED on Ctrl-C.
+        KILLED on Ctrl-C. With `resume`, that run is reopened and extended instead (a race's next round), its
+        tags updated and its metrics logged at `step`.
 
         With `record_dir`, everything logged is also written to `record_dir/RECORD_FILE` first. When the
         store stops answering mid-run (after MLflow's own retries with backoff), the job goes on, the
@@ -106,7 +113,13 @@ class MlflowTracker:
             tags["mlflow.parentRunId"] = parent_run_id
             self._close_lost_attempts(parent_run_id, tags.get(FINGERPRINT_TAG))
         client = self.client()
-        self._run = client.create_run(experiment_id, run_name=name, tags=tags).info
+        if resume is None:
+            self._run = client.create_run(experiment_id, run_name=name, tags=tags).info
+        else:
+            client.update_run(resume, status="RUNNING")
+            self._set_tags(resume, tags)
+            self._run = client.get_run(resume).info
+        self._step = step
         self._record = RunRecord(record_dir, self.uri, self.experiment, self._run.run_id, name, tags,
                                  {key: _param_value(value) for key, value in params.items()})
         self._send("params", lambda: self._log_params(self._run.run_id, self._record.params))  # a failed run shows its config
@@ -231,7 +244,37 @@ class MlflowTracker:
         from mlflow.entities import Metric
 
         stamp = int(time.time() * 1000)
-        self.client().log_batch(run_id, metrics=[Metric(key, value, stamp, 0) for key, value in metrics.items()])
+        self.client().log_batch(run_id, metrics=[Metric(key, value, stamp, self._step)
+                                                 for key, value in metrics.items()])
+
+    def _set_tags(self, run_id: str, tags: Mapping[str, str]) -> None:
+        from mlflow.entities import RunTag
+
+        self.client().log_batch(run_id, tags=[RunTag(key, str(value)) for key, value in tags.items()])
+
+    @property
+    def last_run_id(self) -> str | None:
+        """The run this tracker logged last (the job's), or None."""
+        return self._run.run_id if self._run is not None else None
+
+    def race_run(self, config_fingerprint: str, seed: int):
+        """The newest run of this configuration in a race with this question order (any status), or None."""
+        runs = self.client().search_runs(
+            [self.experiment_id()],
+            filter_string=f"tags.`{RACE_FINGERPRINT_TAG}` = '{config_fingerprint}' and "
+                          f"tags.`{RACE_SEED_TAG}` = '{seed}'",
+            order_by=["attributes.start_time DESC"], max_results=1)
+        return runs[0] if runs else None
+
+    def adopt(self, run_id: str, parent_run_id: str | None) -> None:
+        """Make `run_id` a child of `parent_run_id` (a race run again: its finished rounds join the new race)."""
+        self._run = self.client().get_run(run_id).info
+        if parent_run_id:
+            self._set_tags(run_id, {"mlflow.parentRunId": parent_run_id})
+
+    def download_artifact(self, run_id: str, path: str, folder: Path) -> Path:
+        """A run's artifact file copied into `folder`."""
+        return Path(self.client().download_artifacts(run_id, path, str(folder)))
 
     def _log_artifacts(self, artifact_uri: str, paths: Sequence[Path]) -> None:
         from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
