@@ -30,6 +30,7 @@ from ragsweep.runner.build import build
 from ragsweep.runner.compose import composing
 from ragsweep.runner.errors import ConfigError, first_line
 from ragsweep.runner.plan import plan_job
+from ragsweep.runner.racing import RACING_SWEEPER, racing_problems
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.overrides import unknown_choices
 from ragsweep.tracking.store import sqlite_store_problem
@@ -69,6 +70,8 @@ def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
             primary = compose_checked(name, [*extra, *fixed], hydra=True)
             problems = _launcher_problems(primary)
             points = _points(primary, overrides) if args.multirun else [[o.input_line for o in overrides]]
+            if args.multirun and str(primary.hydra.sweeper.get("_target_", "")).endswith(RACING_SWEEPER):
+                problems += racing_problems(primary, points)
         except ConfigError as error:
             return [str(error)]
         return problems or _point_problems(compose_checked, name, extra, points, multirun=bool(args.multirun))
@@ -182,7 +185,7 @@ def _points(primary: DictConfig, overrides: list[Override]) -> list[list[str]]:
         parsed = OverridesParser.create().parse_overrides(lines)
     except HydraException as error:
         raise ConfigError(f"hydra.sweeper.params: {first_line(error)}") from None
-    if str(primary.hydra.sweeper.get("_target_", "")).endswith("BasicSweeper"):
+    if str(primary.hydra.sweeper.get("_target_", "")).endswith(("BasicSweeper", RACING_SWEEPER)):
         return [list(point) for point in BasicSweeper.split_arguments(parsed, None)[0]]
     axes: dict[str, list[str]] = {}
     for override in parsed:  # later lines override earlier ones, as in the sweeper

@@ -107,11 +107,16 @@ class Race:
         self.delta, self.maximize = float(delta), maximize
         self.alpha = self.delta / (len(self.configs) - 1)
         self._stopped: dict[str, Elimination] = {}
+        self.withdrawn: set[str] = set()  # configurations whose job failed: out of the race, not compared
         self.history: list[RoundRecord] = []
 
     @property
     def survivors(self) -> list[str]:
-        return [config for config in self.configs if config not in self._stopped]
+        return [config for config in self.configs if config not in self._stopped and config not in self.withdrawn]
+
+    def withdraw(self, config: str) -> None:
+        """Take out a configuration whose job failed; the others race on (their alpha stays delta/(K-1))."""
+        self.withdrawn.add(config)
 
     @property
     def stopped(self) -> dict[str, Elimination]:

@@ -1,0 +1,189 @@
+"""A race over a grid (`hydra/sweeper=racing`): rounds of more questions, losing configurations stopped early.
+
+Each round launches the surviving configurations through the configured launcher (basic, joblib, Ray,
+submitit) on the first n questions of one seeded order (`race_questions`); each job returns its per-question
+scores on the raced metric; `Race` (`runner.race`) stops those its confidence sequences show worse than the
+leader. Whatever survives runs every question, so the winner's metrics are over the whole dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from ragsweep.judging.base import VALIDATED_AUC
+from ragsweep.metrics.registry import metric as declared
+from ragsweep.runner.errors import ConfigError
+from ragsweep.runner.race import Race, round_sizes
+from ragsweep.runner.race_questions import RACE_KEY
+
+log = logging.getLogger(__name__)
+
+RACING_SWEEPER = "RacingSweeper"  # the class name `hydra/sweeper=racing` instantiates
+
+
+@dataclass(frozen=True)
+class RacingSettings:
+    """`hydra.sweeper.racing`: the metric raced on, the chance of stopping the true best, the schedule."""
+
+    metric: str
+    delta: float = 0.05
+    min_questions: int = 10
+    schedule: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0)
+    seed: int = 0
+
+    @classmethod
+    def from_config(cls, racing: Mapping[str, Any] | None, optimized_metric: str | None) -> RacingSettings:
+        """Checked settings; ConfigError (one line) for a metric that cannot be raced on, a delta outside (0, 1),
+        a schedule that does not end at 100% or a bad min_questions."""
+        racing = dict(racing or {})
+        name = racing.get("metric") or optimized_metric
+        if not name:
+            raise ConfigError("hydra/sweeper=racing needs a metric to race on: set hydra.sweeper.racing.metric "
+                              "(or optimized_metric), e.g. hydra.sweeper.racing.metric=token_iou")
+        try:
+            raced = declared(str(name))
+        except ValueError as error:
+            raise ConfigError(f"hydra.sweeper.racing.metric: {error}") from None
+        if not raced.per_question or not raced.rankable or any(math.isinf(b) for b in raced.bounds):
+            raise ConfigError(f"hydra.sweeper.racing.metric={name}: a race compares per-question values with known "
+                              f"bounds; {name} is {'run-level' if not raced.per_question else 'unbounded or not a quality'}"
+                              "; race on e.g. token_iou, ndcg or answer_f1")
+        delta = racing.get("delta", 0.05)
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+            raise ConfigError(f"hydra.sweeper.racing.delta={delta}: the chance of stopping the true best must be "
+                              "in (0, 1), e.g. 0.05")
+        minimum = racing.get("min_questions", 10)
+        if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
+            raise ConfigError(f"hydra.sweeper.racing.min_questions={minimum}: give a positive integer, e.g. 10")
+        schedule = tuple(racing.get("schedule") or cls.schedule)
+        try:
+            round_sizes(schedule, 100, 1)
+        except ValueError as error:
+            raise ConfigError(f"hydra.sweeper.{error}") from None
+        return cls(raced.name, float(delta), minimum, tuple(float(s) for s in schedule),
+                   int(racing.get("seed", 0)))
+
+    def job_override(self, round_index: int) -> str:
+        """The override that puts a job in this race's round (read by `race_questions.RaceRound`)."""
+        schedule = ",".join(repr(share) for share in self.schedule)
+        return (f"+{RACE_KEY}={{seed:{self.seed},round:{round_index},schedule:[{schedule}],"
+                f"min_questions:{self.min_questions},metric:{self.metric}}}")
+
+
+def racing_problems(primary: DictConfig, points: Sequence[Sequence[str]]) -> list[str]:
+    """A racing sweep's problems before any work: its settings, at least two configurations, and a judged metric
+    only from a judge whose held-out AUC clears `VALIDATED_AUC`."""
+    try:
+        settings = RacingSettings.from_config(OmegaConf.to_container(primary.hydra.sweeper.get("racing") or {},
+                                                                     resolve=True),
+                                              primary.get("optimized_metric"))
+    except ConfigError as error:
+        return [str(error)]
+    if len(points) < 2:
+        return ["hydra/sweeper=racing: a race needs at least two configurations; give a grid (e.g. k=3,5,10) or "
+                "use the basic sweeper for one"]
+    if declared(settings.metric).stage == "judged":
+        auc = OmegaConf.select(primary, "judge.auc")
+        if auc is None or auc < VALIDATED_AUC:
+            return [f"hydra.sweeper.racing.metric={settings.metric}: its judge has no held-out AUC of at least "
+                    f"{VALIDATED_AUC} (judge.auc={auc}); race on a reference-based metric such as answer_f1, or "
+                    "validate the judge with `ragsweep calibrate`"]
+    return []
+
+
+@dataclass
+class RaceRecord:
+    """What a race did, for its parent run and its summary."""
+
+    metric: str
+    delta: float
+    total: int = 0
+    rounds: list[dict] = field(default_factory=list)  # questions and survivors after each round
+    stopped: dict[str, dict] = field(default_factory=dict)  # configuration -> why it stopped
+    failed: dict[str, str] = field(default_factory=dict)  # configuration -> its job's failure
+    runs: dict[str, str] = field(default_factory=dict)  # configuration -> its run id
+    questions: dict[str, int] = field(default_factory=dict)  # configuration -> questions it ran
+    left_out: dict[str, int] = field(default_factory=dict)  # configuration -> its failed questions
+    winner: str | None = None
+
+    @property
+    def evaluations(self) -> int:
+        return sum(self.questions.values())
+
+    def summary(self) -> str:
+        """The race in one line, as the sweep ends."""
+        full = self.total * len(self.questions)
+        winner = (f"winner {self.winner}, which ran all {self.total} questions" if self.winner
+                  else "no winner: every configuration failed")
+        return (f"Race on {self.metric}: {winner}; {len(self.stopped)} of {len(self.questions)} configurations "
+                f"stopped early, {len(self.failed)} failed; {self.evaluations} of {full} (configuration, question) "
+                f"evaluations ({self.evaluations / full:.0%} of a full grid)" if full else
+                f"Race on {self.metric}: {winner}")
+
+    def to_json(self) -> str:
+        return json.dumps({**asdict(self), "evaluations": self.evaluations,
+                           "full_grid_evaluations": self.total * len(self.questions)}, indent=2)
+
+
+Launch = Callable[[list[list[str]]], list[Any]]  # a batch of jobs' overrides -> their race.json contents (None: failed)
+
+
+def run_race(grid: Sequence[Sequence[str]], settings: RacingSettings, launch: Launch,
+             exclude: Collection[str] = ()) -> RaceRecord:
+    """Race the grid's configurations: launch each round's survivors, stop the losers, end with a winner that ran
+    every question (or none, when every configuration failed). A configuration below the leader after the last
+    round ran every question: it lost, it was not stopped. `exclude`: the override keys left out of job names."""
+    labels = configuration_labels(grid, exclude)
+    record = RaceRecord(settings.metric, settings.delta)
+    raced = declared(settings.metric)
+    race: Race | None = None
+    survivors = list(range(len(grid)))
+    round_index = 0
+    while survivors:
+        results = launch([[*grid[i], settings.job_override(round_index)] for i in survivors])
+        scores: dict[str, list[float | None]] = {}
+        for i, result in zip(survivors, results, strict=True):
+            if result is None:
+                record.failed[labels[i]] = f"its job failed in round {round_index + 1}"
+                continue
+            record.total = int(result["total"])
+            record.runs[labels[i]] = result["run_id"]
+            record.questions[labels[i]] = int(result["questions"])
+            record.left_out[labels[i]] = sum(value is None for value in result["values"])
+            scores[labels[i]] = result["values"]
+        if not scores:
+            break
+        sizes = round_sizes(settings.schedule, record.total, settings.min_questions)
+        if race is None:
+            race = Race(labels, record.total, raced.bounds, settings.delta, raced.direction != "minimize")
+        for label in record.failed:
+            race.withdraw(label)
+        last = sizes[min(round_index, len(sizes) - 1)] == record.total
+        for stop in race.update(round_index, scores):
+            if not last:
+                record.stopped[stop.config] = {**asdict(stop), "round": round_index + 1}
+        survivors = [i for i in survivors if labels[i] in race.survivors]
+        record.rounds.append({"round": round_index + 1, "questions": sizes[min(round_index, len(sizes) - 1)],
+                              "survivors": [labels[i] for i in survivors]})
+        log.info("race round %d: %d questions, %d configuration(s) left", round_index + 1,
+                 record.rounds[-1]["questions"], len(survivors))
+        if last:
+            break
+        round_index = len(sizes) - 1 if len(survivors) == 1 else round_index + 1  # a lone survivor goes straight on
+    if race is not None and race.history and race.leader in race.survivors:
+        record.winner = race.leader
+    return record
+
+
+def configuration_labels(grid: Sequence[Sequence[str]], exclude: Collection[str] = ()) -> list[str]:
+    """Each point's name as Hydra names its job (`hydra.job.override_dirname`: its overrides sorted, those of
+    the `exclude` keys left out), which is also its run's name."""
+    return [",".join(sorted(o for o in point if o.split("=", 1)[0].lstrip("+~") not in exclude)) or "defaults"
+            for point in grid]

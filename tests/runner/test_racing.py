@@ -1,0 +1,117 @@
+"""The race over a grid (runner.racing): who is stopped, what each round launches, what is refused."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from ragsweep.runner.errors import ConfigError
+from ragsweep.runner.race import round_sizes
+from ragsweep.runner.racing import RacingSettings, configuration_labels, run_race
+
+N = 400
+
+
+class FakeLaunch:
+    """Jobs that return fixed per-question values (in the race's order), as a racing job's race.json would."""
+
+    def __init__(self, means: dict[str, float], settings: RacingSettings, fail: dict[str, int] | None = None):
+        rng = np.random.default_rng(7)
+        difficulty = rng.normal(size=N)
+        self.values = {name: (rng.normal(size=N) * 0.5 + difficulty + 4 * (mean - 0.5) > 0).astype(float)
+                       for name, mean in means.items()}
+        self.settings, self.fail = settings, fail or {}
+        self.batches: list[list[str]] = []
+        self.questions: dict[str, int] = {}
+
+    def __call__(self, batch: list[list[str]]) -> list[dict | None]:
+        self.batches.append([",".join(point[:-1]) for point in batch])
+        returned = []
+        for point in batch:
+            name, race = ",".join(point[:-1]), point[-1]
+            round_index = int(re.search(r"round:(\d+)", race).group(1))
+            n = round_sizes(self.settings.schedule, N, self.settings.min_questions)[round_index]
+            if self.fail.get(name) == round_index:
+                returned.append(None)
+                continue
+            self.questions[name] = n
+            values = [None if i % 37 == 0 else float(v) for i, v in enumerate(self.values[name][:n])]
+            returned.append({"run_id": f"run-{name}", "total": N, "questions": n, "metric": "recall",
+                             "ids": [f"q{i}" for i in range(n)], "values": values})
+        return returned
+
+
+def test_a_clearly_worse_configuration_stops_early_and_the_winner_runs_every_question():
+    settings = RacingSettings("recall")
+    launch = FakeLaunch({"k=10": 0.8, "k=5": 0.78, "k=1": 0.2}, settings)
+    record = run_race([["k=10"], ["k=5"], ["k=1"]], settings, launch)
+    assert record.winner == "k=10" and launch.questions["k=10"] == N
+    assert "k=1" in record.stopped and record.stopped["k=1"]["questions"] < N
+    stop = record.stopped["k=1"]
+    assert stop["high"] < 0 and stop["leader"] in {"k=10", "k=5"} and stop["left_out"] > 0  # failures counted
+    assert record.evaluations < 3 * N
+    assert "k=1" not in launch.batches[-1]
+
+
+def test_a_lone_survivor_goes_straight_to_the_last_round():
+    settings = RacingSettings("recall", min_questions=40)
+    launch = FakeLaunch({"a=1": 0.9, "a=2": 0.1}, settings)
+    record = run_race([["a=1"], ["a=2"]], settings, launch)
+    assert record.stopped["a=2"]["round"] == 1
+    assert [r["questions"] for r in record.rounds] == [40, N]  # rounds 2 and 3 skipped
+    assert record.winner == "a=1"
+
+
+def test_a_configuration_whose_job_fails_is_withdrawn_and_said():
+    settings = RacingSettings("recall")
+    launch = FakeLaunch({"k=10": 0.8, "k=5": 0.78, "k=1": 0.75}, settings, fail={"k=5": 1})
+    record = run_race([["k=10"], ["k=5"], ["k=1"]], settings, launch)
+    assert record.failed == {"k=5": "its job failed in round 2"}
+    assert all("k=5" not in batch for batch in launch.batches[2:])
+    assert record.winner in {"k=10", "k=1"} and launch.questions[record.winner] == N
+
+
+def test_no_winner_when_every_job_fails():
+    settings = RacingSettings("recall")
+    launch = FakeLaunch({"a=1": 0.5, "a=2": 0.5}, settings, fail={"a=1": 0, "a=2": 0})
+    assert run_race([["a=1"], ["a=2"]], settings, launch).winner is None
+
+
+def test_labels_are_the_jobs_names():
+    grid = [["k=1", "experiment=x", "+chunker.size=100"], ["k=3", "experiment=x", "+chunker.size=100"]]
+    assert configuration_labels(grid, ["experiment"]) == ["+chunker.size=100,k=1", "+chunker.size=100,k=3"]
+
+
+@pytest.mark.parametrize("racing, optimized, message", [
+    ({}, None, "needs a metric to race on"),
+    ({"metric": "latency_ms_p95"}, None, "a race compares per-question values with known bounds"),
+    ({"metric": "faithfulness_micro"}, None, "run-level"),
+    ({"metric": "no_such"}, None, "unknown metric"),
+    ({"metric": "recall", "delta": 1.5}, None, "must be in (0, 1)"),
+    ({"metric": "recall", "delta": 0}, None, "must be in (0, 1)"),
+    ({"schedule": [0.25, 0.5]}, "recall", "must end at 1.0"),
+    ({"schedule": [0.5, 0.25, 1.0]}, "recall", "increasing"),
+    ({"metric": "recall", "min_questions": 0}, None, "min_questions=0"),
+])
+def test_bad_racing_settings_are_refused_in_one_line(racing, optimized, message):
+    with pytest.raises(ConfigError, match=re.escape(message)) as error:
+        RacingSettings.from_config(racing, optimized)
+    assert "\n" not in str(error.value)
+
+
+def test_the_job_override_round_trips():
+    from omegaconf import OmegaConf
+
+    from ragsweep.runner.race_questions import RaceRound
+
+    settings = RacingSettings("ndcg", schedule=(0.2, 1.0), min_questions=5, seed=3)
+    override = settings.job_override(1)
+    assert override.startswith("+race={")
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    value = OverridesParser.create().parse_overrides([override])[0].value()
+    race = RaceRound.from_setting(OmegaConf.create(value))
+    assert (race.seed, race.round, race.schedule, race.min_questions, race.metric) == (3, 1, (0.2, 1.0), 5, "ndcg")
+    assert race.questions(100) == 100 and race.shards(100) == [(0, 20), (20, 100)]
