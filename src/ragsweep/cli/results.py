@@ -20,6 +20,7 @@ def best_command(args: argparse.Namespace) -> int:
     from ragsweep.results.corrected import difference_line
     from ragsweep.results.rerun import compare, rerun
     from ragsweep.tracking.judges import judge_notes, summary_table
+    from ragsweep.tracking.race import stopped_lines
     from ragsweep.tracking.runs import markdown, tie_note
 
     if args.top < 1:
@@ -37,6 +38,10 @@ def best_command(args: argparse.Namespace) -> int:
     for note in notes:
         if note:
             print(note + "\n")
+    stopped = stopped_lines(experiment_tracker(args))
+    if stopped:
+        print("Stopped early in a race, not ranked (they did not run every question):\n"
+              + "\n".join(f"  {line}" for line in stopped) + "\n")
     print(f"wrote {export.config}, {export.manifest.name} and {export.questions.name} (commit all three for "
           f"`ragsweep gate`); rerun with: "
           f"ragsweep sweep --config-name best/{export.config.stem}")

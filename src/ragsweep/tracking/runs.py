@@ -15,12 +15,13 @@ import pandas as pd
 
 from ragsweep.metrics import registry
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, ROLE_TAG, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, RACE_QUESTIONS_TAG, ROLE_TAG, MlflowTracker
 
 CONFIG = "tags.mlflow.runName"
 LABEL = f"tags.{LABEL_TAG}"
 DATASET = "tags.dataset.name"
 FINGERPRINT = f"tags.{FINGERPRINT_TAG}"
+RACE_QUESTIONS = f"tags.{RACE_QUESTIONS_TAG}"
 DEFAULT_RANKING_METRIC = "token_iou"  # when a sweep sets no optimized_metric, and for `ragsweep best/report`
 SUMMARY_METRICS = ("token_recall", "token_precision", "token_iou", "precision_omega", "recall", "mrr", "ndcg")
 # shown when some run of the table has them (a job with a generator); latency_ms_p50 is then end to end
@@ -69,15 +70,17 @@ def failure_lines(jobs: pd.DataFrame) -> list[str]:
 
 
 def finished_jobs(tracker: MlflowTracker) -> pd.DataFrame:
-    """Every configuration's newest FINISHED job run in the experiment."""
+    """Every configuration's newest FINISHED job run in the experiment that ran every question (a race's
+    configurations stopped early carry no config fingerprint: see `stopped_in_races`)."""
     import mlflow
 
     tracker.client()
     runs = mlflow.search_runs([tracker.experiment_id()],
                               f"tags.`{ROLE_TAG}` = 'job' and attributes.status = 'FINISHED'",
                               order_by=["attributes.start_time DESC"])
-    if runs.empty:
+    if runs.empty or FINGERPRINT not in runs:
         return runs
+    runs = runs[runs[FINGERPRINT].notna()]
     return runs.drop_duplicates(FINGERPRINT, keep="first").reset_index(drop=True)
 
 
@@ -247,12 +250,19 @@ def unjudged_summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     """The columns a user ranks a sweep by: rank, config, status, the optimized metric first, then the rest; its
     judged columns are added by `tracking.judges.summary_table`, the table every command shows."""
     runs = ranked(runs, metric)
+    ran = race_questions(runs)
+    if ran is not None:  # a race: the configurations that ran every question are ranked, those stopped follow
+        runs, ran = _ran_everything_first(runs, ran)
     metrics = [metric, *[m for m in SUMMARY_METRICS if m != metric and f"metrics.{m}" in runs]]
     if has_generator(runs).any():  # a retrieval-only table keeps its columns
         metrics += [m for m in GENERATION_SUMMARY if m != metric and f"metrics.{m}" in runs]
     if "metrics.context_relevance_judged" in runs:
         metrics += [m for m in RELEVANCE_SUMMARY if m not in metrics and f"metrics.{m}" in runs]
     table = pd.DataFrame({"rank": range(1, len(runs) + 1), "config": labels(runs), "status": runs["status"]})
+    if ran is not None:
+        full = (ran == ran.max()).to_numpy()
+        table["rank"] = [str(rank) if whole else "stopped" for rank, whole in zip(range(1, len(runs) + 1), full)]
+        table["questions"] = ran.to_numpy()
     if has_generator(runs).any():
         table["generator"] = generators(runs)
     for name in metrics:
@@ -261,6 +271,20 @@ def unjudged_summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
         table["reused"] = runs["reused"].map({True: "yes", False: ""})
     table["run_id"] = runs["run_id"]
     return table
+
+
+def race_questions(runs: pd.DataFrame) -> pd.Series | None:
+    """How many questions each run of a race ran (a run outside a race counts as all of them); None when no
+    run was raced."""
+    if RACE_QUESTIONS not in runs or runs[RACE_QUESTIONS].isna().all():
+        return None
+    ran = pd.to_numeric(runs[RACE_QUESTIONS], errors="coerce")
+    return ran.fillna(ran.max()).astype(int)
+
+
+def _ran_everything_first(runs: pd.DataFrame, ran: pd.Series) -> tuple[pd.DataFrame, pd.Series]:
+    order = (ran != ran.max()).to_numpy().argsort(kind="stable")
+    return runs.iloc[order].reset_index(drop=True), ran.iloc[order].reset_index(drop=True)
 
 
 def markdown(table: pd.DataFrame) -> str:

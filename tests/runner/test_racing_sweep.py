@@ -1,0 +1,112 @@
+"""A real race (`hydra/sweeper=racing`) on the embedded dataset, read back from MLflow, then run again."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RACE = ["-m", "hydra/sweeper=racing", "k=1,10", "generator=extractive",
+        "hydra.sweeper.racing.metric=recall", "hydra.sweeper.racing.schedule=[0.25,0.5,1.0]"]
+
+
+def _sweep(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
+    return subprocess.run([sys.executable, str(ROOT / "sweep.py"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def _client(cwd: Path):
+    import mlflow
+
+    return mlflow.MlflowClient(f"sqlite:///{cwd}/mlruns/mlflow.db")
+
+
+def _runs(cwd: Path, role: str):
+    client = _client(cwd)
+    experiment = client.get_experiment_by_name("ragsweep").experiment_id
+    return client.search_runs([experiment], f"tags.`ragsweep.role` = '{role}'",
+                              order_by=["attributes.start_time ASC"])
+
+
+@pytest.fixture(scope="module")
+def raced(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, subprocess.CompletedProcess, dict]:
+    cwd = tmp_path_factory.mktemp("race")
+    first = _sweep(cwd, *RACE)
+    assert first.returncode == 0, first.stderr[-3000:]
+    jobs = {run.info.run_id: run.data.tags for run in _runs(cwd, "job")}
+    again = _sweep(cwd, *RACE)
+    assert again.returncode == 0, again.stderr[-3000:]
+    return cwd, first, again, jobs
+
+
+def test_one_run_per_configuration_extended_each_round(raced):
+    cwd, first, _, _ = raced
+    client = _client(cwd)
+    jobs = _runs(cwd, "job")
+    assert sorted(run.info.run_name for run in jobs) == ["generator=extractive,k=1", "generator=extractive,k=10"]
+    assert {run.info.status for run in jobs} == {"FINISHED"}
+    for run in jobs:
+        steps = [m.step for m in client.get_metric_history(run.info.run_id, "recall")]
+        questions = int(run.data.tags["ragsweep.race.questions"])
+        assert steps == [17, 34, 68][: len(steps)] and steps[-1] == questions
+        assert run.data.tags["ragsweep.race.stopped_round"] in {"none", "1", "2"}
+        ran_all = questions == 68
+        assert ("ragsweep.config_fingerprint" in run.data.tags) == ran_all  # only then a plain sweep reuses it
+        assert ("ragsweep.race.stopped" in run.data.tags) == (not ran_all)
+    winners = [run for run in jobs if run.data.tags["ragsweep.race.winner"] == "true"]
+    assert len(winners) == 1 and winners[0].data.tags["ragsweep.race.questions"] == "68"
+    assert "Race on recall: winner" in first.stdout
+
+
+def test_each_question_is_retrieved_and_answered_once_per_configuration(raced):
+    """Rounds extend the first stage shard by shard and reuse every earlier answer: a round computes only the
+    questions it adds (the cache counts of each round, logged at its step)."""
+    cwd, *_ = raced
+    client = _client(cwd)
+    retrieved = 0
+    for run in _runs(cwd, "job"):
+        history = {name: {m.step: m.value for m in client.get_metric_history(run.info.run_id, name)}
+                   for name in ("cache_misses_retrieval", "cache_hits_retrieval", "cache_misses_answers",
+                                "cache_hits_answers")}
+        added = dict(zip([17, 34, 68], [17, 17, 34], strict=True))
+        for step, count in history["cache_misses_answers"].items():
+            assert count <= added[step]
+            assert count + history["cache_hits_answers"][step] == step  # the earlier answers all from the cache
+            assert history["cache_misses_retrieval"][step] + history["cache_hits_retrieval"][step] == \
+                [17, 34, 68].index(step) + 1  # one first-stage entry per shard
+        retrieved += sum(history["cache_misses_retrieval"].values())
+    assert retrieved == 3  # one chunking: three shards, each searched once for both values of k
+
+
+def test_the_parent_run_holds_the_race(raced):
+    cwd, first, _, _ = raced
+    client = _client(cwd)
+    parent = _runs(cwd, "parent")[0]
+    assert parent.data.tags["ragsweep.race.metric"] == "recall"
+    assert int(parent.data.tags["ragsweep.race.full_grid_evaluations"]) == 2 * 68
+    path = client.download_artifacts(parent.info.run_id, "race.json", str(cwd))
+    race = json.loads(Path(path).read_text())
+    assert [r["questions"] for r in race["rounds"]] == [17, 34, 68][: len(race["rounds"])]
+    assert race["evaluations"] == sum(race["questions"].values())
+    assert race["winner"] in race["rounds"][-1]["survivors"]
+
+
+def test_the_same_race_run_again_computes_nothing(raced):
+    """A race run again (as after a kill) finds each configuration's finished rounds and recomputes none."""
+    cwd, _, again, jobs = raced
+    output = again.stdout + again.stderr
+    launched = len(re.findall(r"\t#\d+ : ", output))
+    assert launched >= 2 and output.count("already ran its first") == launched
+    assert "answers:" not in output  # no job got as far as generating
+    now = {run.info.run_id: run for run in _runs(cwd, "job")}
+    assert set(now) == set(jobs)  # no new run: each configuration's race run was found again
+    parents = _runs(cwd, "parent")
+    assert len(parents) == 2
+    assert {run.data.tags["mlflow.parentRunId"] for run in now.values()} == {parents[1].info.run_id}
