@@ -66,6 +66,9 @@ def _a_file(folder: Path) -> Path:
     return path
 
 
+RACE = ["-m", "hydra/sweeper=racing", "k=1,3", "hydra.sweeper.racing.metric=recall"]
+
+
 @dataclass
 class Case:
     args: list[str] | Callable[[Path], list[str]]  # a callable makes its files in the folder first
@@ -187,6 +190,16 @@ CASES = {
                                     "a-file is not a readable SQLite database (file is not a database)"),
     "MLflow store under a file": Case(lambda f: [f"tracking.uri=sqlite:///{_a_file(f)}/mlflow.db"],
                                       "is a file, not a folder; point tracking.uri"),
+    "race on a run-level metric": Case([*RACE, "hydra.sweeper.racing.metric=latency_ms_p95"],
+                                       "a race compares per-question values with known bounds"),
+    "race schedule short of 100%": Case([*RACE, "hydra.sweeper.racing.schedule=[0.1,0.5]"],
+                                        "racing.schedule must end at 1.0 (all questions)"),
+    "race delta outside (0, 1)": Case([*RACE, "hydra.sweeper.racing.delta=1"], "must be in (0, 1)"),
+    "race of one configuration": Case(["-m", "hydra/sweeper=racing", "k=3", "hydra.sweeper.racing.metric=recall"],
+                                      "a race needs at least two configurations"),
+    "race on an unvalidated judge": Case([*RACE, "generator=extractive", "judge=lexical",
+                                          "hydra.sweeper.racing.metric=faithfulness"],
+                                         "its judge has no held-out AUC of at least 0.6"),
 }
 
 

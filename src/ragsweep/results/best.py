@@ -37,6 +37,7 @@ from ragsweep.runner.errors import yaml_problem
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.entry import conf_dirs, ensure_project_config
 from ragsweep.runner.identity import LABEL_KEY, group_choices
+from ragsweep.runner.race_questions import RACE_KEY
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, finished_jobs, labels, on_dataset,
                                     ranked, where)
@@ -236,6 +237,7 @@ def _standalone_config(tracker: MlflowTracker, winner: pd.Series, project: Path)
     with tempfile.TemporaryDirectory() as folder:
         path = tracker.client().download_artifacts(winner.run_id, "config.yaml", folder)
         config = OmegaConf.load(path)
+    config.pop(RACE_KEY, None)  # a race's winner reruns as a plain run of every question
     config[LABEL_KEY] = winner.label
     config.hydra = _hydra_block(project)  # run dirs, callbacks
     groups = {entry.name for folder in conf_dirs(project) for entry in folder.iterdir() if entry.is_dir()}

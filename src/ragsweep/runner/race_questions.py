@@ -9,16 +9,21 @@ and verdicts are cached per prompt and pair already.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
+import orjson
 
 from ragsweep.runner.race import round_sizes
 from ragsweep.types import Dataset
 
 RACE_KEY = "race"  # the job's top-level setting the racing sweeper fills in
+RACE_FILE = "race.json"  # a race job's per-question scores on the raced metric, read by the racing sweeper
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,10 @@ class RaceRound:
     def from_setting(cls, setting: Mapping[str, Any]) -> RaceRound:
         return cls(int(setting["seed"]), int(setting["round"]), tuple(float(s) for s in setting["schedule"]),
                    int(setting.get("min_questions", 1)), str(setting["metric"]))
+
+    def order(self, total: int) -> list[int]:
+        """The race's order of the dataset's `total` questions (see `seeded_order`)."""
+        return seeded_order(total, self.seed)
 
     def sizes(self, total: int) -> list[int]:
         """Questions run after each round of the schedule (see `round_sizes`)."""
@@ -59,5 +68,29 @@ def seeded_order(count: int, seed: int) -> list[int]:
 def race_dataset(dataset: Dataset, race: RaceRound) -> Dataset:
     """The dataset with only this round's questions, in the race's order (its own fingerprint: what was scored;
     the job chunks, tags and identifies the configuration by the whole dataset)."""
-    order = seeded_order(len(dataset.queries), race.seed)[: race.questions(len(dataset.queries))]
+    order = race.order(len(dataset.queries))[: race.questions(len(dataset.queries))]
     return Dataset(dataset.name, dataset.documents, [dataset.queries[i] for i in order], dict(dataset.loading))
+
+
+def in_dataset_order(order: Sequence[int], items: Sequence[T]) -> list[T]:
+    """Items listed in the race's `order` (item j belongs to question order[j]), put back in the dataset's."""
+    placed: list = [None] * len(order)
+    for position, item in zip(order, items, strict=True):
+        placed[position] = item
+    return placed
+
+
+def write_race_scores(output_dir: Path, run_id: str, race: RaceRound, whole: Dataset) -> None:
+    """race.json: the run, how many questions the dataset has, and the raced metric of each of the round's
+    questions in the race's order (null where the question failed: no answer, or its judging failed), read
+    from the job's per_query.jsonl (in the race's order, or the dataset's after the last round)."""
+    values = {}
+    for line in (output_dir / "per_query.jsonl").read_bytes().splitlines():
+        record = orjson.loads(line)
+        value = record["metrics"].get(race.metric)
+        values[record["id"]] = None if value is None or value != value else float(value)
+    total = len(whole.queries)
+    ids = [whole.queries[i].id for i in race.order(total)[: race.questions(total)]]
+    (output_dir / RACE_FILE).write_text(json.dumps(
+        {"run_id": run_id, "total": total, "questions": len(ids), "metric": race.metric, "ids": ids,
+         "values": [values[question] for question in ids]}))

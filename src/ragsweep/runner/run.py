@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
@@ -29,12 +28,14 @@ from ragsweep.runner.corrections import corrected_estimates, judge_source
 from ragsweep.runner.judging import fail_on_judge_failures, judge_answers, run_summaries, write_failed_calls
 from ragsweep.runner.outputs import query_traces, write_results
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
-from ragsweep.runner.race_questions import RACE_KEY, RaceRound, race_dataset
+from ragsweep.runner.race_questions import (RACE_FILE, RACE_KEY, RaceRound, in_dataset_order, race_dataset,
+                                            write_race_scores)
 from ragsweep.runner.relevance import (fail_on_relevance_failures, judge_relevance, relevance_records,
                                        relevance_summary, span_labels, warn_unvalidated_relevance,
                                        write_failed_relevance)
 from ragsweep.runner.scoring import latency_metrics, score_questions
-from ragsweep.runner.stages import chunk_dataset, generate, located_counts, ranked_in_shards, whole_retrieval
+from ragsweep.runner.stages import (chunk_dataset, generate, latency_sample, located_counts, ranked_in_shards,
+                                    whole_retrieval)
 from ragsweep.tracking.mlflow_tracker import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RACE_FINGERPRINT_TAG,
                                               RACE_QUESTIONS_TAG, RACE_SEED_TAG, RERUN_TAG)
 from ragsweep.tracking.provenance import git_sha, package_versions
@@ -53,7 +54,7 @@ class RunContext:
 
 def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> float | dict | None:
     """Plan and run one job; return the metric a sweeper optimises, or in a race (`race` set by the racing
-    sweeper) the round's per-question scores (`race.json`, see `_record_race_round`).
+    sweeper) the round's per-question scores (`race.json`, see `race_questions.write_race_scores`).
 
     Bad config or data ends the process with one line and exit code 2. In a sweep, a job that
     raises is already recorded as FAILED (with its traceback) and the sweep goes on, unless
@@ -107,9 +108,6 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
             _freeze_loaded_heap(computed=sum(pipeline.cache.misses.values()) > 0)
 
 
-RACE_FILE = "race.json"  # a race job's per-question scores on the raced metric, for the racing sweeper
-
-
 def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext,
                     race: RaceRound) -> dict[str, float]:
     """One round of a race for one configuration: its first n questions in the race's order, logged into the
@@ -130,26 +128,12 @@ def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, contex
         tracker.adopt(earlier.info.run_id, context.parent)
         context.output_dir.mkdir(parents=True, exist_ok=True)
         tracker.download_artifact(earlier.info.run_id, "per_query.jsonl", context.output_dir)
-        _record_race_round(context.output_dir, earlier.info.run_id, race, total, asked)
+        write_race_scores(context.output_dir, earlier.info.run_id, race, dataset)
         return dict(earlier.data.metrics)
     resumed = earlier.info.run_id if earlier is not None else None
     means = _run_job(pipeline, race_dataset(dataset, race), config_id, context, race=(race, dataset, resumed))
-    _record_race_round(context.output_dir, tracker.last_run_id, race, total, asked)
+    write_race_scores(context.output_dir, tracker.last_run_id, race, dataset)
     return means
-
-
-def _record_race_round(output_dir: Path, run_id: str, race: RaceRound, total: int, asked: int) -> None:
-    """race.json: the run, how many questions the dataset has, and the raced metric of each of the round's
-    questions in the race's order (null where the question failed: no answer, or its judging failed)."""
-    ids, values = [], []
-    for line in (output_dir / "per_query.jsonl").read_bytes().splitlines()[:asked]:
-        record = orjson.loads(line)
-        ids.append(record["id"])
-        value = record["metrics"].get(race.metric)
-        values.append(None if value is None or value != value else float(value))
-    (output_dir / RACE_FILE).write_text(json.dumps(
-        {"run_id": run_id, "total": total, "questions": len(ids), "metric": race.metric, "ids": ids,
-         "values": values}))
 
 
 def _freeze_loaded_heap(computed: bool) -> None:
@@ -209,13 +193,17 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         if plan.whole_retriever:  # it chunked and ranked on its own; its texts are located as spans
             chunks, first, search_ms, located = _timed(
                 seconds, "retrieval", lambda: whole_retrieval(pipeline, dataset, questions))
-            hits, rerank_ms, timed = first, np.zeros(0), None
+            hits, rerank_ms, timed = first, np.zeros(0), latency_sample(len(questions))
         else:
             chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, whole))
             located = located_counts(chunks_key)
             shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]
             first, hits, search_ms, rerank_ms, timed = ranked_in_shards(pipeline, chunks, chunks_key, questions,
                                                                         shards, seconds)
+        if race is not None and len(dataset.queries) == len(whole.queries):  # the last round: the dataset's order,
+            order = race[0].order(len(whole.queries))                     # so its sums are a plain run's, bit for bit
+            first, hits, timed = in_dataset_order(order, first), in_dataset_order(order, hits), [order[p] for p in timed]
+            dataset, questions = whole, [query.text for query in whole.queries]
         generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, chunks, hits))
         judgements = _timed(seconds, "judging", lambda: judge_answers(pipeline, questions, chunks, hits, generations))
         relevance = _timed(seconds, "relevance", lambda: judge_relevance(pipeline, questions, chunks, hits))

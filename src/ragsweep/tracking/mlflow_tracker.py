@@ -34,6 +34,7 @@ RERUN_TAG = "ragsweep.rerun"
 RACE_FINGERPRINT_TAG = "ragsweep.race.fingerprint"  # the config fingerprint, before it has run every question
 RACE_SEED_TAG = "ragsweep.race.seed"  # the seed of the race's question order
 RACE_QUESTIONS_TAG = "ragsweep.race.questions"  # questions the run has run so far
+RACE_METRIC_TAG = "ragsweep.race.metric"  # on a race's parent run: the metric raced on
 
 
 def dotted_params(tree: Mapping[str, Any], prefix: str = "") -> dict[str, object]:

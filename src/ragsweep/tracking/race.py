@@ -9,7 +9,7 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV
+from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV, RACE_METRIC_TAG
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def record_race(config: DictConfig, record: Any, sweep_dir: Path) -> None:
     if parent is None:
         return
     full = record.total * len(record.questions)
-    for key, value in {"ragsweep.race.metric": record.metric, "ragsweep.race.delta": record.delta,
+    for key, value in {RACE_METRIC_TAG: record.metric, "ragsweep.race.delta": record.delta,
                        "ragsweep.race.rounds": len(record.rounds), "ragsweep.race.winner": record.winner or "none",
                        "ragsweep.race.evaluations": record.evaluations,
                        "ragsweep.race.full_grid_evaluations": full}.items():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ragsweep.tracking.judges import judge_notes, summary_table
-from ragsweep.tracking.mlflow_tracker import ROLE_TAG, MlflowTracker, run_tags
+from ragsweep.tracking.mlflow_tracker import RACE_METRIC_TAG, ROLE_TAG, MlflowTracker, run_tags
 from ragsweep.tracking.processes import kill_orphans, kill_running_children
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.runs import (DEFAULT_RANKING_METRIC, default_ranking_metric, markdown, sweep_jobs,
@@ -82,7 +82,7 @@ class Sweep:
     def _write_summary(self, jobs: pd.DataFrame) -> tuple[list[Path], pd.DataFrame | None]:
         """summary.csv and summary.md in the sweep folder: `jobs` ranked by the sweep's metric, each judged run
         with its judge and that judge's AUC; summary.md also says which judge(s) scored the judged metrics."""
-        self.metric = self.asked or default_ranking_metric(jobs)
+        self.metric = self.asked or self._raced_metric() or default_ranking_metric(jobs)
         if jobs.empty or f"metrics.{self.metric}" not in jobs:
             return [], None
         table = summary_table(jobs, self.metric)
@@ -97,6 +97,11 @@ class Sweep:
             f"**Latest sweep** ({self.name}, {time.strftime('%Y-%m-%d %H:%M')}, parent run {self.parent_run_id}): "
             f"top {len(shown)} of {len(table)} configurations by **{self.metric}**\n\n{notes}{markdown(shown)}")
         return files, table
+
+
+    def _raced_metric(self) -> str | None:
+        """The metric the sweep raced on (`hydra/sweeper=racing` tags its parent run), which its table ranks by."""
+        return self.tracker.client().get_run(self.parent_run_id).data.tags.get(RACE_METRIC_TAG)
 
 
 def _count_by_status(jobs: pd.DataFrame) -> dict[str, int]:
