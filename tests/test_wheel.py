@@ -62,6 +62,12 @@ def test_the_wheel_runs_from_an_empty_folder(installed, tmp_path):
     assert (project / "reports" / "ragsweep.html").is_file(), report.stdout
     grid = _run([ragsweep, "sweep", "-m", "+sweep=my_grid", "retriever=bm25", "experiment=grid"], project, env)
     assert "chunker=fixed,k=5,retriever=bm25" in grid.stdout
+    plugin = _run([python, "-c", "import hydra_plugins.ragsweep_racing.racing_sweeper as m; print(m.__file__)"],
+                  project, env).stdout.strip()
+    assert plugin.startswith(str(venv))  # Hydra finds the racing sweeper in the wheel
+    race = _run([ragsweep, "sweep", "-m", "hydra/sweeper=racing", "retriever=bm25", "k=1,2",
+                 "hydra.sweeper.racing.metric=recall", "experiment=race"], project, env)
+    assert "Race on recall: winner k=2,retriever=bm25, which ran all 68 questions" in race.stdout
 
     bare = tmp_path / "bare"  # no ragsweep init: the packaged configs alone
     bare.mkdir()

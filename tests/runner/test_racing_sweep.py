@@ -110,3 +110,15 @@ def test_the_same_race_run_again_computes_nothing(raced):
     parents = _runs(cwd, "parent")
     assert len(parents) == 2
     assert {run.data.tags["mlflow.parentRunId"] for run in now.values()} == {parents[1].info.run_id}
+
+
+def test_best_ranks_the_race_winner_and_verify_reruns_it(raced):
+    cwd, *_ = raced
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
+    best = subprocess.run([sys.executable, "-m", "ragsweep.cli", "best", "--metric", "recall", "--verify"], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert best.returncode == 0, best.stderr[-3000:]
+    winner = next(run for run in _runs(cwd, "job") if run.data.tags["ragsweep.race.winner"] == "true")
+    assert f"(run {winner.info.run_id})" in (cwd / "conf" / "best" / "ragsweep.yaml").read_text()
+    assert "\nrace:" not in (cwd / "conf" / "best" / "ragsweep.yaml").read_text()  # it reruns every question
+    assert "verified: every metric of the rerun equals the recorded run" in best.stdout
