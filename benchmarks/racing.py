@@ -1,0 +1,374 @@
+"""Does a race find the grid's winner for a third of the grid's evaluations? 100 races replayed on one grid's scores.
+
+1. Scores: the 36-configuration chroma_general grid of benchmarks/grid.py (minilm; chunkers recursive 200/0,
+   fixed 800/400, fixed 250/125 x stores numpy, chroma, qdrant x k 1, 3, 5, 10) run through the real runner on
+   the given stage cache, into a throwaway MLflow store; each job's per-question token_iou, ndcg and recall read
+   from its per_query.jsonl and kept in --scores, so the replay reruns without the grid while that file exists.
+2. Replay: for each of --orders seeded question orders (numpy.random.default_rng(seed).permutation(N), seeds
+   0, 1, ...), `runner.race.Race` with the racing sweeper's defaults (schedule 10/25/50/100%, min_questions 10,
+   delta 0.05, the metric's registered bounds) is fed each round's survivors' values as `runner.racing.run_race`
+   feeds it: a configuration stopped after a round ran that round's questions, one that survives (or is left
+   alone, and goes straight to the last round) ran all N. Per order it records the race's winner (the leader
+   after the last round); whether that is the grid's winner (the best mean over all N, first of equals) or tied
+   with it, tied meaning that a paired 95% t-interval of the N per-question differences between the two contains
+   0 (identical values give a zero-width interval at 0: tied); and the share of (configuration, question)
+   evaluations run, the questions each configuration ran summed over configurations / (K x N).
+Prints, per metric, the winner-or-tied count, the mean share of evaluations and the configurations stopped after
+each round on average, with the project's empirical-Bernstein sequence and with a betting sequence prototyped here
+(`betting_sequence`), and for token_iou with a check every 5% of the questions too; then, for token_iou, both
+sequences' half-widths at each round for the pairs nearest the grid's winner, the questions any sequence that
+bets needs for each (`needed`), the share that would give (`floor_share`), and last
+`token_iou_winner_or_tied=A/100 token_iou_share=B` for the project's sequence at the defaults.
+
+Usage: python benchmarks/racing.py [--data ../shared/data/chroma_general] [--cache .cache/ragsweep]
+                                   [--scores /tmp/ragsweep-racing-scores.json] [--orders 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from grid import CHUNKERS, KS, STORES
+
+ROOT = Path(__file__).resolve().parents[1]
+METRICS = ("token_iou", "ndcg", "recall")
+SCHEDULE = (0.1, 0.25, 0.5, 1.0)  # the racing sweeper's defaults (runner.racing.RacingSettings)
+MIN_QUESTIONS = 10
+DELTA = 0.05
+
+Table = Mapping[str, np.ndarray]  # configuration -> its per-question values, in the dataset's order
+
+
+def configurations() -> dict[str, list[str]]:
+    """The grid's configurations, named as benchmarks/grid.py names their output folders, in its order."""
+    return {f"{name.replace(' ', '_').replace('/', '-')}_{store}_k{k}": [*chunker, f"store={store}", f"k={k}"]
+            for name, chunker in CHUNKERS.items() for store in STORES for k in KS}
+
+
+def collect(data: Path, cache: Path, workdir: Path) -> dict:
+    """Run the grid through the runner (one Hydra loader, as a multirun's jobs are) and read every job's
+    per-question values: {"ids": [...], "metrics": {metric: {configuration: [value or None, ...]}}}."""
+    import ragsweep  # noqa: F401  (offline defaults)
+    from hydra import compose, initialize_config_dir
+
+    from ragsweep.runner.plan import plan_job
+    from ragsweep.runner.run import RunContext, run
+
+    table: dict = {"ids": None, "metrics": {metric: {} for metric in METRICS}}
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        for label, overrides in configurations().items():
+            cfg = compose("config", overrides=[*overrides, "dataset=chroma_general", f"dataset.path={data}",
+                                               f"paths.root={workdir}", f"paths.cache={cache}",
+                                               "embedder.progress=false", "experiment=racing-replay"])
+            run(plan_job(cfg), RunContext(workdir / "outputs" / label))
+            records = [json.loads(line) for line in (workdir / "outputs" / label / "per_query.jsonl").open()]
+            ids = [record["id"] for record in records]
+            if table["ids"] is None:
+                table["ids"] = ids
+            elif ids != table["ids"]:
+                raise RuntimeError(f"{label}'s per_query.jsonl lists other questions than the first job's")
+            for metric in METRICS:
+                table["metrics"][metric][label] = [record["metrics"].get(metric) for record in records]
+    return table
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One replayed race: its winner, the questions each configuration ran, how many stopped after each round."""
+
+    winner: str
+    questions: dict[str, int]
+    stopped: tuple[int, ...]  # per round but the last (stopping there saves nothing); 0 for a round skipped
+
+
+def replay_race(table: Table, order: np.ndarray, bounds: tuple[float, float], maximize: bool = True,
+                schedule: Sequence[float] = SCHEDULE) -> Outcome:
+    """One race over `table` in the question order `order`, run as `runner.racing.run_race` runs its rounds."""
+    from ragsweep.runner.race import Race, round_sizes
+
+    total = order.size
+    sizes = round_sizes(schedule, total, MIN_QUESTIONS)
+    race = Race(list(table), total, bounds, DELTA, maximize)
+    questions: dict[str, int] = {}
+    stopped = [0] * (len(sizes) - 1)
+    round_index = 0
+    while True:
+        n = sizes[round_index]
+        questions.update(dict.fromkeys(race.survivors, n))
+        stops = race.update(round_index, {config: table[config][order[:n]] for config in race.survivors})
+        if n == total:
+            return Outcome(race.leader, questions, tuple(stopped))
+        stopped[round_index] = len(stops)
+        round_index = len(sizes) - 1 if len(race.survivors) == 1 else round_index + 1
+
+
+def tied(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> bool:
+    """Whether the paired t-interval at `level` for the mean of a - b contains 0 (identical values: tied)."""
+    differences = a - b
+    if not differences.any():
+        return True
+    half = stats.t.ppf((1 + level) / 2, differences.size - 1) * differences.std(ddof=1) / np.sqrt(differences.size)
+    return bool(abs(differences.mean()) <= half)
+
+
+def grid_winner(table: Table, maximize: bool = True) -> str:
+    """The configuration with the best mean over every question, the first of equals."""
+    sign = 1.0 if maximize else -1.0
+    return max(table, key=lambda config: sign * float(table[config].mean()))
+
+
+def orders(total: int, count: int) -> list[np.ndarray]:
+    """The question orders of seeds 0..count-1, as a race with that seed draws them."""
+    return [np.random.default_rng(seed).permutation(total) for seed in range(count)]
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A metric's replayed races, against the full grid."""
+
+    winner_or_tied: int
+    races: int
+    share: float            # mean over races of the evaluations run / (K x N)
+    stopped: tuple[float, ...]  # mean configurations stopped after each round but the last
+    winners: dict[str, int]
+
+
+def replay(table: Table, count: int, bounds: tuple[float, float], maximize: bool = True,
+           schedule: Sequence[float] = SCHEDULE) -> Summary:
+    """`count` races over `table`, one per seeded order, each checked against the full grid's winner."""
+    best = grid_winner(table, maximize)
+    good = {config for config in table if tied(table[config], table[best])}
+    total = next(iter(table.values())).size
+    outcomes = [replay_race(table, order, bounds, maximize, schedule) for order in orders(total, count)]
+    winners: dict[str, int] = {}
+    for outcome in outcomes:
+        winners[outcome.winner] = winners.get(outcome.winner, 0) + 1
+    shares = [sum(outcome.questions.values()) / (len(table) * total) for outcome in outcomes]
+    return Summary(sum(outcome.winner in good for outcome in outcomes), count, float(np.mean(shares)),
+                   tuple(np.mean([outcome.stopped for outcome in outcomes], axis=0)), winners)
+
+
+def betting_sequence(values: np.ndarray, alpha: float, bounds: tuple[float, float], population: int | None = None,
+                     points: int = 1001, truncation: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """A prototype of the betting confidence sequence, with `confidence_sequence`'s signature for one sequence.
+
+    The hedged capital process (Waudby-Smith & Ramdas, "Estimating means of bounded random variables by
+    betting", JRSS-B 2024, Theorem 3), without replacement as in their NeurIPS 2020 paper: for a candidate
+    mean m of the N values (rescaled to [0, 1]) the i-th draw's conditional mean is
+    m_i = (N m - S_{i-1}) / (N - i + 1), and K_t(m) = (prod (1 + l+_i (x_i - m_i)) + prod (1 - l-_i (x_i - m_i))) / 2
+    with the PrPl-EB bet l_i capped at truncation / m_i (l+) and truncation / (1 - m_i) (l-), not at a fixed
+    1/2: near m = 1/2, where a race's differences lie, the bets may be twice as large. C_t is the hull of the m
+    on a grid of `points` never excluded (K >= 1/alpha, or m_i outside [0, 1]) up to t, widened by one step.
+    """
+    from ragsweep.metrics.confidence_sequence import _previous
+
+    lo, hi = float(bounds[0]), float(bounds[1])
+    scale = hi - lo
+    x = np.clip((np.asarray(values, dtype=np.float64) - lo) / scale, 0.0, 1.0)
+    t = np.arange(1, x.size + 1, dtype=np.float64)
+    sums = np.cumsum(x)
+    means = (0.5 + sums) / (t + 1)
+    variances = (0.25 + np.cumsum((x - means) ** 2)) / (t + 1)
+    bets = np.sqrt(2 * np.log(2 / alpha) / (_previous(variances, 0.25) * t * np.log1p(t)))
+    candidates = np.linspace(0.0, 1.0, points)[:, None]
+    if population is None:
+        centre = np.broadcast_to(candidates, (points, x.size))
+    else:
+        centre = (population * candidates - (sums - x)) / (population - t + 1)
+    possible = (centre >= 0) & (centre <= 1)
+    centre = np.clip(centre, 1e-12, 1 - 1e-12)
+    up = np.cumsum(np.log1p(np.minimum(bets, truncation / centre) * (x - centre)), axis=1)
+    down = np.cumsum(np.log1p(-np.minimum(bets, truncation / (1 - centre)) * (x - centre)), axis=1)
+    excluded = np.logical_or.accumulate((np.logaddexp(up, down) - np.log(2) >= np.log(1 / alpha)) | ~possible, axis=1)
+    step = 1 / (points - 1)
+    low = np.where(excluded, np.inf, candidates).min(axis=0) - step
+    high = np.where(excluded, -np.inf, candidates).max(axis=0) + step
+    return lo + scale * np.clip(low, 0, 1), lo + scale * np.clip(high, 0, 1)
+
+
+@contextmanager
+def sequence(function: Callable[..., tuple[np.ndarray, np.ndarray]]) -> Iterator[None]:
+    """Races started inside use `function` for their confidence sequences instead of the project's."""
+    import ragsweep.runner.race as race
+
+    saved, race.confidence_sequence = race.confidence_sequence, function
+    try:
+        yield
+    finally:
+        race.confidence_sequence = saved
+
+
+def widths(table: Table, count: int, bounds: tuple[float, float], nearest: int = 5) -> list[dict]:
+    """For the `nearest` distinct configurations behind the grid's winner (copies with the same values counted
+    with the first): the gap c - winner over all N, its sd, both sequences' mean half-widths over the orders at
+    each round but the last, and `needed` (the questions any betting sequence needs)."""
+    from ragsweep.metrics.confidence_sequence import confidence_sequence
+    from ragsweep.runner.race import round_sizes
+
+    best = grid_winner(table)
+    total = table[best].size
+    sizes = round_sizes(SCHEDULE, total, MIN_QUESTIONS)[:-1]
+    alpha, spread = DELTA / (len(table) - 1), bounds[1] - bounds[0]
+    distinct: dict[str, list[str]] = {}
+    for config in table:
+        same = next((seen for seen in distinct if np.array_equal(table[seen], table[config])), config)
+        distinct.setdefault(same, []).append(config)
+    rows = []
+    for config in sorted((c for c in distinct if c != best), key=lambda c: -float(table[c].mean()))[:nearest]:
+        gap = table[config] - table[best]
+        shuffled = np.stack([gap[order] for order in orders(total, count)])
+        low, high = confidence_sequence(shuffled, alpha, (-spread, spread), total)
+        betting = [betting_sequence(row, alpha, (-spread, spread), total, truncation=0.75) for row in shuffled]
+        rows.append({"config": config, "copies": len(distinct[config]), "gap": float(gap.mean()),
+                     "sd": float(gap.std()), "sizes": sizes,
+                     "eb": [float((high - low)[:, n - 1].mean() / 2) for n in sizes],
+                     "betting": [float(np.mean([(up - down)[n - 1] / 2 for down, up in betting])) for n in sizes],
+                     "needs": needed(float(gap.mean()), alpha, spread)})
+    return rows
+
+
+def needed(gap: float, alpha: float, spread: float) -> float:
+    """Questions a sequence that bets needs, in expectation, to show a configuration `gap` behind:
+    log(1/alpha) / (|gap| / spread). Any test of "mean difference >= 0" for differences in [-spread, spread]
+    multiplies its capital by at most 1 - l x / spread (0 <= l <= 1) per difference x, whose log grows by at most
+    |gap| / spread in expectation (Jensen); a race stops c only once that log reaches log(1/alpha). Draws
+    without replacement shift the later draws' mean a little, which this leaves out."""
+    return float(np.log(1 / alpha) / (abs(gap) / spread)) if gap else math.inf
+
+
+def floor_share(table: Table, schedule: Sequence[float], bounds: tuple[float, float]) -> float:
+    """The share of evaluations if every configuration stopped after the first round with at least the
+    questions it needs (`needed`, from its gap to the grid's winner over all N): roughly the least a race with
+    any sequence that bets can expect on this grid."""
+    from ragsweep.runner.race import round_sizes
+
+    best = table[grid_winner(table)]
+    total, alpha = best.size, DELTA / (len(table) - 1)
+    sizes = round_sizes(schedule, total, MIN_QUESTIONS)
+    ran = [next((n for n in sizes if n >= needed(float((values - best).mean()), alpha, bounds[1] - bounds[0])),
+                total) for values in table.values()]
+    return sum(ran) / (len(table) * total)
+
+
+def eb_floor(population: int, sizes: Sequence[int], alpha: float, spread: float) -> list[float]:
+    """The project's sequence's smallest possible half-width (module `confidence_sequence`, bets capped at
+    TRUNCATION, no penalty), on the scale of a difference spanning 2 x spread: where its width stops shrinking
+    with a smaller variance."""
+    from ragsweep.metrics.confidence_sequence import TRUNCATION
+
+    t = np.arange(1, population + 1, dtype=np.float64)
+    weights = np.cumsum(TRUNCATION * (1 + (t - 1) / (population - t + 1)))
+    return [float(2 * spread * np.log(2 / alpha) / weights[n - 1]) for n in sizes]
+
+
+def provenance() -> str:
+    """The machine, the date and the commit the figures come from."""
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    memory = int(Path("/proc/meminfo").read_text().split()[1]) / 1024**2
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return (f"machine: {cpu}, {os.cpu_count()} cores, {memory:.1f} GB RAM, {platform.system()} {platform.release()}, "
+            f"Python {platform.python_version()}; date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; "
+            f"commit: {commit}{' with uncommitted changes' if dirty else ''}")
+
+
+def load_scores(args: argparse.Namespace) -> tuple[dict, float | None]:
+    """The per-question values, from --scores, or from the grid (then written to --scores), and the grid's
+    seconds (None when read from the file)."""
+    if args.scores.exists() and not args.regrid:
+        scores = json.loads(args.scores.read_text())
+        if sorted(scores["metrics"]["token_iou"]) != sorted(configurations()):
+            raise SystemExit(f"{args.scores} holds other configurations than the grid's: rerun with --regrid")
+        return scores, None
+    logging.getLogger().setLevel(logging.WARNING)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ragsweep-racing-") as scratch:
+        scores = collect(args.data.resolve(), args.cache.resolve(), Path(scratch))
+    seconds = time.perf_counter() - started
+    args.scores.write_text(json.dumps({**scores, "data": str(args.data.resolve()), "cache": str(args.cache.resolve())}))
+    return scores, seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
+    parser.add_argument("--cache", type=Path, default=ROOT / ".cache" / "ragsweep", help="the stage cache to run on")
+    parser.add_argument("--scores", type=Path, default=Path(tempfile.gettempdir()) / "ragsweep-racing-scores.json",
+                        help="per-question values: read when it exists, else written from the grid")
+    parser.add_argument("--regrid", action="store_true", help="run the grid even if --scores exists")
+    parser.add_argument("--orders", type=int, default=100, help="seeded question orders, one race each")
+    args = parser.parse_args()
+    from ragsweep.metrics.registry import metric as declared
+
+    scores, grid_seconds = load_scores(args)
+    print(provenance())
+    print(f"grid: {'ran in %.0f s' % grid_seconds if grid_seconds is not None else 'read from ' + str(args.scores)}; "
+          f"{len(configurations())} configurations x {len(scores['ids'])} questions")
+    fine = tuple(round(0.05 * step, 2) for step in range(2, 21))
+    betting = partial(betting_sequence, truncation=0.75)
+    runs = [(metric, "empirical Bernstein", SCHEDULE) for metric in METRICS]
+    runs += [(metric, "betting, c=3/4", SCHEDULE) for metric in METRICS]
+    runs += [("token_iou", "empirical Bernstein", fine), ("token_iou", "betting, c=3/4", fine)]
+    results = {}
+    print(f"\n{args.orders} races per row, delta {DELTA}, min_questions {MIN_QUESTIONS}; winner or tied: the race's "
+          "winner is the grid's or within its paired 95% t-interval; share: evaluations run / (K x N)")
+    print("| metric | confidence sequence | schedule | winner or tied | share of evaluations "
+          "| stopped after round 1, 2, 3 (mean) | replay s |")
+    print("|---|---|---|---:|---:|---|---:|")
+    for metric, name, schedule in runs:
+        table = {config: np.array(values, dtype=np.float64) for config, values in scores["metrics"][metric].items()}
+        raced = declared(metric)
+        started = time.perf_counter()
+        with sequence(betting) if name.startswith("betting") else nullcontext():
+            summary = replay(table, args.orders, raced.bounds, raced.direction != "minimize", schedule)
+        results[metric, name, schedule] = summary
+        stops = ", ".join(f"{stop:.1f}" for stop in summary.stopped) if schedule == SCHEDULE else "-"
+        label = "10/25/50/100%" if schedule == SCHEDULE else "every 5% from 10%"
+        print(f"| {metric} | {name} | {label} | {summary.winner_or_tied}/{summary.races} | {summary.share:.3f} "
+              f"| {stops} | {time.perf_counter() - started:.1f} |")
+    print("targets: winner or tied >= 95/100, share <= 0.35 (token_iou, the metric the grid ranks by)")
+
+    table = {config: np.array(values, dtype=np.float64) for config, values in scores["metrics"]["token_iou"].items()}
+    rows = widths(table, args.orders, declared("token_iou").bounds)
+    sizes = rows[0]["sizes"]
+    alpha = DELTA / (len(table) - 1)
+    print(f"\ntoken_iou: half-widths for (c - the grid's winner {grid_winner(table)}), mean over the orders, "
+          f"after {', '.join(map(str, sizes))} questions")
+    print("| configuration (copies) | gap | sd | empirical Bernstein | betting, c=3/4 | questions a bet needs |")
+    print("|---|---:|---:|---|---|---:|")
+    for row in rows:
+        print(f"| {row['config']} ({row['copies']}) | {row['gap']:+.3f} | {row['sd']:.3f} "
+              f"| {' '.join(f'{w:.3f}' for w in row['eb'])} | {' '.join(f'{w:.3f}' for w in row['betting'])} "
+              f"| {row['needs']:.0f} |")
+    floor = " ".join(f"{w:.3f}" for w in eb_floor(table[grid_winner(table)].size, sizes, alpha, 1.0))
+    print(f"empirical Bernstein with every bet at its cap (its narrowest, whatever the variance): {floor}")
+    bounds = declared("token_iou").bounds
+    print(f"share of evaluations if each configuration stopped in the first round with the questions it needs: "
+          f"{floor_share(table, SCHEDULE, bounds):.3f} (10/25/50/100%), {floor_share(table, fine, bounds):.3f} "
+          "(every 5%)")
+    default = results["token_iou", "empirical Bernstein", SCHEDULE]
+    print(f"token_iou_winner_or_tied={default.winner_or_tied}/{default.races} token_iou_share={default.share:.3f}")
+
+
+if __name__ == "__main__":
+    main()
