@@ -87,6 +87,20 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             assert children["artifact_uri"].str.startswith("mlflow-artifacts:").all()  # through the server
             phase("grid on the cluster")
 
+            # 1b. A race on the cluster: its rounds go through the Ray launcher, one run per configuration.
+            raced = subprocess.run(
+                sweep_command(project, "hydra/sweeper=racing", "retriever=bm25,dense", "k=1,5",
+                              "hydra.sweeper.racing.metric=recall", "hydra.sweeper.racing.schedule=[0.5,1.0]",
+                              *on_cluster(head, server, tmp_path / "shared-cache", "race")),
+                cwd=project, capture_output=True, text=True, timeout=600)
+            assert raced.returncode == 0, raced.stderr[-5000:]
+            assert "Race on recall: winner" in raced.stdout, raced.stdout[-3000:]
+            racers = jobs(runs(server, "race"))
+            assert len(racers) == 4 and set(racers.status) == {"FINISHED"}
+            winner = racers[racers["tags.ragsweep.race.winner"] == "true"]
+            assert len(winner) == 1 and winner["tags.ragsweep.race.questions"].iloc[0] == "68"
+            phase("race on the cluster")
+
             # 2. The same grid on this machine alone (its own cache): the same numbers.
             local = subprocess.run(sweep_command(project, *GRID, f"tracking.uri={server.uri}", "experiment=local",
                                                  f"cache.dir={tmp_path / 'local-cache'}"),

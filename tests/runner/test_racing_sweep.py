@@ -122,3 +122,6 @@ def test_best_ranks_the_race_winner_and_verify_reruns_it(raced):
     assert f"(run {winner.info.run_id})" in (cwd / "conf" / "best" / "ragsweep.yaml").read_text()
     assert "\nrace:" not in (cwd / "conf" / "best" / "ragsweep.yaml").read_text()  # it reruns every question
     assert "verified: every metric of the rerun equals the recorded run" in best.stdout
+    for run in _runs(cwd, "job"):  # a stopped configuration is listed, not ranked
+        if "ragsweep.race.stopped" in run.data.tags:
+            assert f"{run.info.run_name}: {run.data.tags['ragsweep.race.stopped']}" in best.stdout

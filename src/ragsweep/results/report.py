@@ -29,6 +29,7 @@ from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedR
 from ragsweep.results.plots import MAX_BARS, bars, heatmap, img_or_note, img_tag, k_curves, pareto
 from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.race import stopped_lines
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.costs import COST_METRICS
 from ragsweep.tracking.runs import generators, has_generator
@@ -65,7 +66,7 @@ def write_report(tracker: MlflowTracker, metric: str | None, output: Path, datas
     by = _judged_by(scored, metric)
     sections = [
         ("Ranking", _notes(judges.judge_notes(runs)) + _table_html(judges.summary_table(runs, found.ranked_by))
-         + unscored),
+         + unscored + _stopped_in_races(tracker)),
         *([("Answers and what they cost (configurations with a generator)", _generation_table(runs))]
           if has_generator(runs).any() else []),
         *([("Judged answers and the judges that scored them (configurations with a judge)",
@@ -201,6 +202,15 @@ def _micro_note(metric: str) -> str:
 
 def _interval(summary: dict | None) -> str:
     return f"[{summary['ci95'][0]:.4f}, {summary['ci95'][1]:.4f}]" if summary and "ci95" in summary else ""
+
+
+def _stopped_in_races(tracker: MlflowTracker) -> str:
+    """The configurations a race stopped early: not ranked (they did not run every question), each with why."""
+    lines = stopped_lines(tracker)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return f"<p>Stopped early in a race, not ranked (they did not run every question):</p><ul>{items}</ul>"
 
 
 def _notes(lines: list[str]) -> str:
