@@ -17,7 +17,8 @@ from ragsweep.data.base import loaded
 from ragsweep.runner.build import Pipeline, build
 from ragsweep.runner.errors import ConfigError, yaml_problem
 from ragsweep.runner.plan import plan_job
-from ragsweep.runner.stages import chunk_dataset, generate
+from ragsweep.runner.generating import generate
+from ragsweep.runner.stages import chunk_dataset
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)

@@ -34,11 +34,12 @@ from ragsweep.runner.relevance import (fail_on_relevance_failures, judge_relevan
                                        relevance_summary, span_labels, warn_unvalidated_relevance,
                                        write_failed_relevance)
 from ragsweep.runner.scoring import latency_metrics, score_questions
-from ragsweep.runner.stages import (chunk_dataset, generate, latency_sample, located_counts, ranked_in_shards,
-                                    whole_retrieval)
-from ragsweep.tracking.mlflow_tracker import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RACE_FINGERPRINT_TAG,
-                                              RACE_QUESTIONS_TAG, RACE_SEED_TAG, RERUN_TAG)
+from ragsweep.runner.generating import generate
+from ragsweep.runner.stages import chunk_dataset, latency_sample, located_counts, ranked_in_shards, whole_retrieval
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG
 from ragsweep.tracking.provenance import git_sha, package_versions
+from ragsweep.tracking.race import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG, RACE_SEED_TAG, adopt, race_run
+from ragsweep.tracking.runs import download
 from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)
@@ -120,14 +121,14 @@ def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, contex
     total = len(dataset.queries)
     asked = race.questions(total)
     tracker = pipeline.tracker
-    earlier = tracker.race_run(config_id, race.seed)
+    earlier = race_run(tracker, config_id, race.seed)
     done = int(earlier.data.tags.get(RACE_QUESTIONS_TAG, 0)) if earlier is not None else 0
     if earlier is not None and earlier.info.status == "FINISHED" and done >= asked:
         log.info("skipped %s: run %s already ran its first %d questions of this race", pipeline.plan.label,
                  earlier.info.run_id, done)
-        tracker.adopt(earlier.info.run_id, context.parent)
+        adopt(tracker, earlier.info.run_id, context.parent)
         context.output_dir.mkdir(parents=True, exist_ok=True)
-        tracker.download_artifact(earlier.info.run_id, "per_query.jsonl", context.output_dir)
+        download(tracker, earlier.info.run_id, "per_query.jsonl", str(context.output_dir))
         write_race_scores(context.output_dir, earlier.info.run_id, race, dataset)
         return dict(earlier.data.metrics)
     resumed = earlier.info.run_id if earlier is not None else None

@@ -16,7 +16,6 @@ from tqdm.auto import tqdm
 
 from ragsweep.cache import fingerprint
 from ragsweep.data.locate import LostText, locate_anywhere, lost_text_message
-from ragsweep.generation.base import Generation, Request
 from ragsweep.memo import remember
 from ragsweep.retrieval.base import Retriever
 from ragsweep.runner.build import ConfigError, Pipeline
@@ -226,45 +225,6 @@ def rerank(pipeline: Pipeline, chunks: Sequence[Chunk], questions: Sequence[str]
 
     arrays = pipeline.cache.get_or_compute("rerank", key, compute)
     return _unpack(arrays, candidates), arrays["rerank_ms"]
-
-def generate(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk],
-             hits: Sequence[Sequence[Hit]]) -> list[Generation] | None:
-    """Each question's answer from its top-k passages (None without a generator).
-
-    An answer is cached under the generator's settings and the rendered prompt (the question and the
-    exact passages, in order), so configurations that hand the generator the same passages share it,
-    and a repeated sweep generates nothing. Failed calls are returned, not cached: a rerun retries them.
-    """
-    if pipeline.generator is None:
-        return None
-    generator, prompt = pipeline.generator, pipeline.prompt
-    requests = []
-    for question, query_hits in zip(questions, hits, strict=True):
-        passages = tuple(chunks[hit.index].text for hit in query_hits[: pipeline.k])
-        requests.append(Request(question, passages, prompt.render(question, passages)))
-    keys = [fingerprint("answer", generator.signature, request.messages) for request in requests]
-
-    def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
-        return [_pack_generation(made) for made in generator.component.generate([requests[i] for i in positions])]
-
-    before = pipeline.cache.misses["answers"]
-    entries = pipeline.cache.get_or_compute_each("answers", keys, compute, storable=lambda a: not str(a["error"]))
-    made = pipeline.cache.misses["answers"] - before
-    log.info("answers: %d generated, %d from the cache", made, len(set(keys)) - made)
-    return [_unpack_generation(entry) for entry in entries]
-
-
-def _pack_generation(made: Generation) -> dict[str, np.ndarray]:
-    return {"answer": np.array(made.answer or ""), "latency_ms": np.array(made.latency_ms),
-            "prompt_tokens": np.array(made.prompt_tokens), "completion_tokens": np.array(made.completion_tokens),
-            "error": np.array(made.error or "")}
-
-
-def _unpack_generation(entry: dict[str, np.ndarray]) -> Generation:
-    error = str(entry["error"]) or None
-    return Generation(None if error else str(entry["answer"]), float(entry["latency_ms"]),
-                      int(entry["prompt_tokens"]), int(entry["completion_tokens"]), error)
-
 
 def latency_sample(count: int) -> list[int]:
     """The questions timed one at a time (evenly spread, the same in every stage), by position."""

@@ -30,11 +30,6 @@ ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configurat
 PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"  # set in each job's process through the job's config (hydra.job.env_set)
 RERUN_ENV = "RAGSWEEP_RERUN"  # why this process reruns an export (verify, gate), tagged as RERUN_TAG
 RERUN_TAG = "ragsweep.rerun"
-# A race's run of one configuration (hydra/sweeper=racing): found again by these each round and after a restart.
-RACE_FINGERPRINT_TAG = "ragsweep.race.fingerprint"  # the config fingerprint, before it has run every question
-RACE_SEED_TAG = "ragsweep.race.seed"  # the seed of the race's question order
-RACE_QUESTIONS_TAG = "ragsweep.race.questions"  # questions the run has run so far
-RACE_METRIC_TAG = "ragsweep.race.metric"  # on a race's parent run: the metric raced on
 
 
 def dotted_params(tree: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
@@ -257,25 +252,6 @@ class MlflowTracker:
     def last_run_id(self) -> str | None:
         """The run this tracker logged last (the job's), or None."""
         return self._run.run_id if self._run is not None else None
-
-    def race_run(self, config_fingerprint: str, seed: int):
-        """The newest run of this configuration in a race with this question order (any status), or None."""
-        runs = self.client().search_runs(
-            [self.experiment_id()],
-            filter_string=f"tags.`{RACE_FINGERPRINT_TAG}` = '{config_fingerprint}' and "
-                          f"tags.`{RACE_SEED_TAG}` = '{seed}'",
-            order_by=["attributes.start_time DESC"], max_results=1)
-        return runs[0] if runs else None
-
-    def adopt(self, run_id: str, parent_run_id: str | None) -> None:
-        """Make `run_id` a child of `parent_run_id` (a race run again: its finished rounds join the new race)."""
-        self._run = self.client().get_run(run_id).info
-        if parent_run_id:
-            self._set_tags(run_id, {"mlflow.parentRunId": parent_run_id})
-
-    def download_artifact(self, run_id: str, path: str, folder: Path) -> Path:
-        """A run's artifact file copied into `folder`."""
-        return Path(self.client().download_artifacts(run_id, path, str(folder)))
 
     def _log_artifacts(self, artifact_uri: str, paths: Sequence[Path]) -> None:
         from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository

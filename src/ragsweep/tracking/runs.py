@@ -15,7 +15,8 @@ import pandas as pd
 
 from ragsweep.metrics import registry
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, RACE_QUESTIONS_TAG, ROLE_TAG, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, ROLE_TAG, MlflowTracker
+from ragsweep.tracking.race import RACE_QUESTIONS_TAG
 
 CONFIG = "tags.mlflow.runName"
 LABEL = f"tags.{LABEL_TAG}"

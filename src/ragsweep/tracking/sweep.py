@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from ragsweep.tracking.judges import judge_notes, summary_table
-from ragsweep.tracking.mlflow_tracker import RACE_METRIC_TAG, ROLE_TAG, MlflowTracker, run_tags
+from ragsweep.tracking.mlflow_tracker import ROLE_TAG, MlflowTracker, run_tags
+from ragsweep.tracking.race import RACE_METRIC_TAG
 from ragsweep.tracking.processes import kill_orphans, kill_running_children
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.runs import (DEFAULT_RANKING_METRIC, default_ranking_metric, markdown, sweep_jobs,
