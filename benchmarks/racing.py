@@ -14,11 +14,12 @@
    0 (identical values give a zero-width interval at 0: tied); and the share of (configuration, question)
    evaluations run, the questions each configuration ran summed over configurations / (K x N).
 Prints, per metric, the winner-or-tied count, the mean share of evaluations and the configurations stopped after
-each round on average, with the project's empirical-Bernstein sequence and with a betting sequence prototyped here
-(`betting_sequence`), and for token_iou with a check every 5% of the questions too; then, for token_iou, both
-sequences' half-widths at each round for the pairs nearest the grid's winner, the questions any sequence that
-bets needs for each (`needed`), the share that would give (`floor_share`), and last
-`token_iou_winner_or_tied=A/100 token_iou_share=B` for the project's sequence at the defaults.
+each round on average, with the race's betting sequence (method="betting": one-sided, metrics.confidence_sequence.
+betting_excludes) and the empirical-Bernstein one (method="empirical_bernstein"), on the default schedule and on
+finer ones (a check every 10%, every 5% from 10%); then, for token_iou, the sequences' half-widths at each round
+for the pairs nearest the grid's winner, the questions any sequence that bets needs for each (`needed`), the
+share that would give (`floor_share`), and last `token_iou_winner_or_tied=A/100 token_iou_share=B` for the
+race's sequence at the defaults.
 
 Usage: python benchmarks/racing.py [--data ../shared/data/chroma_general] [--cache .cache/ragsweep]
                                    [--scores /tmp/ragsweep-racing-scores.json] [--orders 100]
@@ -35,11 +36,9 @@ import platform
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -99,13 +98,13 @@ class Outcome:
 
 
 def replay_race(table: Table, order: np.ndarray, bounds: tuple[float, float], maximize: bool = True,
-                schedule: Sequence[float] = SCHEDULE) -> Outcome:
+                schedule: Sequence[float] = SCHEDULE, method: str = "betting") -> Outcome:
     """One race over `table` in the question order `order`, run as `runner.racing.run_race` runs its rounds."""
     from ragsweep.runner.race import Race, round_sizes
 
     total = order.size
     sizes = round_sizes(schedule, total, MIN_QUESTIONS)
-    race = Race(list(table), total, bounds, DELTA, maximize)
+    race = Race(list(table), total, bounds, DELTA, maximize, method)
     questions: dict[str, int] = {}
     stopped = [0] * (len(sizes) - 1)
     round_index = 0
@@ -151,12 +150,12 @@ class Summary:
 
 
 def replay(table: Table, count: int, bounds: tuple[float, float], maximize: bool = True,
-           schedule: Sequence[float] = SCHEDULE) -> Summary:
+           schedule: Sequence[float] = SCHEDULE, method: str = "betting") -> Summary:
     """`count` races over `table`, one per seeded order, each checked against the full grid's winner."""
     best = grid_winner(table, maximize)
     good = {config for config in table if tied(table[config], table[best])}
     total = next(iter(table.values())).size
-    outcomes = [replay_race(table, order, bounds, maximize, schedule) for order in orders(total, count)]
+    outcomes = [replay_race(table, order, bounds, maximize, schedule, method) for order in orders(total, count)]
     winners: dict[str, int] = {}
     for outcome in outcomes:
         winners[outcome.winner] = winners.get(outcome.winner, 0) + 1
@@ -165,61 +164,12 @@ def replay(table: Table, count: int, bounds: tuple[float, float], maximize: bool
                    tuple(np.mean([outcome.stopped for outcome in outcomes], axis=0)), winners)
 
 
-def betting_sequence(values: np.ndarray, alpha: float, bounds: tuple[float, float], population: int | None = None,
-                     points: int = 1001, truncation: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
-    """A prototype of the betting confidence sequence, with `confidence_sequence`'s signature for one sequence.
-
-    The hedged capital process (Waudby-Smith & Ramdas, "Estimating means of bounded random variables by
-    betting", JRSS-B 2024, Theorem 3), without replacement as in their NeurIPS 2020 paper: for a candidate
-    mean m of the N values (rescaled to [0, 1]) the i-th draw's conditional mean is
-    m_i = (N m - S_{i-1}) / (N - i + 1), and K_t(m) = (prod (1 + l+_i (x_i - m_i)) + prod (1 - l-_i (x_i - m_i))) / 2
-    with the PrPl-EB bet l_i capped at truncation / m_i (l+) and truncation / (1 - m_i) (l-), not at a fixed
-    1/2: near m = 1/2, where a race's differences lie, the bets may be twice as large. C_t is the hull of the m
-    on a grid of `points` never excluded (K >= 1/alpha, or m_i outside [0, 1]) up to t, widened by one step.
-    """
-    from ragsweep.metrics.confidence_sequence import _previous
-
-    lo, hi = float(bounds[0]), float(bounds[1])
-    scale = hi - lo
-    x = np.clip((np.asarray(values, dtype=np.float64) - lo) / scale, 0.0, 1.0)
-    t = np.arange(1, x.size + 1, dtype=np.float64)
-    sums = np.cumsum(x)
-    means = (0.5 + sums) / (t + 1)
-    variances = (0.25 + np.cumsum((x - means) ** 2)) / (t + 1)
-    bets = np.sqrt(2 * np.log(2 / alpha) / (_previous(variances, 0.25) * t * np.log1p(t)))
-    candidates = np.linspace(0.0, 1.0, points)[:, None]
-    if population is None:
-        centre = np.broadcast_to(candidates, (points, x.size))
-    else:
-        centre = (population * candidates - (sums - x)) / (population - t + 1)
-    possible = (centre >= 0) & (centre <= 1)
-    centre = np.clip(centre, 1e-12, 1 - 1e-12)
-    up = np.cumsum(np.log1p(np.minimum(bets, truncation / centre) * (x - centre)), axis=1)
-    down = np.cumsum(np.log1p(-np.minimum(bets, truncation / (1 - centre)) * (x - centre)), axis=1)
-    excluded = np.logical_or.accumulate((np.logaddexp(up, down) - np.log(2) >= np.log(1 / alpha)) | ~possible, axis=1)
-    step = 1 / (points - 1)
-    low = np.where(excluded, np.inf, candidates).min(axis=0) - step
-    high = np.where(excluded, -np.inf, candidates).max(axis=0) + step
-    return lo + scale * np.clip(low, 0, 1), lo + scale * np.clip(high, 0, 1)
-
-
-@contextmanager
-def sequence(function: Callable[..., tuple[np.ndarray, np.ndarray]]) -> Iterator[None]:
-    """Races started inside use `function` for their confidence sequences instead of the project's."""
-    import ragsweep.runner.race as race
-
-    saved, race.confidence_sequence = race.confidence_sequence, function
-    try:
-        yield
-    finally:
-        race.confidence_sequence = saved
-
-
 def widths(table: Table, count: int, bounds: tuple[float, float], nearest: int = 5) -> list[dict]:
     """For the `nearest` distinct configurations behind the grid's winner (copies with the same values counted
-    with the first): the gap c - winner over all N, its sd, both sequences' mean half-widths over the orders at
-    each round but the last, and `needed` (the questions any betting sequence needs)."""
-    from ragsweep.metrics.confidence_sequence import confidence_sequence
+    with the first): the gap c - winner over all N, its sd, the mean half-widths over the orders at each round
+    but the last of the empirical-Bernstein and the two-sided betting sequences, the one-sided betting upper
+    bound's distance above the running mean (what a race compares with 0), and `needed`."""
+    from ragsweep.metrics.confidence_sequence import betting_bound, confidence_sequence
     from ragsweep.runner.race import round_sizes
 
     best = grid_winner(table)
@@ -235,12 +185,16 @@ def widths(table: Table, count: int, bounds: tuple[float, float], nearest: int =
         gap = table[config] - table[best]
         shuffled = np.stack([gap[order] for order in orders(total, count)])
         low, high = confidence_sequence(shuffled, alpha, (-spread, spread), total)
-        betting = [betting_sequence(row, alpha, (-spread, spread), total, truncation=0.75) for row in shuffled]
+        betting, upper = [], []
+        for n in sizes:
+            down, up = betting_bound(shuffled[:, :n], alpha, (-spread, spread), total)
+            betting.append(float((up - down).mean() / 2))
+            _, one_sided = betting_bound(shuffled[:, :n], alpha, (-spread, spread), total, side="upper")
+            upper.append(float((one_sided - shuffled[:, :n].mean(axis=1)).mean()))
         rows.append({"config": config, "copies": len(distinct[config]), "gap": float(gap.mean()),
                      "sd": float(gap.std()), "sizes": sizes,
-                     "eb": [float((high - low)[:, n - 1].mean() / 2) for n in sizes],
-                     "betting": [float(np.mean([(up - down)[n - 1] / 2 for down, up in betting])) for n in sizes],
-                     "needs": needed(float(gap.mean()), alpha, spread)})
+                     "eb": [float((high - low)[:, n - 1].mean() / 2) for n in sizes], "betting": betting,
+                     "upper": upper, "needs": needed(float(gap.mean()), alpha, spread)})
     return rows
 
 
@@ -325,27 +279,27 @@ def main() -> None:
     print(f"grid: {'ran in %.0f s' % grid_seconds if grid_seconds is not None else 'read from ' + str(args.scores)}; "
           f"{len(configurations())} configurations x {len(scores['ids'])} questions")
     fine = tuple(round(0.05 * step, 2) for step in range(2, 21))
-    betting = partial(betting_sequence, truncation=0.75)
-    runs = [(metric, "empirical Bernstein", SCHEDULE) for metric in METRICS]
-    runs += [(metric, "betting, c=3/4", SCHEDULE) for metric in METRICS]
-    runs += [("token_iou", "empirical Bernstein", fine), ("token_iou", "betting, c=3/4", fine)]
+    tenths = tuple(round(0.1 * step, 1) for step in range(1, 11))
+    labels = {SCHEDULE: "10/25/50/100%", tenths: "every 10%", fine: "every 5% from 10%"}
+    names = {"betting": "betting, one-sided", "empirical_bernstein": "empirical Bernstein"}
+    runs = [(metric, method, schedule) for schedule in (SCHEDULE, tenths, fine)
+            for metric in METRICS for method in ("empirical_bernstein", "betting")
+            if schedule == SCHEDULE or method == "betting" or metric == "token_iou"]
     results = {}
     print(f"\n{args.orders} races per row, delta {DELTA}, min_questions {MIN_QUESTIONS}; winner or tied: the race's "
           "winner is the grid's or within its paired 95% t-interval; share: evaluations run / (K x N)")
     print("| metric | confidence sequence | schedule | winner or tied | share of evaluations "
           "| stopped after round 1, 2, 3 (mean) | replay s |")
     print("|---|---|---|---:|---:|---|---:|")
-    for metric, name, schedule in runs:
+    for metric, method, schedule in runs:
         table = {config: np.array(values, dtype=np.float64) for config, values in scores["metrics"][metric].items()}
         raced = declared(metric)
         started = time.perf_counter()
-        with sequence(betting) if name.startswith("betting") else nullcontext():
-            summary = replay(table, args.orders, raced.bounds, raced.direction != "minimize", schedule)
-        results[metric, name, schedule] = summary
+        summary = replay(table, args.orders, raced.bounds, raced.direction != "minimize", schedule, method)
+        results[metric, method, schedule] = summary
         stops = ", ".join(f"{stop:.1f}" for stop in summary.stopped) if schedule == SCHEDULE else "-"
-        label = "10/25/50/100%" if schedule == SCHEDULE else "every 5% from 10%"
-        print(f"| {metric} | {name} | {label} | {summary.winner_or_tied}/{summary.races} | {summary.share:.3f} "
-              f"| {stops} | {time.perf_counter() - started:.1f} |")
+        print(f"| {metric} | {names[method]} | {labels[schedule]} | {summary.winner_or_tied}/{summary.races} "
+              f"| {summary.share:.3f} | {stops} | {time.perf_counter() - started:.1f} |", flush=True)
     print("targets: winner or tied >= 95/100, share <= 0.35 (token_iou, the metric the grid ranks by)")
 
     table = {config: np.array(values, dtype=np.float64) for config, values in scores["metrics"]["token_iou"].items()}
@@ -354,11 +308,13 @@ def main() -> None:
     alpha = DELTA / (len(table) - 1)
     print(f"\ntoken_iou: half-widths for (c - the grid's winner {grid_winner(table)}), mean over the orders, "
           f"after {', '.join(map(str, sizes))} questions")
-    print("| configuration (copies) | gap | sd | empirical Bernstein | betting, c=3/4 | questions a bet needs |")
-    print("|---|---:|---:|---|---|---:|")
+    print("| configuration (copies) | gap | sd | empirical Bernstein | betting, two-sided "
+          "| betting upper bound - mean, one-sided | questions a bet needs |")
+    print("|---|---:|---:|---|---|---|---:|")
     for row in rows:
         print(f"| {row['config']} ({row['copies']}) | {row['gap']:+.3f} | {row['sd']:.3f} "
               f"| {' '.join(f'{w:.3f}' for w in row['eb'])} | {' '.join(f'{w:.3f}' for w in row['betting'])} "
+              f"| {' '.join(f'{w:.3f}' for w in row['upper'])} "
               f"| {row['needs']:.0f} |")
     floor = " ".join(f"{w:.3f}" for w in eb_floor(table[grid_winner(table)].size, sizes, alpha, 1.0))
     print(f"empirical Bernstein with every bet at its cap (its narrowest, whatever the variance): {floor}")
@@ -366,7 +322,7 @@ def main() -> None:
     print(f"share of evaluations if each configuration stopped in the first round with the questions it needs: "
           f"{floor_share(table, SCHEDULE, bounds):.3f} (10/25/50/100%), {floor_share(table, fine, bounds):.3f} "
           "(every 5%)")
-    default = results["token_iou", "empirical Bernstein", SCHEDULE]
+    default = results["token_iou", "betting", SCHEDULE]
     print(f"token_iou_winner_or_tied={default.winner_or_tied}/{default.races} token_iou_share={default.share:.3f}")
 
 

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from ragsweep.metrics.confidence_sequence import confidence_sequence
+from ragsweep.metrics.confidence_sequence import (BET_TRUNCATION, betting_bound, betting_excludes,
+                                                   betting_sequence, confidence_sequence)
 
 N = 300
 SEQUENCES = 2000
@@ -112,4 +113,110 @@ def test_the_sequence_shrinks_and_without_replacement_reaches_the_mean():
 def test_bad_inputs_are_refused_in_one_line(values, alpha, bounds, population):
     with pytest.raises(ValueError) as error:
         confidence_sequence(np.array(values), alpha, bounds, population)
+    assert "\n" not in str(error.value)
+
+
+# ---- the betting sequence -----------------------------------------------------------------------------------
+
+def _betting_reference(x: list[float], m: float, alpha: float, population: int | None, side: str) -> list[bool]:
+    """betting_excludes' formulas one observation at a time, for values and a candidate mean already in [0, 1]."""
+    level = math.log((2 if side == "both" else 1) / alpha)
+    total = squares = 0.0
+    up = down = 0.0  # log K+ and log K-
+    variance_before, excluded, out = 0.25, False, []
+    for t, value in enumerate(x, start=1):
+        bet = math.sqrt(2 * level / (variance_before * t * math.log(1 + t)))
+        centre = m if population is None else (population * m - total) / (population - t + 1)
+        centre = min(max(centre, 1e-12), 1 - 1e-12)
+        down += math.log(1 - min(bet, BET_TRUNCATION / (1 - centre)) * (value - centre))
+        up += math.log(1 + min(bet, BET_TRUNCATION / centre) * (value - centre))
+        total += value
+        squares += (value - (0.5 + total) / (t + 1)) ** 2
+        variance_before = (0.25 + squares) / (t + 1)
+        beyond = population is not None and (
+            (side != "lower" and m > (total + population - t) / population + 1e-12)
+            or (side != "upper" and m < total / population - 1e-12))  # the bounds the unseen values leave
+        excluded |= (side != "lower" and down >= level) or (side != "upper" and up >= level) or beyond
+        out.append(excluded)
+    return out
+
+
+@pytest.mark.parametrize("side", ["both", "upper", "lower"])
+@pytest.mark.parametrize("population", [None, 40, 500])
+def test_betting_excludes_equals_the_loop_reference(population, side):
+    rng = np.random.default_rng(5)
+    x = rng.beta(0.7, 0.7, 40)
+    for m in np.linspace(0.02, 0.98, 25):
+        got = betting_excludes(2 * x - 1, 2 * m - 1, 0.1, (-1.0, 1.0), population, side)
+        assert got.tolist() == _betting_reference(x.tolist(), float(m), 0.1, population, side), m
+
+
+@pytest.mark.parametrize("side", ["both", "upper", "lower"])
+@pytest.mark.parametrize("population", [None, 300, 1000])
+def test_betting_sequence_holds_exactly_the_means_not_excluded(population, side):
+    """Grid rounding is outwards: every mean outside [low, high] is excluded, and every mean more than a grid
+    step inside is not; betting_bound, on a finer grid, is the last interval to within a step, never wider."""
+    x = np.random.default_rng(8).beta(2, 5, 300)
+    low, high = betting_sequence(x, 0.05, (0, 1), population, side, points=501)
+    for m in np.linspace(0, 1, 81):
+        excluded = betting_excludes(x, m, 0.05, (0, 1), population, side)
+        assert (excluded[(m < low - 1e-12) | (m > high + 1e-12)]).all(), m
+        assert not excluded[(m > low + 2e-3) & (m < high - 2e-3)].any(), m
+    end_low, end_high = betting_bound(x, 0.05, (0, 1), population, side)
+    assert low[-1] - 1e-12 <= end_low <= low[-1] + 2e-3 and high[-1] - 2e-3 <= end_high <= high[-1] + 1e-12
+
+
+def test_one_sided_betting_leaves_the_other_side_open_and_is_narrower():
+    x = np.random.default_rng(9).beta(2, 2, 200)
+    low, high = betting_sequence(x, 0.05, (0, 1), side="upper")
+    both_low, both_high = betting_sequence(x, 0.05, (0, 1))
+    assert (low == 0).all() and (high <= both_high + 1e-12).all() and high[-1] < both_high[-1]
+
+
+def test_betting_rows_are_independent_sequences():
+    x = np.random.default_rng(3).random((3, 50))
+    low, high = betting_bound(x, 0.05, (0, 1), 60)
+    excluded = betting_excludes(x, np.array([0.1, 0.5, 0.9]), 0.05, (0, 1), 60)
+    for row in range(3):
+        assert (low[row], high[row]) == betting_bound(x[row], 0.05, (0, 1), 60)
+        np.testing.assert_array_equal(excluded[row], betting_excludes(x[row], [0.1, 0.5, 0.9][row], 0.05, (0, 1), 60))
+
+
+@pytest.mark.parametrize("side", ["both", "upper"])
+@pytest.mark.parametrize("alpha", [0.05, 0.2])
+@pytest.mark.parametrize("draw", ["with replacement", "random order, no population", "random order, WoR"])
+def test_betting_coverage_over_all_times(draw, alpha, side):
+    """As test_coverage_over_all_times: of 2,000 sequences per population, the share that ever exclude the
+    population mean (from above only, for side="upper") must be at most alpha + 0.02."""
+    rng = np.random.default_rng(2025)
+    misses = {}
+    for name, values in _populations(rng).items():
+        if draw == "with replacement":
+            x = values[rng.integers(0, N, (SEQUENCES, N))]
+        else:
+            x = values[np.argsort(rng.random((SEQUENCES, N)), axis=1)]
+        excluded = betting_excludes(x, values.mean(), alpha, (0, 1), N if draw.endswith("WoR") else None, side)
+        misses[name] = float(excluded[:, -1].mean())
+    assert max(misses.values()) <= alpha + 0.02, misses
+
+
+def test_betting_is_narrower_than_empirical_bernstein_at_a_race_alpha():
+    """Paired differences of a race (in [-1, 1], sd about 0.2) at alpha = 0.05 / 35: after 50 of 472 questions
+    the empirical-Bernstein half-width sits near its floor, log(2/alpha) / (t / 2) ~ 0.29 on [0, 1], i.e. ~ 0.58;
+    the betting sequence's is less than two thirds of it."""
+    rng = np.random.default_rng(4)
+    x = np.clip(rng.normal(-0.05, 0.2, (20, 472)), -1, 1)
+    low, high = confidence_sequence(x[:, :50], 0.05 / 35, (-1, 1), 472)
+    bet_low, bet_high = betting_bound(x[:, :50], 0.05 / 35, (-1, 1), 472)
+    assert (bet_high - bet_low).mean() < 2 / 3 * (high[:, -1] - low[:, -1]).mean()
+
+
+@pytest.mark.parametrize("function", [betting_excludes, betting_sequence, betting_bound])
+@pytest.mark.parametrize(("values", "alpha", "bounds", "population", "side"), [
+    ([0.5], 0.0, (0, 1), None, "both"), ([1.5], 0.05, (0, 1), None, "both"), ([0.5, 0.5], 0.05, (0, 1), 1, "both"),
+    ([0.5], 0.05, (0, 1), None, "two")])
+def test_betting_bad_inputs_are_refused_in_one_line(function, values, alpha, bounds, population, side):
+    args = (np.array(values), 0.5) if function is betting_excludes else (np.array(values),)
+    with pytest.raises(ValueError) as error:
+        function(*args, alpha, bounds, population, side=side)
     assert "\n" not in str(error.value)

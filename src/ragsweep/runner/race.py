@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragsweep.metrics.confidence_sequence import confidence_sequence
+from ragsweep.metrics.confidence_sequence import betting_bound, betting_excludes, confidence_sequence
 
 log = logging.getLogger(__name__)
+METHODS = ("betting", "empirical_bernstein")
 
 
 def round_sizes(shares: Sequence[float], total: int, min_questions: int) -> list[int]:
@@ -73,13 +74,25 @@ class Race:
     """Stops configurations that are worse than the leader, with P(stopping the population-best) <= delta.
 
     After each round, every survivor c is compared with the leader L (the survivor with the best mean so far)
-    on their paired per-question differences, by a confidence sequence for the mean difference over all N
-    questions at alpha = delta / (K - 1); c stops when the interval lies below 0. The leader is chosen from
-    the data, yet the guarantee holds: the sequence for a pair (b, c) is a function of that pair's
-    differences alone and covers their mean at all times at once with probability >= 1 - alpha, however
-    often and whenever it is looked at. The population-best b stops only if, at some round, the sequence
-    for (b, L) lies below 0 though its mean is >= 0, i.e. only if that pair's sequence fails at some time;
-    b can meet at most K - 1 other configurations, so a union bound gives at most (K - 1) alpha = delta.
+    on their paired per-question differences d = c - L (L - c when minimising, so worse is negative), by a
+    confidence sequence for the mean of d over all N questions at alpha = delta / (K - 1). With the default
+    method="betting" that is the one-sided betting sequence for an upper bound (metrics.confidence_sequence.
+    betting_excludes, side="upper": capital K- >= 1/alpha, without replacement from N), and c stops once it
+    excludes a mean difference of 0, hence (the exclusion being monotone) every mean >= 0. The race needs
+    only that upper bound, and a one-sided sequence at alpha is narrower than a two-sided one, which would
+    spend alpha/2 on a lower bound never used. method="empirical_bernstein" uses the two-sided
+    `confidence_sequence` instead and stops c once its upper bound is below 0.
+
+    The leader is chosen from the data, yet the guarantee holds: the sequence for a pair (b, c) is a function
+    of that pair's differences alone and, for the population-best b (mean of b - c >= 0), excludes every
+    mean >= 0 at some time with probability <= alpha, however often and whenever it is looked at. b stops
+    only if that happens for its pair with some leader; b can meet at most K - 1 others, so a union bound
+    gives at most (K - 1) alpha = delta.
+
+    An `Elimination`'s `high` is that one-sided upper bound at alpha (<= 0), and its `low` the one-sided lower
+    bound at alpha from the same betting sequence (side="lower"), so [low, high] together cover the mean
+    difference at 1 - 2 alpha, not 1 - alpha. With method="empirical_bernstein", [low, high] is the two-sided
+    interval at 1 - alpha.
 
     A failed question (None or NaN) leaves its pair out. If failures strike independently of the question,
     the pairs left are still a uniformly random draw without replacement from all N, so the population stays
@@ -92,10 +105,12 @@ class Race:
         bounds: (lo, hi) of one question's value for the metric raced on.
         delta: P(stopping the population-best) allowed over the whole race, in (0, 1).
         maximize: False for metrics where lower is better.
+        method: "betting" (one-sided, as above) or "empirical_bernstein" (two-sided; wider early on, for
+            comparison).
     """
 
     def __init__(self, configs: Sequence[str], population: int, bounds: tuple[float, float], delta: float,
-                 maximize: bool = True) -> None:
+                 maximize: bool = True, method: str = "betting") -> None:
         if not 0 < delta < 1:
             raise ValueError(f"racing.delta must be in (0, 1), e.g. 0.05; got {delta!r}")
         if len(configs) < 2 or len(set(configs)) != len(configs):
@@ -103,8 +118,10 @@ class Race:
         if population < 1 or not bounds[0] < bounds[1]:
             raise ValueError(f"a race needs population >= 1 and bounds (lo, hi) with lo < hi, got "
                              f"{population=}, {bounds=}")
+        if method not in METHODS:
+            raise ValueError(f"a race's method must be one of {METHODS}, got {method!r}")
         self.configs, self.population, self.bounds = tuple(configs), int(population), bounds
-        self.delta, self.maximize = float(delta), maximize
+        self.delta, self.maximize, self.method = float(delta), maximize, method
         self.alpha = self.delta / (len(self.configs) - 1)
         self._stopped: dict[str, Elimination] = {}
         self.withdrawn: set[str] = set()  # configurations whose job failed: out of the race, not compared
@@ -150,10 +167,10 @@ class Race:
             differences = sign * (own[both] - values[leader][both])
             if not differences.size:
                 continue
-            low, high = confidence_sequence(differences, self.alpha, (-spread, spread), self.population)
-            if high[-1] < 0:
-                stop = Elimination(config, round_index, n, leader, float(differences.mean()), float(low[-1]),
-                                   float(high[-1]), int(differences.size), int(n - differences.size))
+            interval = self._stopping_interval(differences, spread)
+            if interval is not None:
+                stop = Elimination(config, round_index, n, leader, float(differences.mean()), *interval,
+                                   int(differences.size), int(n - differences.size))
                 self._stopped[config] = stop
                 eliminations.append(stop)
                 log.info("racing: stopped %s after %d questions: %.3f [%.3f, %.3f] behind %s", config, n,
@@ -161,6 +178,18 @@ class Race:
         self.history.append(RoundRecord(round_index, n, leader, tuple(self.survivors),
                                         tuple(stop.config for stop in eliminations)))
         return eliminations
+
+    def _stopping_interval(self, differences: np.ndarray, spread: float) -> tuple[float, float] | None:
+        """(low, high) for the mean difference when the sequence shows it is below 0 (class doc), else None."""
+        bounds = (-spread, spread)
+        if self.method == "empirical_bernstein":
+            low, high = confidence_sequence(differences, self.alpha, bounds, self.population)
+            return (float(low[-1]), float(high[-1])) if high[-1] < 0 else None
+        if not betting_excludes(differences, 0.0, self.alpha, bounds, self.population, side="upper")[-1]:
+            return None
+        _, high = betting_bound(differences, self.alpha, bounds, self.population, side="upper")
+        low, _ = betting_bound(differences, self.alpha, bounds, self.population, side="lower")
+        return float(low), min(float(high), 0.0)
 
     def _values(self, scores: Mapping[str, Sequence[float | None]]) -> dict[str, np.ndarray]:
         """Each survivor's values as floats, NaN where it failed, in config order."""
