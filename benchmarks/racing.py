@@ -5,7 +5,7 @@
    the given stage cache, into a throwaway MLflow store; each job's per-question token_iou, ndcg and recall read
    from its per_query.jsonl and kept in --scores, so the replay reruns without the grid while that file exists.
 2. Replay: for each of --orders seeded question orders (numpy.random.default_rng(seed).permutation(N), seeds
-   0, 1, ...), `runner.race.Race` with the racing sweeper's defaults (schedule 10/25/50/100%, min_questions 10,
+   0, 1, ...), `runner.race.Race` with the racing sweeper's settings (schedule 10/25/50/100%, min_questions 10,
    delta 0.05, the metric's registered bounds) is fed each round's survivors' values as `runner.racing.run_race`
    feeds it: a configuration stopped after a round ran that round's questions, one that survives (or is left
    alone, and goes straight to the last round) ran all N. Per order it records the race's winner (the leader
@@ -48,7 +48,7 @@ from grid import CHUNKERS, KS, STORES
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ("token_iou", "ndcg", "recall")
-SCHEDULE = (0.1, 0.25, 0.5, 1.0)  # the racing sweeper's defaults (runner.racing.RacingSettings)
+SCHEDULE = (0.1, 0.25, 0.5, 1.0)  # the first schedule tried; the sweeper's default is every 10% (`tenths`)
 MIN_QUESTIONS = 10
 DELTA = 0.05
 

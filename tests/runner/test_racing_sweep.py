@@ -55,7 +55,8 @@ def test_one_run_per_configuration_extended_each_round(raced):
     for run in jobs:
         steps = [m.step for m in client.get_metric_history(run.info.run_id, "recall")]
         questions = int(run.data.tags["ragsweep.race.questions"])
-        assert steps == [17, 34, 68][: len(steps)] and steps[-1] == questions
+        assert steps[0] == 17 and steps == sorted(set(steps)) and set(steps) <= {17, 34, 68}  # a lone survivor
+        assert steps[-1] == questions                                                         # skips to the end
         assert run.data.tags["ragsweep.race.stopped_round"] in {"none", "1", "2"}
         ran_all = questions == 68
         assert ("ragsweep.config_fingerprint" in run.data.tags) == ran_all  # only then a plain sweep reuses it
@@ -75,9 +76,10 @@ def test_each_question_is_retrieved_and_answered_once_per_configuration(raced):
         history = {name: {m.step: m.value for m in client.get_metric_history(run.info.run_id, name)}
                    for name in ("cache_misses_retrieval", "cache_hits_retrieval", "cache_misses_answers",
                                 "cache_hits_answers")}
-        added = dict(zip([17, 34, 68], [17, 17, 34], strict=True))
-        for step, count in history["cache_misses_answers"].items():
-            assert count <= added[step]
+        steps = sorted(history["cache_misses_answers"])
+        for before, step in zip([0, *steps], steps):
+            count = history["cache_misses_answers"][step]
+            assert count <= step - before
             assert count + history["cache_hits_answers"][step] == step  # the earlier answers all from the cache
             assert history["cache_misses_retrieval"][step] + history["cache_hits_retrieval"][step] == \
                 [17, 34, 68].index(step) + 1  # one first-stage entry per shard
@@ -93,7 +95,8 @@ def test_the_parent_run_holds_the_race(raced):
     assert int(parent.data.tags["ragsweep.race.full_grid_evaluations"]) == 2 * 68
     path = client.download_artifacts(parent.info.run_id, "race.json", str(cwd))
     race = json.loads(Path(path).read_text())
-    assert [r["questions"] for r in race["rounds"]] == [17, 34, 68][: len(race["rounds"])]
+    rounds = [r["questions"] for r in race["rounds"]]
+    assert rounds[0] == 17 and rounds[-1] == 68 and set(rounds) <= {17, 34, 68}
     assert race["evaluations"] == sum(race["questions"].values())
     assert race["winner"] in race["rounds"][-1]["survivors"]
 

@@ -39,3 +39,16 @@ def test_hits_are_ranked_distinct_and_at_most_k(option, vectors):
         assert [hit.index for hit in closest] == [3, 5, 17]  # the query's copies, tied, in the order added
     finally:
         getattr(store, "close", lambda: None)()
+
+
+@pytest.mark.parametrize("option", STORES)
+def test_a_closed_store_indexes_anew(option, vectors):
+    """A job may index, search and close a store twice (a race's round computing two shards): the second index
+    holds the vectors once, not twice over."""
+    stored, queries = vectors
+    store = instantiate_group(compose_option("store", option), "store")
+    for _ in range(2):
+        store.add(stored)
+        for hits in store.search(queries, len(stored) + 10):
+            assert_ranked(hits, len(stored) + 10, len(stored))
+        store.close()

@@ -30,7 +30,7 @@ class RacingConf:
     metric: Optional[str] = None  # default: optimized_metric; a per-question metric with bounds
     delta: float = 0.05  # the chance of stopping the true best
     min_questions: int = 10  # the first round runs at least this many questions
-    schedule: List[float] = field(default_factory=lambda: [0.1, 0.25, 0.5, 1.0])  # shares run after each round
+    schedule: List[float] = field(default_factory=lambda: [round(0.1 * i, 1) for i in range(1, 11)])  # 10%, ..., 100%
     seed: int = 0  # the seed of the one question order every configuration takes
 
 

@@ -35,7 +35,7 @@ class RacingSettings:
     metric: str
     delta: float = 0.05
     min_questions: int = 10
-    schedule: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0)
+    schedule: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(1, 11))  # see docs/benchmarks/racing.md
     seed: int = 0
 
     @classmethod

@@ -35,7 +35,7 @@ from ragsweep.runner.relevance import (fail_on_relevance_failures, judge_relevan
                                        write_failed_relevance)
 from ragsweep.runner.scoring import latency_metrics, score_questions
 from ragsweep.runner.generating import generate
-from ragsweep.runner.stages import chunk_dataset, latency_sample, located_counts, ranked_in_shards, whole_retrieval
+from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shards, whole_retrieval_in_shards
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.race import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG, RACE_SEED_TAG, adopt, race_run
@@ -191,14 +191,14 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         pipeline.tracker.log_dataset(dataset.name, whole.fingerprint, _dataset_source(cfg), len(whole.queries))
         seconds: dict[str, float] = {}
         questions = [query.text for query in dataset.queries]
+        shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]
         if plan.whole_retriever:  # it chunked and ranked on its own; its texts are located as spans
-            chunks, first, search_ms, located = _timed(
-                seconds, "retrieval", lambda: whole_retrieval(pipeline, dataset, questions))
-            hits, rerank_ms, timed = first, np.zeros(0), latency_sample(len(questions))
+            chunks, first, search_ms, located, timed = _timed(
+                seconds, "retrieval", lambda: whole_retrieval_in_shards(pipeline, whole, questions, shards))
+            hits, rerank_ms = first, np.zeros(0)
         else:
             chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, whole))
             located = located_counts(chunks_key)
-            shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]
             first, hits, search_ms, rerank_ms, timed = ranked_in_shards(pipeline, chunks, chunks_key, questions,
                                                                         shards, seconds)
         if race is not None and len(dataset.queries) == len(whole.queries):  # the last round: the dataset's order,

@@ -123,6 +123,29 @@ def whole_retrieval(pipeline: Pipeline, dataset: Dataset,
     chunks = [Chunk(doc_ids[doc], start, end, texts[doc_ids[doc]][start:end]) for doc, start, end in chunk_of]
     located = dict(zip(("located_exact", "located_fuzzy"), arrays["located"].tolist(), strict=True))
     return chunks, hits, arrays["search_ms"], located
+
+
+def whole_retrieval_in_shards(pipeline: Pipeline, dataset: Dataset, questions: Sequence[str],
+                              shards: Sequence[tuple[int, int]]
+                              ) -> tuple[list[Chunk], list[list[Hit]], np.ndarray, dict[str, int], list[int]]:
+    """`whole_retrieval` of each shard of questions, cached on its own (a race's rounds add shards), merged: the
+    distinct chunks of all shards, the hits into them, per-query milliseconds, located counts and the positions
+    of the timed questions. `dataset` gives the documents and the cache key's fingerprint."""
+    chunks: list[Chunk] = []
+    index: dict[tuple[str, int, int], int] = {}
+    hits: list[list[Hit]] = []
+    search_ms, timed, located = [], [], {"located_exact": 0, "located_fuzzy": 0}
+    for start, end in shards:
+        part_chunks, part_hits, part_ms, part_located = whole_retrieval(pipeline, dataset, questions[start:end])
+        renumbered = [index.setdefault((c.doc_id, c.start, c.end), len(index)) for c in part_chunks]
+        chunks += [c for c, i in zip(part_chunks, renumbered, strict=True) if i >= len(chunks)]
+        hits += [[Hit(renumbered[hit.index], hit.score) for hit in row] for row in part_hits]
+        search_ms.append(part_ms)
+        timed += [start + position for position in latency_sample(end - start)]
+        located = {name: located[name] + part_located[name] for name in located}
+    return chunks, hits, np.concatenate(search_ms), located, timed
+
+
 _WHOLE_DOCUMENTS_WARNED: set[str] = set()  # datasets warned about, once per process
 LATENCY_QUERIES = 20  # questions timed one at a time for the latency percentiles
 

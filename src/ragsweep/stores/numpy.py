@@ -25,6 +25,11 @@ class NumpyStore:
         vectors = normalised(vectors)
         self._vectors = vectors if self._vectors.size == 0 else np.vstack((self._vectors, vectors))
 
+    def close(self) -> None:
+        """Drop the vectors, as Chroma and Qdrant drop their collections: a job that indexes again (a race's
+        round computing two shards) starts from an empty index, not from the chunks twice over."""
+        self._vectors = np.empty((0, 0), dtype=np.float32)
+
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
         check_k(k)
         queries = normalised(queries)

@@ -99,7 +99,8 @@ def race_markdown(record: Any) -> str:
              f"evaluations a full grid would do ({record.evaluations / full:.0%})." if full else "", "",
              "| round | questions | survivors |", "|---|---|---|"]
     lines += [f"| {r['round']} | {r['questions']} | {len(r['survivors'])} |" for r in record.rounds]
-    lines += ["", "| configuration | questions | stopped in round | leader then | difference | 95% interval |",
+    lines += ["", "| configuration | questions | stopped in round | leader then | difference "
+              "| interval (1 − 2δ/(K − 1)) |",
               "|---|---|---|---|---|---|"]
     for label, questions in record.questions.items():
         stop = record.stopped.get(label)
