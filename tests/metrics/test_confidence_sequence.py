@@ -75,6 +75,13 @@ def test_without_replacement_the_unseen_values_bound_the_mean():
     assert (low[0], high[0]) == (0.5, 1.0)
 
 
+def _drawn(rng: np.random.Generator, values: np.ndarray, draw: str) -> np.ndarray:
+    """SEQUENCES sequences of N values: drawn with replacement, or the population in random orders."""
+    if draw == "with replacement":
+        return values[rng.integers(0, N, (SEQUENCES, N))]
+    return values[np.argsort(rng.random((SEQUENCES, N)), axis=1)]
+
+
 @pytest.mark.parametrize("alpha", [0.05, 0.2])
 @pytest.mark.parametrize("draw", ["with replacement", "random order, no population", "random order, WoR"])
 def test_coverage_over_all_times(draw, alpha):
@@ -83,10 +90,7 @@ def test_coverage_over_all_times(draw, alpha):
     rng = np.random.default_rng(2024)
     misses = {}
     for name, values in _populations(rng).items():
-        if draw == "with replacement":
-            x = values[rng.integers(0, N, (SEQUENCES, N))]
-        else:
-            x = values[np.argsort(rng.random((SEQUENCES, N)), axis=1)]
+        x = _drawn(rng, values, draw)
         low, high = confidence_sequence(x, alpha, (0, 1), N if draw.endswith("WoR") else None)
         mean = values.mean()
         misses[name] = float(((low > mean + 1e-12) | (high < mean - 1e-12)).any(axis=1).mean())
@@ -191,10 +195,7 @@ def test_betting_coverage_over_all_times(draw, alpha, side):
     rng = np.random.default_rng(2025)
     misses = {}
     for name, values in _populations(rng).items():
-        if draw == "with replacement":
-            x = values[rng.integers(0, N, (SEQUENCES, N))]
-        else:
-            x = values[np.argsort(rng.random((SEQUENCES, N)), axis=1)]
+        x = _drawn(rng, values, draw)
         excluded = betting_excludes(x, values.mean(), alpha, (0, 1), N if draw.endswith("WoR") else None, side)
         misses[name] = float(excluded[:, -1].mean())
     assert max(misses.values()) <= alpha + 0.02, misses
