@@ -94,9 +94,7 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
     parent = context.parent
     race = RaceRound.from_setting(plan.config[RACE_KEY]) if RACE_KEY in plan.config else None
     with _job_lock(pipeline, config_id, plan.label) if parent else nullcontext():
-        if race is not None:
-            return _run_race_round(pipeline, dataset, config_id, context, race)
-        if parent and not plan.config.get("force", False):
+        if parent and race is None and not plan.config.get("force", False):
             finished = pipeline.tracker.finished_run(config_id)
             if finished is not None:
                 log.info("skipped %s: run %s already finished this configuration (+force=true reruns it)",
@@ -104,6 +102,8 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
                 pipeline.tracker.note_reused(parent, config_id, finished.info.run_id)
                 return dict(finished.data.metrics)
         try:
+            if race is not None:  # a race finds its own earlier rounds (`_run_race_round`)
+                return _run_race_round(pipeline, dataset, config_id, context, race)
             return _run_job(pipeline, dataset, config_id, context)
         finally:
             _freeze_loaded_heap(computed=sum(pipeline.cache.misses.values()) > 0)
