@@ -115,3 +115,12 @@ def test_the_job_override_round_trips():
     race = RaceRound.from_setting(OmegaConf.create(value))
     assert (race.seed, race.round, race.schedule, race.min_questions, race.metric) == (3, 1, (0.2, 1.0), 5, "ndcg")
     assert race.questions(100) == 100 and race.shards(100) == [(0, 20), (20, 100)]
+
+
+def test_the_sweepers_defaults_are_the_races():
+    """`hydra.sweeper.racing` (what `--cfg hydra` shows) and `RacingSettings` give the same defaults."""
+    from hydra_plugins.ragsweep_racing.racing_sweeper import RacingConf
+
+    shown, used = RacingConf(), RacingSettings("recall")
+    assert (tuple(shown.schedule), shown.delta, shown.min_questions, shown.seed) == \
+        (used.schedule, used.delta, used.min_questions, used.seed)
