@@ -21,8 +21,18 @@ for the pairs nearest the grid's winner, the questions any sequence that bets ne
 share that would give (`floor_share`), and last `token_iou_winner_or_tied=A/100 token_iou_share=B` for the
 race's sequence at the defaults.
 
+3. Real (--real, instead of 1 and 2): `python sweep.py -m +sweep=generation` (9 configurations, SmolLM2 through
+   llama.cpp, ranked on answer_f1) and the same grid raced (`hydra/sweeper=racing`, the defaults), one after the
+   other in this process's run, each from its own empty folder (paths.root: a cold cache and MLflow store),
+   both with judge=embedding so that judge calls are counted. Per run: wall time; answers generated and judge
+   calls, summed over the child runs' logged `cache_misses_answers` and `cache_misses_verdicts` (every round of a
+   race), and recounted as the answer and verdict entries in its cache; (configuration, question) evaluations
+   from the full grid's per_query.jsonl files and the race's parent run; the winner. Prints the table and, last, `real_wall_ratio=A
+   real_answers_ratio=B real_judge_calls_ratio=C` (race / full).
+
 Usage: python benchmarks/racing.py [--data ../shared/data/chroma_general] [--cache .cache/ragsweep]
                                    [--scores /tmp/ragsweep-racing-scores.json] [--orders 100]
+       python benchmarks/racing.py --real [--shared ../shared/data]
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import math
 import os
 import platform
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -263,6 +274,72 @@ def load_scores(args: argparse.Namespace) -> tuple[dict, float | None]:
     return scores, seconds
 
 
+REAL_RUNS = {"full": ["+sweep=generation"], "race": ["hydra/sweeper=racing", "+sweep=generation"]}
+
+
+@dataclass(frozen=True, slots=True)
+class RealRun:
+    """One sweep of the generation grid from an empty folder."""
+
+    seconds: float
+    answers: int          # generator calls: the child runs' cache_misses_answers, every round
+    judge_calls: int      # judge calls: the child runs' cache_misses_verdicts, every round
+    answer_entries: int   # answers on disk after the sweep (an independent count of the same)
+    verdict_entries: int
+    evaluations: int      # (configuration, question) pairs in the jobs' per_query.jsonl files
+    winner: str
+
+
+def sweep_from_empty(name: str, shared: Path, folder: Path) -> RealRun:
+    """`python sweep.py -m ...` for one of REAL_RUNS with paths.root=folder, then its counts."""
+    import mlflow
+
+    overrides = [*REAL_RUNS[name], "judge=embedding", f"paths.root={folder}", f"paths.data={shared}",
+                 f"experiment=racing-real-{name}"]
+    started = time.perf_counter()
+    subprocess.run([sys.executable, str(ROOT / "sweep.py"), "-m", *overrides], cwd=ROOT,
+                   check=True, stdout=subprocess.DEVNULL)
+    seconds = time.perf_counter() - started
+    client = mlflow.MlflowClient(f"sqlite:///{folder}/mlruns/mlflow.db")
+    experiment = client.get_experiment_by_name(f"racing-real-{name}")
+    runs = client.search_runs([experiment.experiment_id])
+    children = [run for run in runs if "mlflow.parentRunId" in run.data.tags]
+    calls = {key: int(sum(point.value for run in children for point in client.get_metric_history(run.info.run_id, key)))
+             for key in ("cache_misses_answers", "cache_misses_verdicts")}
+    if name == "race":
+        best = next(run for run in children if run.data.tags.get("ragsweep.race.winner") == "true")
+        evaluations = int(next(run for run in runs if "ragsweep.race.evaluations" in run.data.tags)
+                          .data.tags["ragsweep.race.evaluations"])
+    else:
+        best = max(children, key=lambda run: run.data.metrics.get("answer_f1", -1.0))
+        evaluations = sum(1 for path in (folder / "outputs").rglob("per_query.jsonl") for _ in path.open())
+    entries = {stage: sum(1 for _ in (folder / ".cache" / "ragsweep" / stage).rglob("*.npz"))
+               for stage in ("answers", "verdicts")}
+    return RealRun(seconds, calls["cache_misses_answers"], calls["cache_misses_verdicts"], entries["answers"],
+                   entries["verdicts"], evaluations,
+                   f"{best.data.params.get('retriever', '?')} k={best.data.params.get('k', '?')} "
+                   f"(answer_f1 {best.data.metrics.get('answer_f1', float('nan')):.3f})")
+
+
+def real(shared: Path) -> None:
+    """The generation grid in full and raced, each from a cold cache, in this one run; ratios race / full."""
+    print(provenance())
+    results = {}
+    for name in REAL_RUNS:
+        with tempfile.TemporaryDirectory(prefix=f"ragsweep-racing-{name}-") as scratch:
+            results[name] = sweep_from_empty(name, shared.resolve(), Path(scratch))
+        print(f"{name}: {results[name]}", flush=True)
+    full, race = results["full"], results["race"]
+    print("| sweep | wall time | answers generated (on disk) | judge calls (on disk) | evaluations | winner |")
+    print("|---|---:|---:|---:|---:|---|")
+    for name, result in results.items():
+        print(f"| {' '.join(REAL_RUNS[name])} | {result.seconds / 60:.1f} min | {result.answers} "
+              f"({result.answer_entries}) | {result.judge_calls} ({result.verdict_entries}) | {result.evaluations} "
+              f"| {result.winner} |")
+    print(f"real_wall_ratio={race.seconds / full.seconds:.3f} real_answers_ratio={race.answers / full.answers:.3f} "
+          f"real_judge_calls_ratio={race.judge_calls / max(full.judge_calls, 1):.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
@@ -271,7 +348,12 @@ def main() -> None:
                         help="per-question values: read when it exists, else written from the grid")
     parser.add_argument("--regrid", action="store_true", help="run the grid even if --scores exists")
     parser.add_argument("--orders", type=int, default=100, help="seeded question orders, one race each")
+    parser.add_argument("--real", action="store_true", help="time the generation grid in full and raced instead")
+    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data", help="paths.data for --real")
     args = parser.parse_args()
+    if args.real:
+        real(args.shared)
+        return
     from ragsweep.metrics.registry import metric as declared
 
     scores, grid_seconds = load_scores(args)
