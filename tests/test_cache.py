@@ -265,3 +265,17 @@ def test_a_filesystem_that_refuses_locks_costs_a_warning_not_the_entry(tmp_path,
     entry = cache.get_or_compute("chunks", "k", lambda: {"x": np.arange(3)})
     assert np.array_equal(entry["x"], np.arange(3)) and "no file locks" in caplog.text
     assert np.array_equal(cache.get_or_compute("chunks", "k", lambda: 1 / 0)["x"], np.arange(3))
+
+
+def test_fresh_stages_are_computed_again_and_leave_the_stored_entries_alone(tmp_path):
+    stored = StageCache(tmp_path)
+    stored.get_or_compute("retrieval", "k", lambda: {"search_ms": np.array([5.0])})
+    stored.get_or_compute_each("answers", ["a"], lambda positions: [{"latency_ms": np.array(7.0)}])
+    fresh = StageCache.from_settings({"dir": tmp_path, "enabled": True, "fresh": ["retrieval", "answers"]})
+    again = fresh.get_or_compute("retrieval", "k", lambda: {"search_ms": np.array([9.0])})
+    answers = fresh.get_or_compute_each("answers", ["a"], lambda positions: [{"latency_ms": np.array(3.0)}])
+    assert again["search_ms"].tolist() == [9.0] and float(answers[0]["latency_ms"]) == 3.0  # timed anew
+    assert fresh.misses == {"retrieval": 1, "answers": 1} and not fresh.hits
+    assert StageCache(tmp_path).get_or_compute("retrieval", "k", lambda: {})["search_ms"].tolist() == [5.0]
+    assert float(StageCache(tmp_path).load("answers", "a")["latency_ms"]) == 7.0  # what a plain run reads stays
+    assert fresh.get_or_compute("chunks", "c", lambda: {"x": np.array(1)}) and StageCache(tmp_path).load("chunks", "c")

@@ -67,12 +67,16 @@ class StageCache:
         enabled: False computes everything and stores nothing (`cache=off`).
         locks: False never takes a file lock: parallel jobs may compute an entry twice (same
             content, written atomically) instead of waiting for each other.
+        fresh: Stages computed again, neither read nor stored (`+cache.fresh=[retrieval,rerank,answers]`):
+            a stage's entry keeps the milliseconds measured when it was computed, so `gate` times a
+            configuration afresh this way.
     """
 
-    def __init__(self, root: str | Path, enabled: bool = True, locks: bool = True) -> None:
+    def __init__(self, root: str | Path, enabled: bool = True, locks: bool = True, fresh: Sequence[str] = ()) -> None:
         self.root = Path(root)
         self.enabled = enabled
         self.locks = locks
+        self.fresh = frozenset(fresh)
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.bypassing = False
@@ -80,7 +84,8 @@ class StageCache:
     @classmethod
     def from_settings(cls, settings: Any) -> StageCache:
         """The cache a `conf/cache/` group describes (`dir`, `enabled`, optional `locks`)."""
-        return cls(settings["dir"], enabled=bool(settings["enabled"]), locks=bool(settings.get("locks", True)))
+        return cls(settings["dir"], enabled=bool(settings["enabled"]), locks=bool(settings.get("locks", True)),
+                   fresh=tuple(settings.get("fresh") or ()))
 
     @contextmanager
     def embeddings_bypassed(self) -> Iterator[None]:
@@ -95,7 +100,7 @@ class StageCache:
     def get_or_compute(self, stage: str, key: str, compute: Callable[[], Arrays],
                        usable: Callable[[Arrays], bool] = lambda arrays: True) -> Arrays:
         """The stored entry when present and `usable`, else `compute()` stored under the key."""
-        if not self.enabled:
+        if not self.enabled or stage in self.fresh:
             self.misses[stage] += 1
             return compute()
         stored = self._usable(stage, key, usable)
@@ -122,13 +127,14 @@ class StageCache:
         is computing (a lock per key, taken without blocking), and only then waits for the rest and
         reads them, or computes them if their holder died without storing them.
         """
+        enabled = self.enabled and stage not in self.fresh
         results: dict[int, Arrays] = {}
         first_of: dict[str, int] = {}
         for position, key in enumerate(keys):  # identical keys (two questions, same prompt) count once
             first_of.setdefault(key, position)
         pending = []
         for key, position in first_of.items():
-            stored = self.load(stage, key) if self.enabled else None
+            stored = self.load(stage, key) if enabled else None
             if stored is None:
                 pending.append(position)
             else:
@@ -143,10 +149,10 @@ class StageCache:
                     mine = []
                     for position in pending[start : start + batch]:
                         key = keys[position]
-                        if self.enabled and not locks.enter_context(self.lock(f"{stage}-{key}", blocking)):
+                        if enabled and not locks.enter_context(self.lock(f"{stage}-{key}", blocking)):
                             deferred.append(position)
                             continue
-                        stored = self.load(stage, key) if self.enabled else None
+                        stored = self.load(stage, key) if enabled else None
                         if stored is None:
                             mine.append(position)
                         else:
@@ -158,7 +164,7 @@ class StageCache:
                     for position, arrays in zip(mine, compute(mine), strict=True):
                         self.misses[stage] += 1
                         results[position] = arrays
-                        if self.enabled and storable(arrays):
+                        if enabled and storable(arrays):
                             self.save(stage, keys[position], arrays)
                     bar.update(len(mine))
             pending, blocking = deferred, True

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from ragsweep.metrics import registry
 from ragsweep.results.best import ResultsError
-from ragsweep.results.gate import MaxDrop, gate_table, guarded_metrics, parse_max_drop, parse_significance
+from ragsweep.results.gate import (MaxDrop, gate_table, guarded_metrics, latency_row, parse_max_drop,
+                                   parse_significance, rate_row)
 
 
 def _questions(values: list[float]) -> dict[str, dict[str, float]]:
@@ -80,9 +82,53 @@ def test_significance_is_strictly_between_0_and_1(text):
     assert parse_significance("0.05") == 0.05
 
 
-def test_guarded_metrics_are_per_question_metrics_of_the_baseline():
+def test_guarded_metrics_are_per_question_metrics_latencies_and_error_rates_of_the_baseline():
     manifest = {"metric": "token_iou", "metrics": {"token_iou": 0.5, "token_iou_std": 0.1, "recall": 0.7}}
     assert guarded_metrics(None, manifest) == ["token_iou"]
     assert guarded_metrics("token_iou, recall", manifest) == ["token_iou", "recall"]
-    with pytest.raises(ResultsError, match="--metrics token_iou_std: .* choose from token_iou, recall"):
+    assert guarded_metrics("latency_ms_p95,search_ms_p50", manifest) == ["latency_ms_p95", "search_ms_p50"]
+    with pytest.raises(ResultsError, match="--metrics token_iou_std: .* choose from token_iou, recall, search_ms_p50"):
         guarded_metrics("token_iou_std", manifest)  # a spread, not a per-question value
+    with pytest.raises(ResultsError, match="--metrics generation_error_rate: not a metric the baseline recorded"):
+        guarded_metrics("generation_error_rate", manifest)  # the baseline generated nothing
+    assert guarded_metrics("generation_error_rate", {**manifest, "metrics": {"generation_error_rate": 0.0}}) == [
+        "generation_error_rate"]
+
+
+def _milliseconds(median: float, seed: int, n: int = 20) -> np.ndarray:
+    return median * np.random.default_rng(seed).lognormal(0.0, 0.2, n)
+
+
+def test_a_latency_percentile_is_gated_lower_is_better_by_a_bootstrap_over_the_timings():
+    baseline = _milliseconds(10.0, 0)
+    slower = latency_row("latency_ms_p95", baseline, _milliseconds(20.0, 1), MaxDrop(0.2, True), 0.05)
+    assert not slower["ok"] and slower["verdict"] == "FAIL: rose more than 20%, worse at p < 0.05"
+    assert slower["recorded"] == round(float(np.percentile(baseline, 95)), 2) and slower["p-value"] < 0.01
+    faster = latency_row("latency_ms_p95", baseline, _milliseconds(5.0, 1), MaxDrop(0.2, True), 0.05)
+    assert faster["ok"] and faster["p-value"] > 0.99  # lower is better: halving the time passes
+    same = latency_row("latency_ms_p95", baseline, baseline, MaxDrop(0.2, True), 0.05)
+    assert same["ok"] and same["change"] == 0.0
+    noisy = latency_row("latency_ms_p50", baseline, _milliseconds(10.5, 2), MaxDrop(0.2, True), 0.05)
+    assert noisy["ok"], noisy  # another draw from the same spread is not a regression
+    jitter = latency_row("latency_ms_p95", np.array([1.0, 1.1, 1.2]), np.array([1.0, 1.1, 1.6]), MaxDrop(0.2, True), 0.05)
+    assert jitter["change %"] == "+30.3%" and jitter["p-value"] >= 0.05 and jitter["ok"]  # a rise, not a shown one
+    untimed = latency_row("rerank_ms_p95", baseline, np.zeros(0), MaxDrop(0.2, True), 0.05)
+    assert untimed["verdict"] == "FAIL: the current run timed no question for it"
+
+
+def test_latency_rows_come_from_the_samples_of_their_timing_in_the_table():
+    before, after = {"latency_ms": _milliseconds(10.0, 0)}, {"latency_ms": _milliseconds(30.0, 1)}
+    table = gate_table({"token_iou": 0.5}, {"token_iou": 0.5}, _questions([0.5, 0.5]), _questions([0.5, 0.5]),
+                       ["token_iou", "latency_ms_p95"], MaxDrop(0.2, True), 0.05, samples=2000, latency=(before, after))
+    assert table.ok.tolist() == [True, False] and table.metric.tolist() == ["token_iou", "latency_ms_p95"]
+
+
+def test_a_rising_error_rate_fails_when_guarded():
+    rose = rate_row("generation_error_rate", (0.0, 68), (0.15, 68), MaxDrop(0.05, True), 0.05)
+    assert not rose["ok"] and rose["verdict"] == "FAIL: rose more than 5%, worse at p < 0.05"
+    one = rate_row("generation_error_rate", (0.0, 68), (1 / 68, 68), MaxDrop(0.02, False), 0.05)
+    assert one["ok"] and one["p-value"] == 0.5  # one failure in 136, as likely in either run; within 0.02
+    fewer = rate_row("generation_error_rate", (0.1, 50), (0.0, 50), MaxDrop(0.05, True), 0.05)
+    assert fewer["ok"] and fewer["p-value"] == 1.0
+    gone = rate_row("generation_error_rate", (0.0, 50), (float("nan"), 50), MaxDrop(0.05, True), 0.05)
+    assert gone["verdict"] == "FAIL: the current run has no value"

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from ragsweep.runner.scoring import latency_metrics
+from ragsweep.runner.scoring import latency_metrics, latency_samples
 from ragsweep.runner.stages import latency_sample, per_query_ms
 
 
@@ -26,9 +26,9 @@ def test_the_sample_spreads_over_the_questions_and_percentiles_add_search_and_re
     assert latency_sample(100)[:3] == [0, 5, 10] and latency_sample(100)[-1] == 99 and len(latency_sample(100)) == 20
     assert latency_sample(3) == [0, 1, 2] and latency_sample(0) == []
     search, rerank = np.array([1.0, 2.0, 3.0, 4.0]), np.array([10.0, 10.0, 10.0, 30.0])
-    metrics = latency_metrics(search, rerank)
+    metrics = latency_metrics(latency_samples(search, rerank))
     assert metrics["search_ms_p50"] == 2.5 and metrics["rerank_ms_p50"] == 10.0
     assert metrics["latency_ms_p50"] == 12.5  # percentile of the per-question sums, not a sum of percentiles
     assert metrics["latency_ms_p95"] == np.percentile(search + rerank, 95)
-    assert set(latency_metrics(search, np.zeros(0))) == {"search_ms_p50", "search_ms_p95", "latency_ms_p50",
+    assert set(latency_metrics(latency_samples(search, np.zeros(0)))) == {"search_ms_p50", "search_ms_p95", "latency_ms_p50",
                                                           "latency_ms_p95"}

@@ -125,6 +125,15 @@ def test_best_ranks_the_race_winner_and_verify_reruns_it(raced):
     assert f"(run {winner.info.run_id})" in (cwd / "conf" / "best" / "ragsweep.yaml").read_text()
     assert "\nrace:" not in (cwd / "conf" / "best" / "ragsweep.yaml").read_text()  # it reruns every question
     assert "verified: every metric of the rerun equals the recorded run" in best.stdout
-    for run in _runs(cwd, "job"):  # a stopped configuration is listed, not ranked
+    stopped = 0
+    for run in _runs(cwd, "job"):  # a stopped configuration is listed, not ranked, and not gated
         if "ragsweep.race.stopped" in run.data.tags:
+            stopped += 1
             assert f"{run.info.run_name}: {run.data.tags['ragsweep.race.stopped']}" in best.stdout
+            gate = subprocess.run([sys.executable, "-m", "ragsweep.cli", "gate", "--baseline", "conf/best/ragsweep.yaml",
+                                   "--run", run.info.run_id, "--allow-other-config"], cwd=cwd, env=env,
+                                  capture_output=True, text=True, timeout=600)
+            assert gate.returncode == 2 and gate.stderr.count("\n") == 1, gate.stderr
+            assert (f"was stopped in a race after {run.data.tags['ragsweep.race.questions']} questions; gate a run "
+                    "that ran every question") in gate.stderr
+    assert stopped == 1

@@ -100,8 +100,9 @@ def gate_command(args: argparse.Namespace) -> int:
     from ragsweep.results.best import read_manifest
     from ragsweep.results.rerun import rerun
     from ragsweep.results.corrected import difference_line
-    from ragsweep.results.gate import (corrections, error_rate_note, gate_table, guarded_metrics, job_result,
-                                       judge_line, other_config, parse_max_drop, parse_significance)
+    from ragsweep.results.gate import (FRESH_TIMING, TIMED, corrections, error_rate_note, gate_table,
+                                       guarded_metrics, job_result, judge_line, latency_samples, other_config,
+                                       parse_max_drop, parse_significance)
     from ragsweep.tracking.runs import markdown
 
     max_drop, significance = parse_max_drop(args.max_drop), parse_significance(args.significance)
@@ -109,20 +110,26 @@ def gate_command(args: argparse.Namespace) -> int:
     metrics = guarded_metrics(args.metrics, manifest)
     label = manifest.get("label") or manifest.get("config")
     baseline = _baseline_questions(args, manifest)
+    timed = any(metric in TIMED for metric in metrics)
+    recorded_ms = (latency_samples(store_tracker(args, manifest["experiment"]), manifest["run_id"],
+                                   "the baseline's run") if timed else {})
     if args.run:
-        current = job_result(store_tracker(args, manifest["experiment"]), args.run, "--run")
+        tracker = store_tracker(args, manifest["experiment"])
+        current = job_result(tracker, args.run, "--run")
         if other_config(current, manifest, args.allow_other_config):
             print(f"note: --allow-other-config: gating {current['label']} against another configuration")
+        current_ms = latency_samples(tracker, args.run, "--run") if timed else {}
         what = f"run {args.run} ({current['label']})"
     else:
-        result = rerun(args.project, args.baseline, "gate")
+        result = rerun(args.project, args.baseline, "gate", [FRESH_TIMING] if timed else [])
         current = {"metrics": result.metrics, "per_query": result.per_query, "judge": result.judge,
                    "corrected": result.corrected}
-        what = "a rerun of the baseline config"
+        current_ms = result.latency
+        what = "a rerun of the baseline config" + (" (search, rerank and answers timed afresh)" if timed else "")
     judged = judge_line(manifest, current["judge"], metrics)  # refuses judged metrics of two different judges
     corrected = corrections(manifest, current, baseline, metrics)
     table = gate_table(manifest["metrics"], current["metrics"], baseline, current["per_query"],
-                       metrics, max_drop, significance, corrected=corrected)
+                       metrics, max_drop, significance, corrected=corrected, latency=(recorded_ms, current_ms))
     shared, total = sum(question in current["per_query"] for question in baseline), len(baseline)
     print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
     print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
@@ -138,10 +145,13 @@ def gate_command(args: argparse.Namespace) -> int:
         elif found.note:
             print(f"{found.metric}: gated by the paired bootstrap on the judge's values; {found.note}")
     bootstrapped = table[table["labels"] == ""] if "labels" in table else table
-    for row in bootstrapped[bootstrapped.paired < shared].to_dict("records"):  # answer metrics: answered questions
+    if timed:
+        print("latency percentiles: each run's percentile of its timed questions, compared by a bootstrap over "
+              "those timings (paired: the fewer of the two runs' timed questions)")
+    for row in bootstrapped[(bootstrapped.paired < shared) & ~bootstrapped.metric.isin([*TIMED])].to_dict("records"):  # answer metrics: answered questions
         print(f"{row['metric']}: the bootstrap paired the {row['paired']} of those {shared} questions that have it "
               "in both runs (a failed generation or a question without reference answers has none)")
-    note = error_rate_note(manifest["metrics"], current["metrics"])
+    note = error_rate_note(manifest["metrics"], current["metrics"], metrics)
     if note:
         print(note)
     if not table.ok.all():
@@ -210,7 +220,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                       help="fail when a paired bootstrap on the baseline's questions finds the current run worse "
                            f"at p below this (default {DEFAULT_SIGNIFICANCE}); faithfulness or groundedness corrected "
                            "by the same people's labels in both runs are tested by their corrected paired difference")
-    gate.add_argument("--metrics", help="comma-separated metrics to guard (default: the baseline's ranking metric)")
+    gate.add_argument("--metrics", help="comma-separated metrics to guard, each in its own direction (default: the "
+                                        "baseline's ranking metric); latency_ms_p95 and the other latency percentiles "
+                                        "retime the rerun afresh; generation_error_rate fails on a rise")
     gate.add_argument("--run", help="compare this MLflow run instead of rerunning the baseline")
     gate.add_argument("--allow-other-config", action="store_true",
                       help="let --run be another configuration than the baseline's (other config fingerprint)")

@@ -15,6 +15,15 @@ judge and labelled pool: results.corrected), are gated by their corrected paired
 same two checks, on what the labels say the judge's numbers mean. The corrected current − baseline may drop
 by at most `--max-drop` of the baseline's corrected value, and its normal interval must not find it worse
 at `--significance` (its upper end at confidence 1 - significance below 0).
+
+Latency percentiles (`latency_ms_p95`, ...) are one value per run, and a cached stage keeps the milliseconds
+measured when it was computed, so a latency gate times the current configuration afresh: its rerun computes
+search, rerank and answers again (`cache.fresh`), or `--run` names a run whose latency.json it reads. The two
+runs' percentiles are compared by a bootstrap over their latency samples, each resampled on its own (Efron &
+Tibshirani 1993, ch. 16, two-sample problem): the p-value is the share of resampled pairs in which the current
+percentile is no worse. Timings vary between two runs of the same code, so a percentile fails only when it rose
+by more than `--max-drop` and the bootstrap finds it worse at `--significance`. `generation_error_rate` guarded by `--metrics` fails on a rise beyond `--max-drop` or
+one that Fisher's exact test (one-sided) finds at `--significance`; unguarded, a rise is a warning.
 """
 
 from __future__ import annotations
@@ -23,11 +32,12 @@ import json
 import math
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_bootstrap
@@ -36,9 +46,14 @@ from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedR
 from ragsweep.tracking.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_params
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
+from ragsweep.runner.outputs import LATENCY_FILE, read_latency
+from ragsweep.tracking.race import STOPPED_ROUND_TAG
 from ragsweep.tracking.runs import download, one_run
 
 _PERCENT = re.compile(r"^\s*([-+]?[\d.]+)\s*%\s*$")
+TIMED = registry.names(stage="latency")  # one value per run, compared on fresh timings (`latency_row`)
+RATES = ("generation_error_rate",)  # a share of questions, compared by Fisher's exact test (`rate_row`)
+FRESH_TIMING = "+cache.fresh=[retrieval,rerank,answers]"  # the stages whose milliseconds a latency gate retakes
 
 
 @dataclass(frozen=True)
@@ -82,8 +97,10 @@ def parse_significance(text: str) -> float:
 
 
 def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
-    """The metrics `--metrics` names (default: the baseline's ranking metric), each one with per-question values."""
-    available = [name for name in RANKABLE if name in manifest["metrics"] and registry.METRICS[name].per_question]
+    """The metrics `--metrics` names (default: the baseline's ranking metric): ones with per-question values, a
+    latency percentile, or `generation_error_rate`."""
+    per_question = [name for name in RANKABLE if name in manifest["metrics"] and registry.METRICS[name].per_question]
+    available = [*per_question, *TIMED, *(name for name in RATES if name in manifest["metrics"])]
     names = [name.strip() for name in text.split(",")] if text else [manifest["metric"]]
     pooled = [name for name in names if name in RANKABLE and not registry.METRICS[name].per_question]
     if pooled:
@@ -92,8 +109,8 @@ def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
                            f"{','.join(name.removesuffix('_micro').removesuffix('_ppi') for name in pooled)} instead")
     unknown = [name for name in names if name not in available]
     if unknown:
-        raise ResultsError(f"--metrics {','.join(unknown)}: not a metric the baseline recorded per question; "
-                           f"choose from {', '.join(available)}")
+        raise ResultsError(f"--metrics {','.join(unknown)}: not a metric the baseline recorded per question, a "
+                           f"latency percentile or an error rate; choose from {', '.join(available)}")
     return names
 
 
@@ -105,6 +122,9 @@ def job_result(tracker: MlflowTracker, run_id: str, what: str, hint: str = "") -
         run = one_run(tracker, run_id)
         if run["status"] != "FINISHED":
             raise ValueError(f"run {run_id} is {run['status']}; gate a FINISHED job run")
+        if run["tags"].get(STOPPED_ROUND_TAG, "none") != "none":
+            raise ValueError(f"run {run_id} was stopped in a race after {run['tags'].get('ragsweep.race.questions')} "
+                             "questions; gate a run that ran every question (the race's winner, or rerun it)")
         with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
             per_query = read_per_query(download(tracker, run_id, "per_query.jsonl", folder))
             labelled = any(name.endswith("_corrected") for name in run["metrics"])
@@ -164,14 +184,17 @@ def other_config(current: dict, manifest: dict, allowed: bool) -> bool:
 
 def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: dict[str, dict[str, float]],
                now: dict[str, dict[str, float]], metrics: list[str], max_drop: MaxDrop, significance: float,
-               samples: int = 10_000, corrected: Mapping[str, CorrectedDifference] | None = None) -> pd.DataFrame:
+               samples: int = 10_000, corrected: Mapping[str, CorrectedDifference] | None = None,
+               latency: tuple[Mapping[str, np.ndarray], Mapping[str, np.ndarray]] | None = None) -> pd.DataFrame:
     """One row per metric: recorded and current mean, change (absolute and relative), p-value, verdict,
     and `paired`, the questions its bootstrap resampled.
 
     `baseline` and `now` map question id -> metrics; the bootstrap pairs the baseline's questions
     with the same questions of the current run, those that have the metric in both (an answer metric
     is missing where generation failed or a question has no reference answer). A metric with a corrected
-    difference in `corrected` (`corrections`) is gated by it instead, and its row names its labels.
+    difference in `corrected` (`corrections`) is gated by it instead, and its row names its labels. A latency
+    percentile is gated on `latency`, the baseline's and the current run's samples (`latency_row`), an error
+    rate on its questions (`rate_row`).
     """
     shared = [question for question in baseline if question in now]
     if not shared:
@@ -182,6 +205,15 @@ def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: 
     for metric in metrics:
         if metric in usable:
             rows.append(_corrected_row(usable[metric], max_drop, significance))
+            continue
+        if metric in TIMED:
+            timing, empty = metric.rsplit("_p", 1)[0], np.zeros(0)
+            baseline_ms, current_ms = (samples_of.get(timing, empty) for samples_of in latency or ({}, {}))
+            rows.append(latency_row(metric, baseline_ms, current_ms, max_drop, significance, samples))
+            continue
+        if metric in RATES:
+            rows.append(rate_row(metric, (recorded[metric], len(baseline)), (current.get(metric, math.nan), len(now)),
+                                 max_drop, significance))
             continue
         before, after = recorded[metric], current.get(metric, math.nan)
         paired = [q for q in shared if metric in baseline[q] and metric in now[q]]
@@ -196,6 +228,59 @@ def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: 
                      "p-value": round(test["p_value"], 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
                      "ok": not failures, "paired": len(paired), **({"labels": ""} if usable else {})})
     return pd.DataFrame(rows)
+
+
+def latency_samples(tracker: MlflowTracker, run_id: str, what: str) -> dict[str, np.ndarray]:
+    """A job run's latency.json: each timing's milliseconds per question; ResultsError naming `what` when the run
+    has none (logged before runs kept their samples: run it again)."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
+            return read_latency(download(tracker, run_id, LATENCY_FILE, folder))
+    except ValueError as error:
+        raise ResultsError(f"{what}: {error}; a latency gate needs the milliseconds behind the percentiles, which "
+                           "runs keep since latency.json was added: run the configuration again") from None
+
+
+def latency_row(metric: str, baseline_ms: np.ndarray, current_ms: np.ndarray, max_drop: MaxDrop,
+                significance: float, samples: int = 10_000, seed: int = 0) -> dict:
+    """A gate row for a latency percentile (`latency_ms_p95`): each run's percentile of its samples, and the
+    share of `samples` bootstrap pairs (each run's samples resampled with replacement on their own) in which
+    the current percentile is no worse than the baseline's, as the p-value that it got worse. It fails when
+    it rose by more than `max_drop` and that p-value is below `significance`."""
+    percentile = float(metric.rsplit("_p", 1)[1])
+    if not len(baseline_ms) or not len(current_ms):
+        missing = "the baseline" if not len(baseline_ms) else "the current run"
+        return {"metric": metric, "recorded": math.nan, "current": math.nan, "change": math.nan, "change %": "",
+                "p-value": math.nan, "verdict": f"FAIL: {missing} timed no question for it", "ok": False, "paired": 0}
+    rng = np.random.default_rng(seed)
+    before, after = float(np.percentile(baseline_ms, percentile)), float(np.percentile(current_ms, percentile))
+    resampled = [np.percentile(rng.choice(values, size=(samples, len(values))), percentile, axis=1)
+                 for values in (baseline_ms, current_ms)]
+    test = {"difference": before - after, "p_value": float(np.mean(resampled[1] <= resampled[0]))}
+    failures = _failures(registry.metric(metric), before, after, test, max_drop, significance)
+    failures = failures if len(failures) == 2 else []  # timings vary between runs of the same code: both checks
+    return {"metric": metric, "recorded": round(before, 2), "current": round(after, 2),
+            "change": round(after - before, 2), "change %": _percent(before, after),
+            "p-value": round(test["p_value"], 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
+            "ok": not failures, "paired": min(len(baseline_ms), len(current_ms))}
+
+
+def rate_row(metric: str, before: tuple[float, int], after: tuple[float, int], max_drop: MaxDrop,
+             significance: float) -> dict:
+    """A gate row for an error rate given as (rate, questions) per run: fails on a rise beyond `max_drop` or one
+    Fisher's exact test (one-sided: the current run fails more often) finds at `significance`."""
+    (rate_before, n_before), (rate_after, n_after) = before, after
+    p_value = math.nan
+    if not math.isnan(rate_after):
+        failed = [round(rate * n) for rate, n in (before, after)]
+        table = [[failed[1], n_after - failed[1]], [failed[0], n_before - failed[0]]]
+        p_value = float(stats.fisher_exact(table, alternative="greater").pvalue)
+    test = {"difference": rate_before - rate_after, "p_value": p_value}
+    failures = _failures(registry.metric(metric), rate_before, rate_after, test, max_drop, significance)
+    return {"metric": metric, "recorded": round(rate_before, 4), "current": round(rate_after, 4),
+            "change": round(rate_after - rate_before, 4), "change %": _percent(rate_before, rate_after),
+            "p-value": round(p_value, 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
+            "ok": not failures, "paired": min(n_before, n_after)}
 
 
 def _corrected_row(found: CorrectedDifference, max_drop: MaxDrop, significance: float) -> dict:
@@ -215,19 +300,20 @@ _RATES = {"generation_error_rate": "more questions failed to generate, and the a
           "judge_failure_rate": "more judge calls failed, and the judged metrics above leave them out"}
 
 
-def error_rate_note(recorded: dict[str, float], current: dict[str, float]) -> str | None:
+def error_rate_note(recorded: dict[str, float], current: dict[str, float], guarded: Sequence[str] = ()) -> str | None:
     """A line on `generation_error_rate` when either run generated answers, and one on `judge_failure_rate`
     when either was judged, each flagged when it rose: failed questions (calls) leave the answer (judged)
-    metrics' means, so a rise can hide behind steady metrics."""
+    metrics' means, so a rise can hide behind steady metrics. A rate in `guarded` has its own gate row."""
     lines = []
     for name, why in _RATES.items():
         before, after = recorded.get(name), current.get(name)
-        if before is None and after is None:
+        if (before is None and after is None) or name in guarded:
             continue
         show = lambda value: "none" if value is None else f"{value:.4f}"  # noqa: E731
         rose = after is not None and after > (before or 0.0) + 1e-12
+        fails = f"; --metrics {name} makes a rise fail the gate" if name in RATES else ""
         lines.append(f"{'WARNING: ' if rose else ''}{name} (lower is better): recorded {show(before)}, "
-                     f"current {show(after)}" + (f"; it rose: {why}" if rose else ""))
+                     f"current {show(after)}" + (f"; it rose: {why}{fails}" if rose else ""))
     return "\n".join(lines) or None
 
 

@@ -13,14 +13,17 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
 from ragsweep.results.best import ResultsError, read_per_query
 from ragsweep.results.corrected import corrected_entries
+from ragsweep.runner.outputs import LATENCY_FILE, read_latency
 from ragsweep.tracking import judges
 from ragsweep.tracking.judges import JudgeInfo
 from ragsweep.tracking.mlflow_tracker import RERUN_ENV
@@ -34,15 +37,16 @@ class Rerun:
     per_query: dict[str, dict[str, float]]  # question id -> its metrics
     judge: JudgeInfo | None = None  # the judge that scored its judged metrics; None when none ran
     corrected: dict[str, dict] = field(default_factory=dict)  # its `<metric>_corrected` entries (judge.labels)
+    latency: dict[str, np.ndarray] = field(default_factory=dict)  # its latency.json: milliseconds per question
 
 
-def rerun(project: Path, config_path: Path, why: str = "verify") -> Rerun:
-    """Run an exported config again, as a user would (`ragsweep sweep --config-name best/<name>`); its run is
-    tagged `ragsweep.rerun=<why>` (verify, gate)."""
+def rerun(project: Path, config_path: Path, why: str = "verify", overrides: Sequence[str] = ()) -> Rerun:
+    """Run an exported config again, as a user would (`ragsweep sweep --config-name best/<name>`), with any
+    `overrides`; its run is tagged `ragsweep.rerun=<why>` (verify, gate)."""
     config_name = config_path.resolve().relative_to((project / "conf").resolve()).with_suffix("").as_posix()
     with tempfile.TemporaryDirectory(prefix="ragsweep-rerun-") as output:
         command = [sys.executable, "-m", "ragsweep.cli", "sweep", "--config-name", config_name,
-                   f"hydra.run.dir={output}"]
+                   f"hydra.run.dir={output}", *overrides]
         log.info("rerunning %s", " ".join(command))
         done = subprocess.run(command, cwd=project, capture_output=True, text=True,
                               env={**os.environ, RERUN_ENV: why})
@@ -50,12 +54,14 @@ def rerun(project: Path, config_path: Path, why: str = "verify") -> Rerun:
             raise ResultsError(f"the rerun of {config_path} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         summary = json.loads((Path(output) / "metrics.json").read_text())
         per_query = read_per_query(Path(output) / "per_query.jsonl")
+        timed = Path(output) / LATENCY_FILE
+        latency = read_latency(timed) if timed.is_file() else {}
         ran = OmegaConf.to_container(OmegaConf.load(Path(output) / "config.yaml"), resolve=True)
     exported = OmegaConf.load(config_path)
     choices = OmegaConf.to_container(exported.hydra.runtime.choices) if OmegaConf.select(
         exported, "hydra.runtime.choices") is not None else {}
     metrics = logged_metrics(summary)
-    return Rerun(metrics, per_query, judges.from_config(ran, choices, metrics), corrected_entries(summary))
+    return Rerun(metrics, per_query, judges.from_config(ran, choices, metrics), corrected_entries(summary), latency)
 
 
 def logged_metrics(summary: dict[str, dict]) -> dict[str, float]:

@@ -47,6 +47,21 @@ def write_results(output_dir: Path, cfg: DictConfig, dataset: Dataset, chunks: S
     return [metrics_path, per_query_path, config_path]
 
 
+LATENCY_FILE = "latency.json"  # each timing's milliseconds per question, for `gate`'s bootstrap of percentiles
+
+
+def write_latency(output_dir: Path, samples: dict[str, np.ndarray]) -> Path:
+    """latency.json: the milliseconds behind the run's latency percentiles (`scoring.latency_samples`)."""
+    path = output_dir / LATENCY_FILE
+    path.write_text(json.dumps({name: [float(ms) for ms in milliseconds] for name, milliseconds in samples.items()}))
+    return path
+
+
+def read_latency(path: Path) -> dict[str, np.ndarray]:
+    """latency.json as `write_latency` wrote it."""
+    return {name: np.asarray(values, dtype=np.float64) for name, values in json.loads(path.read_text()).items()}
+
+
 def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequence[Hit]],
                  hits: Sequence[Sequence[Hit]], generations: Sequence[Generation], search_ms: np.ndarray,
                  rerank_ms: np.ndarray, pipeline: Pipeline, judgements: Sequence[Judgement] | None = None,

@@ -26,14 +26,14 @@ from ragsweep.runner.failures import (JOB_FAILURES, fail_on_generation_errors, s
 from ragsweep.runner.identity import LABEL_KEY, config_label
 from ragsweep.runner.corrections import corrected_estimates, judge_source
 from ragsweep.runner.judging import fail_on_judge_failures, judge_answers, run_summaries, write_failed_calls
-from ragsweep.runner.outputs import query_traces, write_results
+from ragsweep.runner.outputs import query_traces, write_latency, write_results
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.race_questions import (RACE_FILE, RACE_KEY, RaceRound, in_dataset_order, race_dataset,
                                             write_race_scores)
 from ragsweep.runner.relevance import (fail_on_relevance_failures, judge_relevance, relevance_records,
                                        relevance_summary, span_labels, warn_unvalidated_relevance,
                                        write_failed_relevance)
-from ragsweep.runner.scoring import latency_metrics, score_questions
+from ragsweep.runner.scoring import latency_metrics, latency_samples, score_questions
 from ragsweep.runner.generating import generate
 from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shards, whole_retrieval_in_shards
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG
@@ -214,11 +214,12 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             lambda: score_questions(pipeline, dataset, chunks, hits, generations, judgements, labels, relevance))
         corpora = [query.corpus for query in dataset.queries]
         summary = summarize(per_query, corpora, cfg.get("bootstrap_samples", 1000))
-        timings = latency_metrics(search_ms, rerank_ms, generations, timed=timed)
+        samples = latency_samples(search_ms, rerank_ms, generations, timed)
+        timings = latency_metrics(samples)
         if generations is not None:  # a retrieval-only job's metrics.json keeps its metrics
             costs = costs_per_query(generations, pipeline.evaluator.tokenizer.count)
             summary.update(summarize(costs, corpora, cfg.get("bootstrap_samples", 1000)))
-            summary.update(latency_metrics(search_ms, rerank_ms, generations, summaries=True, timed=timed))
+            summary.update(latency_metrics(samples, summaries=True))
         if judgements is not None:
             summary.update(run_summaries(pipeline, judgements))
             if pipeline.claim_labels:
@@ -228,6 +229,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             warn_unvalidated_relevance(summary)
         files = write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k,
                               generations, diagnostics, relevance_records(labels, relevance))
+        files.append(write_latency(output_dir, samples))
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
         pipeline.tracker.log_metrics(
             {**means, **{f"{name}_std": v["std"] for name, v in summary.items() if "std" in v},

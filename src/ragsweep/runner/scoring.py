@@ -57,22 +57,27 @@ def score_questions(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk
     return per_query, diagnostics
 
 
-def latency_metrics(search_ms: np.ndarray, rerank_ms: np.ndarray, generations: Sequence[Generation] | None = None,
-                    summaries: bool = False, timed: Sequence[int] | None = None) -> dict:
-    """p50 and p95 milliseconds per question of search, rerank, generation and end to end (`latency_ms_*`);
-    with `summaries`, each as metrics.json holds it (value, questions, bootstrap CI).
+def latency_samples(search_ms: np.ndarray, rerank_ms: np.ndarray, generations: Sequence[Generation] | None = None,
+                    timed: Sequence[int] | None = None) -> dict[str, np.ndarray]:
+    """Milliseconds per question of search, rerank, generation and end to end: what `latency_metrics` takes
+    percentiles of, kept in latency.json so that `gate` can compare two runs' percentiles by a bootstrap.
 
     Search and rerank are timed one question at a time on the latency sample, after a warm-up call,
     when the stage ran (kept with its cached results); generation on every answered question, when
     it was generated. End to end adds the three for each question of the latency sample.
     """
-    measure = percentile_summaries if summaries else percentiles
+    samples = {"search_ms": search_ms, "rerank_ms": rerank_ms}
     generation_ms = None
-    timings = {**measure("search_ms", search_ms), **measure("rerank_ms", rerank_ms)}
     if generations is not None:
-        timings.update(measure("generation_ms", np.array([made.latency_ms for made in generations
-                                                          if made.error is None])))
+        samples["generation_ms"] = np.array([made.latency_ms for made in generations if made.error is None])
         sampled = [generations[i] for i in (latency_sample(len(generations)) if timed is None else timed)]
         generation_ms = np.array([np.nan if made.error else made.latency_ms for made in sampled])
-    timings.update(measure("latency_ms", end_to_end_ms(search_ms, rerank_ms, generation_ms)))
-    return timings
+    samples["latency_ms"] = end_to_end_ms(search_ms, rerank_ms, generation_ms)
+    return samples
+
+
+def latency_metrics(samples: dict[str, np.ndarray], summaries: bool = False) -> dict:
+    """p50 and p95 of each of `latency_samples` (`latency_ms_p95`, ...); with `summaries`, each as metrics.json
+    holds it (value, questions, bootstrap CI)."""
+    measure = percentile_summaries if summaries else percentiles
+    return {name: value for timing, milliseconds in samples.items() for name, value in measure(timing, milliseconds).items()}
