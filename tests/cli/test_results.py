@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,6 +129,34 @@ def test_gate_shows_absolute_and_relative_change_and_the_p_value(project):
     token_iou = next(line for line in failed.stdout.splitlines() if line.startswith("| token_iou"))
     assert "-79.3%" in token_iou and "FAIL: dropped more than 5%, worse at p < 0.05" in token_iou  # 0.0298 -> 0.0062
     assert failed.stderr.startswith("ragsweep: gate failed: token_iou (-79.3%, p 0.0) dropped more than 5%")
+
+
+def test_a_latency_gate_compares_the_runs_timings_and_retimes_a_rerun(project):
+    """Each run keeps its timed milliseconds (latency.json); `--run` is gated on that run's, a rerun on fresh ones."""
+    import mlflow
+
+    from ragsweep.results.gate import MaxDrop, latency_row
+
+    baseline = project / "conf" / "best" / "quick.yaml"
+    manifest = json.loads(baseline.with_name("quick.manifest.json").read_text())
+    other = _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id
+    client = mlflow.MlflowClient(f"sqlite:///{project}/mlruns/mlflow.db")
+    timings = [json.loads(Path(client.download_artifacts(run, "latency.json", str(project / f"timings-{run}")))
+                          .read_text())["latency_ms"] for run in (manifest["run_id"], other)]
+    expected = latency_row("latency_ms_p95", *map(np.array, timings), MaxDrop(0.2, True), 0.05)
+    gated = _ragsweep(project, "gate", "--baseline", str(baseline), "--run", other, "--allow-other-config",
+                      "--metrics", "latency_ms_p95", "--max-drop", "20%")
+    assert gated.returncode == (0 if expected["ok"] else 1), gated.stderr[-3000:]
+    row = [cell.strip() for cell in next(line for line in gated.stdout.splitlines()
+                                         if line.startswith("| latency_ms_p95")).split("|")[1:-1]]
+    assert row[1:3] == [str(expected["recorded"]), str(expected["current"])] and row[-1] == expected["verdict"]
+    assert "a latency percentile when it rose by more than 20% and a bootstrap" in gated.stdout
+    fresh = _ragsweep(project, "gate", "--baseline", str(baseline), "--metrics", "latency_ms_p95", "--max-drop", "20%")
+    assert fresh.returncode in (0, 1), fresh.stderr[-3000:]
+    assert "a rerun of the baseline config (search, rerank and answers timed afresh)" in fresh.stdout
+    row = [cell.strip() for cell in next(line for line in fresh.stdout.splitlines()
+                                         if line.startswith("| latency_ms_p95")).split("|")[1:-1]]
+    assert row[1] == str(expected["recorded"]) and row[2] != row[1]  # timed anew: a cached stage would repeat it
 
 
 def test_gate_in_a_fresh_clone_needs_only_the_committed_export(project, tmp_path):

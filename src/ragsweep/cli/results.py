@@ -134,7 +134,11 @@ def gate_command(args: argparse.Namespace) -> int:
     print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
     print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
           f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
-          f" finds it worse at p < {significance:g}" + (f"\n{judged}" if judged else "")
+          f" finds it worse at p < {significance:g}"
+          + (f"; a latency percentile when it rose by more than {max_drop} and a bootstrap over each run's timed "
+             f"questions finds it worse at p < {significance:g} (timings vary between runs of the same code)"
+             if timed else "")
+          + (f"\n{judged}" if judged else "")
           + ("\nfaithfulness and groundedness corrected by the same people's labels in both runs: the same checks "
              "on their corrected paired difference and its normal interval (labels: how many it rests on)"
              if "labels" in table else "") + "\n")
@@ -145,9 +149,6 @@ def gate_command(args: argparse.Namespace) -> int:
         elif found.note:
             print(f"{found.metric}: gated by the paired bootstrap on the judge's values; {found.note}")
     bootstrapped = table[table["labels"] == ""] if "labels" in table else table
-    if timed:
-        print("latency percentiles: each run's percentile of its timed questions, compared by a bootstrap over "
-              "those timings (paired: the fewer of the two runs' timed questions)")
     for row in bootstrapped[(bootstrapped.paired < shared) & ~bootstrapped.metric.isin([*TIMED])].to_dict("records"):  # answer metrics: answered questions
         print(f"{row['metric']}: the bootstrap paired the {row['paired']} of those {shared} questions that have it "
               "in both runs (a failed generation or a question without reference answers has none)")

@@ -97,7 +97,8 @@ STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "retriever", "reranke
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
             "tracking", "paths", "cache", LABEL_KEY, "race", "hydra")
-CACHE_KEYS = ("enabled", "dir", "locks")
+CACHE_KEYS = ("enabled", "dir", "locks", "fresh")
+FRESH_STAGES = ("chunks", "retrieval", "rerank", "answers", "claims", "verdicts")  # what cache.fresh may name
 
 
 def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
@@ -157,6 +158,10 @@ def check_settings(cfg: DictConfig) -> None:
         if key not in CACHE_KEYS:
             raise ConfigError(f"cache.{key}: the cache reads only {', '.join(CACHE_KEYS)}; "
                               f"{closest(key, CACHE_KEYS, 'cache.')}remove cache.{key}")
+    unknown = [str(stage) for stage in (cfg.get("cache") or {}).get("fresh") or () if stage not in FRESH_STAGES]
+    if unknown:
+        raise ConfigError(f"cache.fresh: {', '.join(unknown)} is not a cached stage; name some of "
+                          f"{', '.join(FRESH_STAGES)}")
 
 
 def generates_answers(target: str | None) -> bool:
