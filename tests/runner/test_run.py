@@ -64,3 +64,16 @@ def test_chunkings_of_whole_documents_are_warned_about_once_per_sweep(small_docu
     split = _sweep(tmp_path, *args, "chunker.size=20", "k=1", "experiment=split")
     assert split.returncode == 0, split.stderr[-3000:]
     assert WHOLE_DOCUMENTS not in split.stdout + split.stderr
+
+
+@pytest.mark.parametrize(("values", "optimized_metric", "returned"), [
+    ({"ndcg": 0.5, "latency_ms_p95": 9.0}, "ndcg", 0.5),
+    ({"ndcg": 0.5, "latency_ms_p95": 9.0}, ["ndcg", "latency_ms_p95"], [0.5, 9.0]),  # one per study direction
+    (None, ["ndcg", "latency_ms_p95"], "nan nan"),  # a failed job: a failed trial
+    ({"ndcg": 0.5}, None, None),
+])
+def test_a_job_returns_its_sweeper_one_value_or_one_per_metric(values, optimized_metric, returned):
+    from ragsweep.runner.run import objective
+
+    found = objective(values, optimized_metric)
+    assert " ".join(map(str, found)) == returned if returned == "nan nan" else found == returned
