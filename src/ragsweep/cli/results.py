@@ -77,8 +77,8 @@ def _pareto_command(args: argparse.Namespace) -> int:
     print(_dataset_line(front.dataset, front.datasets, args.dataset))
     over = ", ".join(f"{m} ({'higher' if registry.metric(m).direction == 'maximize' else 'lower'} is better)"
                      for m in front.metrics)
-    print(f"Pareto front of {front.considered} configurations over {over}: {len(front.table)} no other beats on "
-          "every metric at once\n")
+    print(f"Pareto front of {front.considered} configurations over {over}: the {len(front.table)} that no other "
+          "beats on every metric at once\n")
     print(markdown(front.table))
     if front.left_out:
         print(f"left out, without every metric ({len(front.left_out)}):\n"
