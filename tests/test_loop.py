@@ -29,7 +29,8 @@ QUICK = ["chunker=fixed,k=3", "chunker=fixed,k=5", "chunker=recursive,k=3", "chu
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}  # entry points set them
-    return {**env, "PYTHONPATH": str(ROOT)}  # tests/faults.py importable by the jobs
+    # tests/faults.py importable by the jobs; a PYTHONPATH already set (a worktree's src/) still comes first
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))}
 
 
 def _sweep(project: Path, *args: str) -> subprocess.CompletedProcess:
