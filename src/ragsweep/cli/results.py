@@ -95,7 +95,7 @@ def _pareto_command(args: argparse.Namespace) -> int:
               + "\n".join(f"  {line}" for line in stopped) + "\n")
     if front.removed:
         print(f"removed {', '.join(path.name for path in front.removed)} (points of an earlier, longer front)")
-    print(f"wrote {len(front.exports)} exports in {front.exports[0].parent}: "
+    print(f"wrote {len(front.exports)} export{'s' if len(front.exports) > 1 else ''} in {front.exports[0].parent}: "
           + ", ".join(path.name for path in front.exports)
           + " (each with its manifest and per-question file; commit them for `ragsweep gate`); rerun one with: "
           f"ragsweep sweep --config-name best/{front.exports[0].stem}")
