@@ -22,7 +22,8 @@ from ragsweep.results.best import ResultsError, export, needs
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import datasets, finished_jobs, labels, on_dataset, where
 
-EXAMPLE = "e.g. --pareto answer_f1,latency_ms_p95,completion_tokens_mean, or token_iou,latency_ms_p95 without a generator"
+EXAMPLE = ("e.g. --pareto answer_f1,latency_ms_p95,completion_tokens_mean, or token_iou,latency_ms_p95 without "
+           "a generator")
 
 
 @dataclass
