@@ -197,6 +197,11 @@ CASES = {
     "race delta outside (0, 1)": Case([*RACE, "hydra.sweeper.racing.delta=1"], "must be in (0, 1)"),
     "race of one configuration": Case(["-m", "hydra/sweeper=racing", "k=3", "hydra.sweeper.racing.metric=recall"],
                                       "a race needs at least two configurations"),
+    "race on a list of metrics": Case(["-m", "hydra/sweeper=racing", "k=1,3", "optimized_metric=[recall,latency_ms_p95]"],
+                                      "races on one metric and optimized_metric=[recall,latency_ms_p95] names 2"),
+    "study directions against the registry": Case(["-m", "+sweep=optuna_pareto", "hydra.sweeper.direction=[maximize,maximize]"],
+                                                  "hydra.sweeper.direction=[maximize,maximize] does not match optimized_metric="
+                                                  "[token_iou,latency_ms_p95]: the metric registry gives [maximize,minimize]"),
     "race on an unvalidated judge": Case([*RACE, "generator=extractive", "judge=lexical",
                                           "hydra.sweeper.racing.metric=faithfulness"],
                                          "its judge has no held-out AUC of at least 0.6"),

@@ -157,6 +157,13 @@ def test_defaults_match_the_contract():
         (["reranker=embedding", "reranker.candidates=3", "k=5"], "reranker.candidates (3) must be >= k (5)"),
         (["reranker=cross_encoder", "reranker.model=/no/model"], "reranker.model=/no/model cannot be loaded"),
         (["embedder=sentence_transformers"], "embedder.model is required"),
+        (["optimized_metric=[token_iou]"], "optimized_metric=[token_iou]: a list names two or more metrics to trade off"),
+        (["optimized_metric=[latency_ms_p95,token_iou]"], "optimized_metric=[latency_ms_p95,token_iou]: the first "
+                                                          "metric ranks the sweep, and latency_ms_p95 is not one"),
+        (["optimized_metric=[token_iou,claims_per_answer]"], "optimized_metric=[token_iou,claims_per_answer]: "
+                                                             "claims_per_answer is not a metric this configuration logs"),
+        (["optimized_metric=[token_iou,completion_tokens_mean]"], "optimized_metric=[token_iou,completion_tokens_mean]: "
+                                                                  "completion_tokens_mean is not a metric this"),
     ],
 )
 def test_impossible_values_fail_before_work(overrides, message):

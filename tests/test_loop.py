@@ -29,7 +29,8 @@ QUICK = ["chunker=fixed,k=3", "chunker=fixed,k=5", "chunker=recursive,k=3", "chu
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}  # entry points set them
-    return {**env, "PYTHONPATH": str(ROOT)}  # tests/faults.py importable by the jobs
+    # tests/faults.py importable by the jobs; a PYTHONPATH already set (a worktree's src/) still comes first
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))}
 
 
 def _sweep(project: Path, *args: str) -> subprocess.CompletedProcess:
@@ -227,23 +228,38 @@ def test_fail_fast_stops_the_sweep_at_the_first_failure(project):
     assert set(runs[runs["tags.ragsweep.role"] == "parent"].status) == {"FAILED"}
 
 
-def test_optuna_searches_toward_the_optimized_metric_with_one_child_run_per_trial(project):
-    result = _sweep(project, "-m", "+sweep=optuna_retrieval", "hydra.sweeper.n_trials=3", "experiment=optuna",
-                    "embedder=static", "retriever=choice(bm25,dense)")  # command-line values override the file's axes
+def test_optuna_trades_the_optimized_metrics_one_child_run_per_trial_and_tags_its_pareto_trials(project):
+    import yaml
+
+    from ragsweep.metrics.pareto import non_dominated
+
+    result = _sweep(project, "-m", "+sweep=optuna_pareto", "hydra.sweeper.n_trials=4", "experiment=optuna",
+                    "hydra.sweep.dir=outputs/pareto", "reranker=none", "embedder=static",
+                    "retriever=choice(bm25,dense)")  # command-line values override the file's axes
     assert result.returncode == 0, result.stderr[-3000:]
     runs = _runs(project, "optuna")
     jobs = _jobs(runs)
     output = result.stdout + result.stderr
-    assert output.count("Launching 1 jobs locally") == 3  # three trials...
+    assert "Directions: ['maximize', 'minimize']" in output  # the study got both, from the sweep file
+    assert output.count("Launching 1 jobs locally") == 4  # four trials...
     # ...each a child run, except a trial that drew a configuration already finished, answered from MLflow
-    assert len(jobs) + output.count("skipped embedder=") == 3
+    assert len(jobs) + output.count("skipped embedder=") == 4
     assert set(jobs.status) == {"FINISHED"} and jobs["tags.ragsweep.config_fingerprint"].is_unique
     assert set(jobs["params.embedder._target_"]) == {"ragsweep.embedding.static.StaticEmbedder"}
     assert set(jobs["params.retriever._target_"]) <= {"ragsweep.retrieval.bm25.BM25Retriever",
                                                        "ragsweep.retrieval.dense.DenseRetriever"}
-    assert (jobs["tags.mlflow.parentRunId"] == runs[runs["tags.ragsweep.role"] == "parent"].run_id.iloc[0]).all()
-    best_value = float(output.split("Best value: ")[1].split()[0])
-    assert best_value == jobs["metrics.ndcg"].max()  # sweep.py returned optimized_metric to the sampler
+    parent = runs[runs["tags.ragsweep.role"] == "parent"].iloc[0]
+    assert (jobs["tags.mlflow.parentRunId"] == parent.run_id).all()
+    # each trial returned [token_iou, latency_ms_p95]: the study's Pareto solutions are the runs' logged values
+    solutions = yaml.safe_load((project / "outputs" / "pareto" / "optimization_results.yaml").read_text())["solutions"]
+    logged = {(row["metrics.token_iou"], row["metrics.latency_ms_p95"]) for _, row in jobs.iterrows()}
+    assert solutions and all(tuple(solution["values"]) in logged for solution in solutions)
+    # the runs on the front of those metrics, in the registry's directions, are tagged, and the parent lists them
+    front = non_dominated(jobs[["metrics.token_iou", "metrics.latency_ms_p95"]].to_numpy(), ["maximize", "minimize"])
+    assert jobs["tags.ragsweep.pareto"].tolist() == ["true" if on else "false" for on in front]
+    assert sorted(parent["tags.ragsweep.pareto.runs"].split(",")) == sorted(jobs.run_id[front])
+    assert parent["tags.ragsweep.pareto.directions"] == "maximize,minimize"
+    assert "Pareto front over token_iou (maximize), latency_ms_p95 (minimize)" in result.stdout
 
 
 def test_best_exports_a_config_that_reruns_to_the_same_numbers_and_gate_guards_it(project):

@@ -210,6 +210,25 @@ def test_the_notebook_ranks_one_dataset_with_the_renamed_latency(project, run_no
     assert "metrics.latency_ms_p50" in table and "dataset.path=" not in table  # no run on tiny
 
 
+def test_best_pareto_exports_each_point_of_the_front_as_a_config_that_loads(project):
+    from ragsweep.results.best import read_manifest
+
+    result = _ragsweep(project, "best", "--pareto", "token_iou,latency_ms_p95", "--name", "front")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Pareto front of 4 configurations over token_iou (higher is better), latency_ms_p95 (lower is better)" \
+        in result.stdout  # the quick grid's four on sotu_qa; the run on tiny is another dataset
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "chunker=" in line]
+    exports = sorted((project / "conf" / "best").glob("front_pareto_*.yaml"))
+    assert rows and len(exports) == len({line.split("|")[1] for line in rows})  # one export per point
+    assert "latency_ms_p95 is a timing of each run on this machine" in result.stdout
+    for number, path in enumerate(exports, start=1):
+        manifest = read_manifest(path)
+        assert manifest["dataset"] == "sotu_qa" and manifest["metric"] == "token_iou"
+        assert manifest["pareto"]["point"] == number and manifest["pareto"]["directions"] == ["maximize", "minimize"]
+        assert manifest["run_id"] in result.stdout and path.with_name(f"{path.stem}.per_query.jsonl").is_file()
+    assert "rerun one with: ragsweep sweep --config-name best/front_pareto_1" in result.stdout
+
+
 # (arguments, exit code, what the one line on stderr says). {baseline}: conf/best/base.yaml, written by `best`;
 # {other_run}: a FINISHED job of another configuration; {parent_run}: the quick sweep's parent run;
 # {missing_store}: a sqlite file in a folder that does not exist, which no command may create.
@@ -226,6 +245,9 @@ BAD_INPUT = [
     (["best", "--name", "base", "--dataset", "beir"], 2, "--dataset beir: no FINISHED run on it; datasets: sotu_qa, tiny"),
     (["best", "--name", "base", "--experiment", "nope"], 2, "no experiment 'nope' in"),
     (["best", "--name", "base", "--top", "0"], 2, "--top 0: give the number of rows to print, 1 or more"),
+    (["best", "--pareto", "token_iou"], 2, "--pareto token_iou: give two or more comma-separated metrics to trade off"),
+    (["best", "--pareto", "token_iou,latency"], 2, "--pareto: unknown metric 'latency'; metrics with a direction: "),
+    (["best", "--pareto", "token_iou,claims_per_answer"], 2, "--pareto: claims_per_answer has no direction"),
     (["report", "--dataset", "beir"], 2, "--dataset beir: no FINISHED run on it; datasets: sotu_qa, tiny"),
     (["report", "--metric", "recal"], 2, "--metric recal is not a metric"),
     (["gate", "--baseline", "{baseline}", "--max-drop", "abc"], 2, "--max-drop abc: not a number; give a share"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -64,3 +65,14 @@ def test_chunkings_of_whole_documents_are_warned_about_once_per_sweep(small_docu
     split = _sweep(tmp_path, *args, "chunker.size=20", "k=1", "experiment=split")
     assert split.returncode == 0, split.stderr[-3000:]
     assert WHOLE_DOCUMENTS not in split.stdout + split.stderr
+
+
+def test_a_job_returns_its_sweeper_one_value_or_one_per_metric():
+    from ragsweep.runner.run import objective
+
+    logged = {"ndcg": 0.5, "latency_ms_p95": 9.0}
+    assert objective(logged, "ndcg") == 0.5
+    assert objective(logged, ["ndcg", "latency_ms_p95"]) == [0.5, 9.0]  # one per direction of the study
+    assert objective(logged, None) is None
+    failed = objective(None, ["ndcg", "latency_ms_p95"])  # a failed job: Optuna records a failed trial
+    assert len(failed) == 2 and all(math.isnan(value) for value in failed)

@@ -105,19 +105,21 @@ class Evaluation:
         run_job(_plan(cfg), RunContext(output_dir), objects)
         return _result(output_dir)
 
-    def sweep(self, grid: Mapping[str, Sequence[Any]], overrides: Sequence[str] = (), metric: str | None = None,
-              fail_fast: bool = False) -> pd.DataFrame:
+    def sweep(self, grid: Mapping[str, Sequence[Any]], overrides: Sequence[str] = (),
+              metric: str | Sequence[str] | None = None, fail_fast: bool = False) -> pd.DataFrame:
         """Run every combination of `grid` (`{"chunker": ["recursive", "fixed"], "k": [5, 10]}`) one after the
         other, under one parent run, as `sweep.py -m chunker=recursive,fixed k=5,10` does; configurations that
         already have a FINISHED run are skipped. Every point is checked before any runs. Returns the sweep's
         summary, one row per configuration ranked by `metric` (with `run_id` and `status`); a job that fails
-        is recorded FAILED and the sweep goes on, unless `fail_fast`."""
+        is recorded FAILED and the sweep goes on, unless `fail_fast`. A list of metrics (`["token_iou",
+        "latency_ms_p95"]`) ranks by the first and tags the runs on the Pareto front over them all."""
         keys = list(grid)
         if not keys or any(isinstance(grid[key], (str, bytes)) or not len(grid[key]) for key in keys):
             raise ConfigError("sweep: give each key a list of values, e.g. {'chunker': ['recursive', 'fixed'], "
                               "'k': [5, 10]}")
         points = [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[key] for key in keys))]
-        overrides = [*overrides, *([f"optimized_metric={metric}"] if metric else [])]  # checked like the CLI's
+        named = metric if metric is None or isinstance(metric, str) else f"[{','.join(metric)}]"
+        overrides = [*overrides, *([f"optimized_metric={named}"] if named else [])]  # checked like the CLI's
         composed = [self._compose(point, overrides) for point in points]
         problems: dict[str, list[str]] = {}  # message -> the points that have it, listed once
         for point, (cfg, objects) in zip(points, composed, strict=True):

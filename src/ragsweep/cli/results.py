@@ -25,6 +25,8 @@ def best_command(args: argparse.Namespace) -> int:
 
     if args.top < 1:
         raise ResultsError(f"--top {args.top}: give the number of rows to print, 1 or more")
+    if args.pareto is not None:
+        return _pareto_command(args)
     export = best(experiment_tracker(args), args.metric, args.project, args.name, args.where, args.dataset)
     print(_dataset_line(export.dataset, export.datasets, args.dataset))
     corrected = export.ranked_by != export.metric
@@ -57,6 +59,46 @@ def best_command(args: argparse.Namespace) -> int:
               f"{', '.join(table.metric[~table.ok])}", file=sys.stderr)
         return 1
     print("verified: every metric of the rerun equals the recorded run")
+    return 0
+
+
+def _pareto_command(args: argparse.Namespace) -> int:
+    from ragsweep.metrics import registry
+    from ragsweep.results.best import ResultsError
+    from ragsweep.results.pareto import pareto
+    from ragsweep.tracking.race import stopped_lines
+    from ragsweep.tracking.runs import markdown
+
+    for given, option in ((args.metric, "--metric"), (args.verify, "--verify")):
+        if given:
+            raise ResultsError(f"--pareto exports every point of the front, {option} is for one winner: give one of "
+                               "them; rerun a point with ragsweep sweep --config-name best/<name>_pareto_<i>")
+    front = pareto(experiment_tracker(args), args.pareto, args.project, args.name, args.where, args.dataset)
+    print(_dataset_line(front.dataset, front.datasets, args.dataset))
+    over = ", ".join(f"{m} ({'higher' if registry.metric(m).direction == 'maximize' else 'lower'} is better)"
+                     for m in front.metrics)
+    print(f"Pareto front of {front.considered} configurations over {over}: the {len(front.table)} that no other "
+          "beats on every metric at once\n")
+    print(markdown(front.table))
+    if front.left_out:
+        print(f"left out, without every metric ({len(front.left_out)}):\n"
+              + "\n".join(f"  {line}" for line in front.left_out) + "\n")
+    for line in front.ties:
+        print(f"note: {line}")
+    timed = [m for m in front.metrics if not registry.metric(m).deterministic]
+    if timed:
+        print(f"note: {', '.join(timed)} {'is a timing' if len(timed) == 1 else 'are timings'} of each run on "
+              "this machine (a reused run keeps its recorded time): a rerun can move a point on or off the front\n")
+    stopped = stopped_lines(experiment_tracker(args))
+    if stopped:
+        print("Stopped early in a race, not on the front (they did not run every question):\n"
+              + "\n".join(f"  {line}" for line in stopped) + "\n")
+    if front.removed:
+        print(f"removed {', '.join(path.name for path in front.removed)} (points of an earlier, longer front)")
+    print(f"wrote {len(front.exports)} export{'s' if len(front.exports) > 1 else ''} in {front.exports[0].parent}: "
+          + ", ".join(path.name for path in front.exports)
+          + " (each with its manifest and per-question file; commit them for `ragsweep gate`); rerun one with: "
+          f"ragsweep sweep --config-name best/{front.exports[0].stem}")
     return 0
 
 
@@ -194,6 +236,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     best.add_argument("--name", help="file name under conf/best/ (default: the experiment's name)")
     best.add_argument("--dataset", help="rank the runs on this dataset (default: the newest run's dataset)")
     best.add_argument("--verify", action="store_true", help="rerun the export; fail unless every metric matches")
+    best.add_argument("--pareto", metavar="M1,M2[,M3]",
+                      help="list the configurations no other beats on all these metrics at once, each in the "
+                           "direction the metric registry gives it (lower is better for latency and tokens), and "
+                           "export each as conf/best/<name>_pareto_<i>.yaml")
     best.set_defaults(command=best_command)
     report = commands.add_parser("report", help="write an HTML comparison report and log it to the latest sweep")
     report.add_argument("--experiment", default="ragsweep")

@@ -8,6 +8,7 @@ decided in one place rather than in a list per module.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -100,3 +101,13 @@ def names(*, stage: Stage | None = None, rankable: bool | None = None, per_quest
                  if (stage is None or m.stage == stage) and (rankable is None or m.rankable == rankable)
                  and (per_question is None or m.per_question == per_question)
                  and (deterministic is None or m.deterministic == deterministic))
+
+
+def objectives(optimized_metric: str | Sequence[str] | None) -> tuple[str, ...]:
+    """`optimized_metric` as the metrics it names: none, one, or a list a multi-objective sweep trades off
+    (`sweeps/optuna_pareto.yaml`), whose first is the one its summary ranks by."""
+    if optimized_metric is None:
+        return ()
+    if isinstance(optimized_metric, str):
+        return (optimized_metric,)
+    return tuple(str(name) for name in optimized_metric)

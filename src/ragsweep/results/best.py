@@ -104,12 +104,12 @@ def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None =
     if runs.empty:
         raise ResultsError(f"no FINISHED run on dataset {name} meets --where {condition!r}")
     if pd.isna(runs[f"metrics.{metric}"].iloc[0]):  # ranked puts runs without it last: here, none has it
-        raise ResultsError(f"no FINISHED run on dataset {name} has {metric}: {_needs(metric)}")
+        raise ResultsError(f"no FINISHED run on dataset {name} has {metric}: {needs(metric)}")
     judges.warn_mixed(runs, metric)
     return Candidates(runs.assign(label=labels(runs)), name, datasets(every), metric, ranked_by)
 
 
-def _needs(metric: str) -> str:
+def needs(metric: str) -> str:
     """What a run must have done to have `metric`."""
     if metric.startswith("citation_"):
         return ("citation metrics need a judge and a generator prompted to cite its passages "
@@ -120,6 +120,11 @@ def _needs(metric: str) -> str:
         return "it needs a relevance judge (python sweep.py relevance_judge=span_trained)"
     if metric == "context_relevance":
         return "no run has a retrieved passage labelled by the span rule (holds half a reference, or overlaps none)"
+    stage = registry.METRICS[metric].stage if metric in registry.METRICS else None
+    if stage == "judged":  # a judge's failure rates and AUC
+        return JUDGE_HINT
+    if stage == "relevance":
+        return "it needs a relevance judge (python sweep.py relevance_judge=span_trained)"
     return ("answer metrics need a generator with reference answers "
             "(ragsweep sweep -m +sweep=quick generator=extractive)")
 
@@ -131,34 +136,54 @@ def best(tracker: MlflowTracker, metric: str | None, project: Path, name: str | 
     found = candidates(tracker, metric, dataset, condition)
     metric = found.metric
     winner = found.runs.iloc[0]
-    name = name or tracker.experiment
+    written = export(tracker, winner, metric, project, name or tracker.experiment,
+                     f"Best {metric} of experiment {tracker.experiment!r} on dataset {found.dataset}")
+    comparison = None
+    if found.ranked_by != metric and len(found.runs) > 1 and not pd.isna(found.runs[f"metrics.{metric}"].iloc[1]):
+        runner_up = found.runs.iloc[1]
+        comparison = paired_corrected(metric, JudgedRun(winner.label, written.corrected, written.per_query),
+                                      JudgedRun(runner_up.label, *_job_files(tracker, runner_up, "the runner-up")))
+    return Export(written.config, written.manifest, written.questions, found.runs, found.dataset, found.datasets,
+                  metric, found.ranked_by, comparison)
+
+
+@dataclass
+class Written:
+    """The three files of one export, and what they were made from."""
+
+    config: Path
+    manifest: Path
+    questions: Path
+    corrected: dict  # the run's `<metric>_corrected` entries (empty unless people's labels corrected it)
+    per_query: dict[str, dict[str, float]]
+
+
+def export(tracker: MlflowTracker, run: pd.Series, metric: str, project: Path, name: str, title: str,
+           extra: dict | None = None) -> Written:
+    """Write `conf/best/<name>.yaml` (the run's config, which reruns it), its manifest (`metric`: what the gate
+    guards by default; `extra`: more entries) and its per-question metrics. `title` heads the config: why it was
+    exported."""
     folder = project / "conf" / "best"
-    config, choices = _standalone_config(tracker, winner, project)
-    summary, per_query = _job_files(tracker, winner, "the best run")
+    config, choices = _standalone_config(tracker, run, project)
+    corrected, per_query = _job_files(tracker, run, f"run {run.run_id} ({run.label})")
     questions = "".join(json.dumps({"id": question, "metrics": metrics}) + "\n"
                         for question, metrics in per_query.items())
     folder.mkdir(parents=True, exist_ok=True)
     config_path = folder / f"{name}.yaml"
     ensure_project_config(project)  # so that `ragsweep sweep` here finds conf/best/
     config_path.write_text("# @package _global_\n"  # a config under conf/best/ would otherwise nest under `best:`
-                           f"# Best {metric} of experiment {tracker.experiment!r} on dataset {found.dataset}: "
-                           f"{winner.label} (run {winner.run_id}).\n"
+                           f"# {title}: {run.label} (run {run.run_id}).\n"
                            f"# Rerun: ragsweep sweep --config-name best/{name}\n" + OmegaConf.to_yaml(config))
     questions_path = questions_file(config_path)
     questions_path.write_text(questions)
-    manifest = {**_manifest(winner, metric, tracker, choices),
+    manifest = {**_manifest(run, metric, tracker, choices),
                 "per_query": {"file": questions_path.name, "questions": questions.count("\n"),
                               "sha256": _sha256(questions_path)},
-                **({"corrected": summary} if summary else {})}  # what the gate corrects its difference by
+                **({"corrected": corrected} if corrected else {}),  # what the gate corrects its difference by
+                **(extra or {})}
     manifest_path = folder / f"{name}.manifest.json"
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
-    comparison = None
-    if found.ranked_by != metric and len(found.runs) > 1 and not pd.isna(found.runs[f"metrics.{metric}"].iloc[1]):
-        runner_up = found.runs.iloc[1]
-        comparison = paired_corrected(metric, JudgedRun(winner.label, summary, per_query),
-                                      JudgedRun(runner_up.label, *_job_files(tracker, runner_up, "the runner-up")))
-    return Export(config_path, manifest_path, questions_path, found.runs, found.dataset, found.datasets, metric,
-                  found.ranked_by, comparison)
+    return Written(config_path, manifest_path, questions_path, corrected, per_query)
 
 
 def questions_file(config_path: Path) -> Path:

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ragsweep.metrics import registry
+from ragsweep.metrics.pareto import non_dominated
+from ragsweep.metrics.registry import Direction
 from ragsweep.runner.identity import NON_RESULT_KEYS
 from ragsweep.tracking.runs import has_generator
 
@@ -24,7 +27,8 @@ if TYPE_CHECKING:
 
 # end to end per question (search + rerank + generation; without a generator, search + rerank), the
 # median: steadier than p95 on few questions
-LATENCY = "metrics.latency_ms_p50"
+LATENCY_METRIC = "latency_ms_p50"
+LATENCY = f"metrics.{LATENCY_METRIC}"
 MAX_BARS = 25  # configs drawn in bar charts and the heatmap; the table lists them all
 # k, and the params that say where results go rather than what was computed: ignored when grouping k-curves.
 _NOT_RESULT_PARAM = re.compile(rf"^params\.(k|{'|'.join(sorted(NON_RESULT_KEYS))})(\.|$)")
@@ -91,7 +95,7 @@ def pareto(runs: pd.DataFrame, metric: str) -> Figure | None:
     figure, axes = new_figure(height=4.5)
     for generated, group in points.groupby("generated"):  # one front per group: their latencies add up other stages
         latency, quality = group[LATENCY].to_numpy(), group[f"metrics.{metric}"].to_numpy()
-        front = pareto_front(latency, quality)
+        front = pareto_front(latency, quality, registry.metric(metric).direction)
         marker, name = ("^", "with a generator: search + rerank + generation") if generated else (
             "o", "retrieval only: search + rerank")
         axes.scatter(latency, quality, color="#999", s=18, marker=marker, label=name)
@@ -138,12 +142,11 @@ def label_points(axes: Axes, x: np.ndarray, y: np.ndarray, names: list[str]) -> 
         placed.append(box)
 
 
-def pareto_front(cost: np.ndarray, quality: np.ndarray) -> np.ndarray:
-    """True where no other point is at least as cheap and as good, and strictly better in one."""
-    cost, quality = np.asarray(cost), np.asarray(quality)
-    dominated = ((cost[None, :] <= cost[:, None]) & (quality[None, :] >= quality[:, None])
-                 & ((cost[None, :] < cost[:, None]) | (quality[None, :] > quality[:, None])))
-    return ~dominated.any(axis=1)
+def pareto_front(cost: np.ndarray, quality: np.ndarray, quality_direction: Direction = "maximize") -> np.ndarray:
+    """True where no other point is at least as cheap and as good, and strictly better in one: the front of
+    `best --pareto` (`metrics.pareto.non_dominated`), with latency's direction from the registry."""
+    return non_dominated(np.column_stack([cost, quality]), (registry.metric(LATENCY_METRIC).direction,
+                                                            quality_direction))
 
 
 def heatmap(runs: pd.DataFrame, summaries: dict, metric: str) -> Figure:

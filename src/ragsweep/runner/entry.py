@@ -82,7 +82,7 @@ def sweep(argv: Sequence[str], conf: Path) -> None:
         raise SystemExit(130) from None
 
 
-def job(cfg: DictConfig) -> float | None:
+def job(cfg: DictConfig) -> float | list[float] | dict | None:
     """One sweep point, as Hydra runs it; returns the metric a sweeper optimises, if any. The one place a job
     reads Hydra's globals: its name, output folder and, in a multirun, the sweep's parent run."""
     from hydra.core.hydra_config import HydraConfig

@@ -26,6 +26,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.data.base import DatasetError, load_once
+from ragsweep.metrics import registry
 from ragsweep.runner.build import build
 from ragsweep.runner.compose import composing
 from ragsweep.runner.errors import ConfigError, first_line
@@ -72,6 +73,8 @@ def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
             points = _points(primary, overrides) if args.multirun else [[o.input_line for o in overrides]]
             if args.multirun and str(primary.hydra.sweeper.get("_target_", "")).endswith(RACING_SWEEPER):
                 problems += racing_problems(primary, points)
+            if args.multirun and str(primary.hydra.sweeper.get("_target_", "")).endswith("OptunaSweeper"):
+                problems += study_problems(primary)
         except ConfigError as error:
             return [str(error)]
         return problems or _point_problems(compose_checked, name, extra, points, multirun=bool(args.multirun))
@@ -163,6 +166,27 @@ def _swept_keys(points: list[list[str]]) -> set[str]:
             key, _, value = override.partition("=")
             values.setdefault(key.lstrip("+~"), set()).add(value)
     return {key for key, seen in values.items() if len(seen) > 1 or len(points) == 1}
+
+
+def study_problems(primary: DictConfig) -> list[str]:
+    """An Optuna study's directions must be the registry's for the metrics `optimized_metric` names, in its
+    order, one each: a study told to maximize latency searches for the slowest configurations, and one with
+    fewer directions than values fails every trial."""
+    metrics = registry.objectives(primary.get("optimized_metric"))
+    if not metrics or any(name not in registry.METRICS for name in metrics):  # the job's own check names it
+        return []
+    direction = primary.hydra.sweeper.get("direction")
+    given = [getattr(d, "name", str(d)) for d in (direction if isinstance(direction, Sequence) and
+                                                   not isinstance(direction, str) else [direction])]
+    expected = [registry.metric(name).direction for name in metrics]
+    if given == expected:
+        return []
+
+    def shown(values: list[str]) -> str:
+        return values[0] if len(values) == 1 else f"[{','.join(values)}]"
+
+    return [f"hydra.sweeper.direction={shown(given)} does not match optimized_metric={shown(list(metrics))}: the "
+            f"metric registry gives {shown(expected)}; set hydra.sweeper.direction={shown(expected)}"]
 
 
 def _launcher_problems(primary: DictConfig) -> list[str]:

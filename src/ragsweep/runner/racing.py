@@ -19,6 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.judging.base import VALIDATED_AUC
 from ragsweep.metrics.registry import metric as declared
+from ragsweep.metrics.registry import objectives as declared_objectives
 from ragsweep.runner.errors import ConfigError
 from ragsweep.runner.race import Race, round_sizes
 from ragsweep.runner.race_questions import RACE_KEY
@@ -39,11 +40,18 @@ class RacingSettings:
     seed: int = 0
 
     @classmethod
-    def from_config(cls, racing: Mapping[str, Any] | None, optimized_metric: str | None) -> RacingSettings:
-        """Checked settings; ConfigError (one line) for a metric that cannot be raced on, a delta outside (0, 1),
-        a schedule that does not end at 100% or a bad min_questions."""
+    def from_config(cls, racing: Mapping[str, Any] | None,
+                    optimized_metric: str | Sequence[str] | None) -> RacingSettings:
+        """Checked settings; ConfigError (one line) for a metric that cannot be raced on (a race stops
+        configurations by one metric, so a list `optimized_metric` needs `racing.metric`), a delta outside
+        (0, 1), a schedule that does not end at 100% or a bad min_questions."""
         racing = dict(racing or {})
-        name = racing.get("metric") or optimized_metric
+        objectives = declared_objectives(optimized_metric)
+        if not racing.get("metric") and len(objectives) > 1:
+            raise ConfigError(f"hydra/sweeper=racing races on one metric and optimized_metric="
+                              f"[{','.join(objectives)}] names {len(objectives)}: set hydra.sweeper.racing.metric, "
+                              f"e.g. hydra.sweeper.racing.metric={objectives[0]}")
+        name = racing.get("metric") or (objectives[0] if objectives else None)
         if not name:
             raise ConfigError("hydra/sweeper=racing needs a metric to race on: set hydra.sweeper.racing.metric "
                               "(or optimized_metric), e.g. hydra.sweeper.racing.metric=token_iou")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import math
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 import ragsweep
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.metrics.aggregate import summarize
+from ragsweep.metrics import registry
 from ragsweep.metrics.costs import costs_per_query
 from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.failures import (JOB_FAILURES, fail_on_generation_errors, sweep_job_failed,
@@ -53,15 +55,15 @@ class RunContext:
     parent: str | None = None  # the sweep's MLflow parent run; None for a run on its own
 
 
-def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> float | dict | None:
-    """Plan and run one job; return the metric a sweeper optimises, or in a race (`race` set by the racing
+def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> float | list[float] | dict | None:
+    """Plan and run one job; return the metric a sweeper optimises (a list of them, one per direction of a
+    multi-objective Optuna study, for a list `optimized_metric`), or in a race (`race` set by the racing
     sweeper) the round's per-question scores (`race.json`, see `race_questions.write_race_scores`).
 
     Bad config or data ends the process with one line and exit code 2. In a sweep, a job that
     raises is already recorded as FAILED (with its traceback) and the sweep goes on, unless
     `fail_fast=true`, which ends it there.
     """
-    metric = cfg.get("optimized_metric")
     name = config_label(naming.overrides, naming.config_name, None) if naming else "run"
     try:
         means = run(plan_job(cfg, naming), context)
@@ -71,14 +73,29 @@ def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> floa
     except Exception as error:
         if context.parent is not None:
             sweep_job_failed(name, error, cfg.get("fail_fast", False))
-            return None if RACE_KEY in cfg else float("nan") if metric else None
+            return None if RACE_KEY in cfg else objective(None, cfg.get("optimized_metric"))
         if isinstance(error, JOB_FAILURES):  # one run: its FAILED record is in MLflow; the user needs a line
             print(f"ragsweep: error: {error}", file=sys.stderr)
             raise SystemExit(1) from None
         raise
     if RACE_KEY in cfg:
         return json.loads((context.output_dir / RACE_FILE).read_text())
-    return means[metric] if metric else None
+    return objective(means, cfg.get("optimized_metric"))
+
+
+def objective(values: Mapping[str, float] | None, optimized_metric: str | Sequence[str] | None
+              ) -> float | list[float] | None:
+    """What the job returns to its sweeper: the value of `optimized_metric`, or for a list the list of their
+    values (hydra-optuna-sweeper takes one per direction); NaN for a failed job (None: no values), which Optuna
+    records as a failed trial. A metric the run did not log is NaN too, and said in the log."""
+    metrics = registry.objectives(optimized_metric)
+    if not metrics:
+        return None
+    found = [math.nan if values is None else float(values.get(metric, math.nan)) for metric in metrics]
+    for metric in metrics:
+        if values is not None and metric not in values:
+            log.warning("optimized_metric %s: the run logged no such metric; its sweeper gets NaN", metric)
+    return found[0] if isinstance(optimized_metric, str) else found
 
 
 def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = None) -> dict[str, float]:
@@ -260,7 +277,8 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         if relevance is not None:
             fail_on_relevance_failures(summary, pipeline.relevance_max_failure_rate)
     log.info("%s", " ".join(f"{name}={value:.4f}" for name, value in means.items()))
-    return means
+    return {**means, **{name: float(value) for name, value in timings.items()},
+            **{name: values["value"] for name, values in summary.items() if "value" in values}}
 
 
 def _dataset_source(cfg: DictConfig) -> str:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import math
 import operator
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from ragsweep.metrics import registry
+from ragsweep.metrics.pareto import non_dominated
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, ROLE_TAG, MlflowTracker
 from ragsweep.tracking.race import RACE_QUESTIONS_TAG
@@ -24,6 +26,7 @@ DATASET = "tags.dataset.name"
 FINGERPRINT = f"tags.{FINGERPRINT_TAG}"
 RACE_QUESTIONS = f"tags.{RACE_QUESTIONS_TAG}"
 DEFAULT_RANKING_METRIC = "token_iou"  # when a sweep sets no optimized_metric, and for `ragsweep best/report`
+PARETO_TAG = "ragsweep.pareto"  # on a multi-objective sweep's runs: on its front or not; on its parent: the front
 SUMMARY_METRICS = ("token_recall", "token_precision", "token_iou", "precision_omega", "recall", "mrr", "ndcg")
 # shown when some run of the table has them (a job with a generator); latency_ms_p50 is then end to end
 GENERATION_SUMMARY = ("answer_exact_match", "answer_f1", "answer_similarity", "answer_correctness",
@@ -117,6 +120,19 @@ def has_generator(runs: pd.DataFrame) -> pd.Series:
     """Whether each run generated answers: its generator option is not `none`, or it logged an error rate."""
     errors = runs["metrics.generation_error_rate"].notna() if "metrics.generation_error_rate" in runs else False
     return (generators(runs) != "none") | errors
+
+
+def pareto_split(runs: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFrame, pd.Series]:
+    """The FINISHED runs that ran every question (a race's stopped ones carry no config fingerprint) and have every
+    one of `metrics`, and which of them are on the Pareto front over those metrics, each in its registry direction
+    (`metrics.pareto.non_dominated`, the front `best --pareto` exports and the report draws)."""
+    columns = [f"metrics.{metric}" for metric in metrics]
+    if runs.empty or not set(columns) <= set(runs.columns):
+        return runs.iloc[0:0], pd.Series(dtype=bool)
+    whole = runs[FINGERPRINT].notna() if FINGERPRINT in runs else pd.Series(True, index=runs.index)
+    done = runs[(runs["status"] == "FINISHED") & whole & runs[columns].notna().all(axis=1)]
+    directions = [registry.metric(metric).direction for metric in metrics]
+    return done, pd.Series(non_dominated(done[columns].to_numpy(float), directions), index=done.index)
 
 
 def one_run(tracker: MlflowTracker, run_id: str) -> dict:

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from ragsweep.metrics import registry
 from ragsweep.tracking.judges import judge_notes, summary_table
 from ragsweep.tracking.mlflow_tracker import ROLE_TAG, MlflowTracker, run_tags
 from ragsweep.tracking.race import RACE_METRIC_TAG
 from ragsweep.tracking.processes import kill_orphans, kill_running_children
 from ragsweep.tracking.provenance import git_sha, package_versions
-from ragsweep.tracking.runs import (DEFAULT_RANKING_METRIC, default_ranking_metric, markdown, sweep_jobs,
-                                    tie_note)
+from ragsweep.tracking.runs import (DEFAULT_RANKING_METRIC, PARETO_TAG, default_ranking_metric, labels, markdown,
+                                    pareto_split, sweep_jobs, tie_note)
 
 log = logging.getLogger(__name__)
 
 TOP_SHOWN = 10  # configurations of the latest sweep in the experiment's description
+MAX_TAG_CHARS = 5000  # MLflow's limit on a tag's value in older stores; the summary lists the whole front
 
 
 class Sweep:
@@ -29,11 +32,13 @@ class Sweep:
     """
 
     def __init__(self, tracker: MlflowTracker, name: str, overrides: str, sweep_dir: Path,
-                 metric: str | None = None) -> None:
+                 metric: str | Sequence[str] | None = None) -> None:
         self.tracker, self.name, self.overrides = tracker, name, overrides
-        self.sweep_dir, self.asked = Path(sweep_dir), metric
-        self.metric = metric or DEFAULT_RANKING_METRIC  # until the jobs say which stage the sweep varies
+        self.objectives = registry.objectives(metric)  # several: a multi-objective sweep, its front tagged at the end
+        self.sweep_dir, self.asked = Path(sweep_dir), (self.objectives[0] if self.objectives else None)
+        self.metric = self.asked or DEFAULT_RANKING_METRIC  # until the jobs say which stage the sweep varies
         self.parent_run_id: str | None = None
+        self.front_note: str | None = None
 
     def open(self) -> str:
         """Mark runs orphaned by earlier sweeps KILLED, then start the parent run; return its id."""
@@ -52,11 +57,12 @@ class Sweep:
         kill_running_children(self.tracker, self.parent_run_id, wait_s=0)
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
         count = _count_by_status(jobs)
+        front = self._tag_front(jobs) if len(self.objectives) > 1 else {}
         files, table = self._write_summary(jobs)
         status = "FAILED" if count["FAILED"] or count["KILLED"] else "FINISHED"
         end_parent(self.tracker, self.parent_run_id, status,
                    {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
-                    "ragsweep.lost_jobs": str(count["KILLED"])}, files)
+                    "ragsweep.lost_jobs": str(count["KILLED"]), **front}, files)
         self.parent_run_id = None
         return jobs, count, files, table
 
@@ -77,8 +83,27 @@ class Sweep:
                 f"stopped (KILLED){summary}")
 
     def notes(self, jobs: pd.DataFrame) -> list[str]:
-        """The lines under the ranked table: which judges scored it, and a tie at the top."""
-        return [*judge_notes(jobs), *filter(None, [tie_note(jobs, self.metric)])]
+        """The lines under the ranked table: which judges scored it, a tie at the top, a multi-objective
+        sweep's Pareto front."""
+        return [*judge_notes(jobs), *filter(None, [tie_note(jobs, self.metric), self.front_note])]
+
+    def _tag_front(self, jobs: pd.DataFrame) -> dict[str, str]:
+        """Tag each of the sweep's own finished runs `ragsweep.pareto` true or false: on the front over the
+        metrics of `optimized_metric` or not. Returns the parent's tags: the metrics, their directions and the
+        front's runs (a configuration reused from an earlier sweep is listed there, its run left as it was)."""
+        done, on = pareto_split(jobs, self.objectives)
+        client = self.tracker.client()
+        parents = done.get("tags.mlflow.parentRunId", pd.Series(None, index=done.index))
+        for run_id, front, parent in zip(done.run_id, on, parents, strict=True):
+            if parent == self.parent_run_id:  # not a run an earlier sweep made, which its own front may list
+                client.set_tag(run_id, PARETO_TAG, str(bool(front)).lower())
+        directions = [registry.metric(metric).direction for metric in self.objectives]
+        self.front_note = (f"Pareto front over {', '.join(f'{m} ({d})' for m, d in zip(self.objectives, directions))}"
+                           f": {int(on.sum())} of {len(done)} configurations, tagged {PARETO_TAG}=true: "
+                           + "; ".join(labels(done[on])))
+        ids = ",".join(done[on].run_id)
+        return {f"{PARETO_TAG}.metrics": ",".join(self.objectives), f"{PARETO_TAG}.directions": ",".join(directions),
+                f"{PARETO_TAG}.runs": ids if len(ids) <= MAX_TAG_CHARS else ids[:ids.rfind(",", 0, MAX_TAG_CHARS)]}
 
     def _write_summary(self, jobs: pd.DataFrame) -> tuple[list[Path], pd.DataFrame | None]:
         """summary.csv and summary.md in the sweep folder: `jobs` ranked by the sweep's metric, each judged run
