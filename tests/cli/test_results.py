@@ -131,7 +131,7 @@ def test_gate_shows_absolute_and_relative_change_and_the_p_value(project):
     assert failed.stderr.startswith("ragsweep: gate failed: token_iou (-79.3%, p 0.0) dropped more than 5%")
 
 
-def test_a_latency_gate_compares_the_runs_timings_and_retimes_a_rerun(project):
+def test_a_latency_gate_compares_the_runs_timings_and_retimes_a_rerun(project, tmp_path):
     """Each run keeps its timed milliseconds (latency.json); `--run` is gated on that run's, a rerun on fresh ones."""
     import mlflow
 
@@ -141,8 +141,8 @@ def test_a_latency_gate_compares_the_runs_timings_and_retimes_a_rerun(project):
     manifest = json.loads(baseline.with_name("quick.manifest.json").read_text())
     other = _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id
     client = mlflow.MlflowClient(f"sqlite:///{project}/mlruns/mlflow.db")
-    timings = [json.loads(Path(client.download_artifacts(run, "latency.json", str(project / f"timings-{run}")))
-                          .read_text())["latency_ms"] for run in (manifest["run_id"], other)]
+    timings = [json.loads(Path(client.download_artifacts(run, "latency.json", str(tmp_path))).read_text())["latency_ms"]
+               for run in (manifest["run_id"], other)]
     expected = latency_row("latency_ms_p95", *map(np.array, timings), MaxDrop(0.2, True), 0.05)
     gated = _ragsweep(project, "gate", "--baseline", str(baseline), "--run", other, "--allow-other-config",
                       "--metrics", "latency_ms_p95", "--max-drop", "20%")
@@ -151,7 +151,13 @@ def test_a_latency_gate_compares_the_runs_timings_and_retimes_a_rerun(project):
                                          if line.startswith("| latency_ms_p95")).split("|")[1:-1]]
     assert row[1:3] == [str(expected["recorded"]), str(expected["current"])] and row[-1] == expected["verdict"]
     assert "a latency percentile when it rose by more than 20% and a bootstrap" in gated.stdout
-    fresh = _ragsweep(project, "gate", "--baseline", str(baseline), "--metrics", "latency_ms_p95", "--max-drop", "20%")
+    clone = tmp_path / "clone"  # the rerun logs to the clone's store, so the other tests' runs stay as they were
+    clone.mkdir()
+    shutil.copy(project / "sweep.py", clone)
+    shutil.copytree(project / "sweeps", clone / "sweeps")
+    shutil.copytree(project / "conf", clone / "conf", symlinks=True)
+    fresh = _ragsweep(clone, "--tracking-uri", f"sqlite:///{project}/mlruns/mlflow.db", "gate", "--baseline",
+                      "conf/best/quick.yaml", "--metrics", "latency_ms_p95", "--max-drop", "20%")
     assert fresh.returncode in (0, 1), fresh.stderr[-3000:]
     assert "a rerun of the baseline config (search, rerank and answers timed afresh)" in fresh.stdout
     row = [cell.strip() for cell in next(line for line in fresh.stdout.splitlines()
