@@ -28,7 +28,7 @@ def _truth(factor: str, level: str) -> float:
 
 def _cells(grid: pd.DataFrame) -> np.ndarray:
     """Each configuration's true mean: 0.5 plus its main effects and its chunker x k interaction."""
-    return np.array([0.5 + sum(MAIN[f][row[f]] for f in MAIN) + CHUNKER_K[(row.chunker, row.k)]
+    return np.array([0.5 + sum(MAIN[f][getattr(row, f)] for f in MAIN) + CHUNKER_K[(row.chunker, row.k)]
                      for row in grid.itertuples()])
 
 

@@ -170,7 +170,8 @@ def effects_chart(table: pd.DataFrame, metric: str) -> Figure | None:
     figure, axes = new_figure(height=0.28 * len(table) + 1.4)
     positions = np.arange(len(table))[::-1]
     colors = ["#4C72B0" if kind == "main" else "#DD8452" for kind in table["kind"]]
-    errors = [table["effect"] - table["low"], table["high"] - table["effect"]]
+    # a percentile interval need not contain its point estimate (a skewed resample): bars never negative
+    errors = np.clip([table["effect"] - table["low"], table["high"] - table["effect"]], 0, None)
     axes.errorbar(table["effect"], positions, xerr=errors, fmt="none", ecolor="#333", capsize=2)
     axes.scatter(table["effect"], positions, color=colors, zorder=3)
     axes.axvline(0, color="#999", linewidth=0.8)
