@@ -261,13 +261,11 @@ BAD_INPUT = [
     (["gate", "--baseline", "{bad_yaml}"], 2, "bad.yaml: not valid YAML ("),
     (["--tracking-uri", "sqlite:///{not_sqlite}", "best"], 2, "not_sqlite.db is not a readable SQLite database"),
     (["--tracking-uri", "sqlite:///{not_sqlite}", "report"], 2, "not_sqlite.db is not a readable SQLite database"),
-    (["effects", "--experiment", "nope"], 2, "no experiment 'nope' in"),
     (["effects", "--sweep", "nope"], 2, "--sweep nope: no such run; the experiment's sweeps, newest first: "),
     (["effects", "--sweep", "{other_run}"], 2, "is a job run, not a sweep's parent run; the experiment's sweeps"),
     (["effects", "--sweep", "{tiny_sweep}"], 2, "its one configuration on dataset tiny (chunker.size=8,"),
     (["effects", "--metric", "latency_ms_p50"], 2, "--metric latency_ms_p50 has no per-question values to estimate"),
     (["effects", "--metric", "answer_f1"], 2, "--metric answer_f1: no configuration of sweep"),
-    (["effects", "--dataset", "beir"], 2, "--dataset beir: no FINISHED run on it; datasets: sotu_qa"),
     (["labels", "sample", "--n", "0"], 2, "--n 0: give the number of claims to draw, 1 or more"),
     (["labels", "sample", "--experiment", "ragsweep"], 2, "experiment 'ragsweep' has no judged claim to draw"),
 ]
