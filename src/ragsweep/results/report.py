@@ -158,7 +158,8 @@ def _effects(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, samples: i
     except ValueError as error:
         return f"<p><i>No effects estimated: {html.escape(str(error))}.</i></p>"
     notes = "".join(f"<p>{html.escape(line)}</p>" for line in found.notes())
-    return (f"<p>{html.escape(found.model_line())} (`ragsweep effects` for one sweep).</p>"
+    return (f"<p>{html.escape(found.model_line())} (<code>ragsweep effects</code> prints them for one sweep and logs "
+            "them to it).</p>"
             + img_or_note(effects_chart(found.table, metric), "no setting's effect could be separated")
             + _table_html(display_table(found)) + notes)
 
