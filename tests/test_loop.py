@@ -309,9 +309,10 @@ def test_report_is_one_self_contained_html_file_logged_to_the_sweep(project):
     result = _ragsweep(project, "report", "--experiment", "ragsweep", "--metric", "token_iou")
     assert result.returncode == 0, result.stderr[-3000:]
     page = (project / "reports" / "ragsweep.html").read_text()
-    assert page.count('src="data:image/png;base64,') == 4  # bars, k curves, Pareto, per-corpus heatmap
+    assert page.count('src="data:image/png;base64,') == 5  # effects, bars, k curves, Pareto, per-corpus heatmap
     assert "<script" not in page and "http://" not in page and "https://" not in page  # nothing fetched
-    for heading in ("Ranking", "Is the best config really better?", "against k", "Pareto front", "per corpus"):
+    for heading in ("Ranking", "Is the best config really better?", "Which setting moved token_iou", "against k",
+                    "Pareto front", "per corpus"):
         assert heading in page
     assert page.count("p-value") >= 1 and "chunker=fixed,k=5" in page
     ARTIFACTS.mkdir(exist_ok=True)

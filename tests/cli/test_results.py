@@ -1,4 +1,4 @@
-"""`ragsweep best | report | gate` as a user runs them, in subprocesses, on a real sweep over two datasets.
+"""`ragsweep best | report | gate | effects` as a user runs them, in subprocesses, on a real sweep over two datasets.
 
 The project (a scratch copy of sweep.py, conf/ and sweeps/, as in tests/test_loop.py) ran one job on
 a tiny dataset of its own, then the `quick` grid on sotu_qa, so sotu_qa holds the newest run.
@@ -200,11 +200,12 @@ def test_report_compares_one_dataset_and_says_which(project):
     page = (project / "reports" / "ragsweep.html").read_text()
     assert "configurations on dataset sotu_qa" in page and "<b>chunker=recursive,k=3</b>" in page
     assert "best/" not in page and "dataset.path=" not in page  # no rerun name, no run on tiny
-    assert page.count('src="data:image/png;base64,') == 4  # the Pareto chart reads latency_ms_p50
+    assert page.count('src="data:image/png;base64,') == 5  # effects, bars, k curves, Pareto (latency_ms_p50), corpora
+    assert "Which setting moved token_iou: effects with 95% intervals" in page
     tiny = _ragsweep(project, "report", "--dataset", "tiny", "--output", "reports/tiny.html")
     assert tiny.returncode == 0, tiny.stderr[-3000:]
     assert tiny.stdout.startswith("dataset tiny (as --dataset asks); also runs on sotu_qa")
-    assert "Only one configuration" in (project / "reports" / "tiny.html").read_text()
+    assert "Only one configuration: no effects to estimate." in (project / "reports" / "tiny.html").read_text()
 
 
 def test_the_notebook_ranks_one_dataset_with_the_renamed_latency(project, run_notebook):
@@ -214,6 +215,46 @@ def test_the_notebook_ranks_one_dataset_with_the_renamed_latency(project, run_no
     assert "best: chunker=recursive,k=3  (token_iou = 0.0298, run " in printed
     table = "".join(o.get("data", {}).get("text/html", "") for o in cells[1].outputs)
     assert "metrics.latency_ms_p50" in table and "dataset.path=" not in table  # no run on tiny
+    effects = next(cell for cell in cells if "sweep_effects" in cell.source)
+    assert "effects on token_iou in sweep run " in "".join(o.get("text", "") for o in effects.outputs)
+    assert "<td>chunker</td>" in "".join(o.get("data", {}).get("text/html", "") for o in effects.outputs)
+
+
+def test_effects_of_the_quick_grid_are_printed_and_logged_to_its_parent_run(project):
+    import mlflow
+
+    result = _ragsweep(project, "effects")
+    assert result.returncode == 0, result.stderr[-3000:]
+    parent = _parents(project)[-1]
+    assert result.stdout.startswith("dataset sotu_qa (the dataset of the sweep's newest run)\n")
+    assert (f"Effects on token_iou (the metric the sweep ranks by; --metric picks another) of the settings sweep run "
+            f"{parent} varied, across its 4 configurations:") in result.stdout
+    assert "model: y[q,c] = mu + b_q + main effects + two-way interactions + e;" in result.stdout
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in result.stdout.splitlines()
+            if line.startswith("| ") and not line.startswith("| factor")]
+    assert [row[:2] for row in rows[:4]] == [["chunker", "fixed"], ["chunker", "recursive"], ["k", "3"], ["k", "5"]]
+    assert {row[4] for row in rows} == {"68"}  # every configuration ran the 68 questions
+    assert "two-way interactions estimated: 1; shown (an interval excludes 0): " in result.stdout
+    assert result.stdout.rstrip().endswith(f"logged effects.json and effects.md to sweep run {parent}")
+    client = mlflow.MlflowClient(f"sqlite:///{project}/mlruns/mlflow.db")
+    assert {"effects.json", "effects.md"} <= {artifact.path for artifact in client.list_artifacts(parent)}
+    saved = json.loads(Path(client.download_artifacts(parent, "effects.json", str(project))).read_text())
+    assert saved["metric"] == "token_iou" and saved["questions"] == 68 and saved["configurations"] == 4
+    # on a full grid whose configurations all ran every question, a main effect is the contrast of the runs' means
+    jobs = _jobs(project).drop_duplicates("tags.mlflow.runName")
+    jobs = jobs[jobs["tags.dataset.name"] == "sotu_qa"].set_index("tags.mlflow.runName")["metrics.token_iou"]
+    fixed = jobs[["chunker=fixed,k=3", "chunker=fixed,k=5"]].mean() - jobs.mean()
+    effect = next(row for row in saved["effects"] if (row["factor"], row["level"]) == ("chunker", "fixed"))
+    assert effect["effect"] == pytest.approx(fixed, abs=1e-9) and effect["low"] <= effect["effect"] <= effect["high"]
+
+
+def _parents(project: Path) -> list[str]:
+    """The experiment's sweep parent runs, oldest first: the one job on `tiny`, then the quick grid."""
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{project}/mlruns/mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["ragsweep"], order_by=["attributes.start_time ASC"])
+    return list(runs[runs["tags.ragsweep.role"] == "parent"].run_id)
 
 
 def test_best_pareto_exports_each_point_of_the_front_as_a_config_that_loads(project):
@@ -277,6 +318,11 @@ BAD_INPUT = [
     (["gate", "--baseline", "{bad_yaml}"], 2, "bad.yaml: not valid YAML ("),
     (["--tracking-uri", "sqlite:///{not_sqlite}", "best"], 2, "not_sqlite.db is not a readable SQLite database"),
     (["--tracking-uri", "sqlite:///{not_sqlite}", "report"], 2, "not_sqlite.db is not a readable SQLite database"),
+    (["effects", "--sweep", "nope"], 2, "--sweep nope: no such run; the experiment's sweeps, newest first: "),
+    (["effects", "--sweep", "{other_run}"], 2, "is a job run, not a sweep's parent run; the experiment's sweeps"),
+    (["effects", "--sweep", "{tiny_sweep}"], 2, "its one configuration on dataset tiny (chunker.size=8,"),
+    (["effects", "--metric", "latency_ms_p50"], 2, "--metric latency_ms_p50 has no per-question values to estimate"),
+    (["effects", "--metric", "answer_f1"], 2, "--metric answer_f1: no configuration of sweep"),
     (["labels", "sample", "--n", "0"], 2, "--n 0: give the number of claims to draw, 1 or more"),
     (["labels", "sample", "--experiment", "ragsweep"], 2, "experiment 'ragsweep' has no judged claim to draw"),
 ]
@@ -303,7 +349,8 @@ def test_bad_input_is_refused_in_one_line_and_writes_nothing(project, args, code
     runs = mlflow.search_runs(experiment_names=["ragsweep"])
     places = {"baseline": "conf/best/base.yaml", "parent_run": runs[runs["tags.ragsweep.role"] == "parent"].run_id.iloc[0],
               "other_run": _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id,
-              "missing_store": project / "nowhere" / "mlflow.db", **_broken_files(project)}
+              "missing_store": project / "nowhere" / "mlflow.db", "tiny_sweep": _parents(project)[0],
+              **_broken_files(project)}
     result = _ragsweep(project, *[arg.format(**places) for arg in args])
     assert result.returncode == code, result.stdout + result.stderr
     assert result.stderr.splitlines() == [result.stderr.strip()], result.stderr  # one line

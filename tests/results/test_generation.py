@@ -152,7 +152,9 @@ def test_report_shows_answer_metrics_and_labels_latencies_that_add_up_other_stag
     assert "Not comparable on latency" not in page
     mixed = write_report(store.tracker, "token_iou", store.root / "spans.html", bootstrap_samples=200).path.read_text()
     assert "Not comparable on latency" in mixed and "search + rerank" in mixed
-    assert mixed.count('src="data:image/png;base64,') == 4  # bars, k curves (k=3, 5 with a generator), Pareto, heatmap
+    assert mixed.count('src="data:image/png;base64,') == 5  # effects, bars, k curves (k=3, 5 with a generator), Pareto,
+    # heatmap; the retrieval-only run is the one with chunker=fixed and no generator: those two changed together
+    assert "cannot be separated from generator" in mixed
 
 
 def test_the_notebook_shows_the_answer_metrics_when_the_store_has_them(store, runs, run_notebook, monkeypatch):

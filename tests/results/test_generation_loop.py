@@ -70,7 +70,7 @@ def test_report_on_answer_f1_has_the_answers_table_and_end_to_end_latency(report
     page = report.read_text()
     assert "Answers and what they cost" in page and "<th>generation_ms_p50</th>" in page
     assert "search + rerank + generation per question" in page and "Not comparable" not in page
-    assert page.count('src="data:image/png;base64,') == 4
+    assert page.count('src="data:image/png;base64,') == 5  # effects (of k), bars, k curves, Pareto, heatmap
 
 
 def test_the_exported_best_retrieves_and_answers_in_python_as_its_run_did(project, best):

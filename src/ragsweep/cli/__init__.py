@@ -1,6 +1,6 @@
 """`ragsweep COMMAND`: from a finished sweep to a config you can trust and guard.
 
-Commands: best, report, diff, gate (results.py); calibrate, train-judge, align-judge (judges.py); labels (labels.py); generate;
+Commands: best, report, diff, gate, effects (results.py); calibrate, train-judge, align-judge (judges.py); labels (labels.py); generate;
 sweep, init (project.py); ui, server, sync (serve.py).
 
 Run from the project folder (the one with sweep.py and conf/); the store defaults to the one

@@ -1,9 +1,11 @@
-"""`ragsweep best | report | diff | gate`: rank finished runs, export the winner, compare runs, guard a baseline."""
+"""`ragsweep best | report | diff | gate | effects`: rank finished runs, export the winner, compare runs, guard a
+baseline, say which swept setting moved a metric."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 from ragsweep.cli.store import experiment_tracker, store_tracker
@@ -131,10 +133,33 @@ def diff_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dataset_line(dataset: str, datasets: list[str], asked: str | None) -> str:
+def effects_command(args: argparse.Namespace) -> int:
+    from ragsweep.results.effects import display_table, sweep_effects, to_json
+    from ragsweep.tracking.runs import markdown
+    from ragsweep.tracking.sweep import attach
+
+    tracker = experiment_tracker(args)
+    found = sweep_effects(tracker, args.sweep, args.metric, args.dataset)
+    effects = found.effects
+    print(_dataset_line(found.dataset, found.datasets, args.dataset, "the sweep's"))
+    why = "" if found.asked_metric else " (the metric the sweep ranks by; --metric picks another)"
+    text = (f"Effects on {found.metric}{why} of the settings sweep run {found.sweep} varied, across its "
+            f"{effects.configurations} configurations:\n\n{effects.model_line()}\n\n{markdown(display_table(effects))}"
+            + "".join(f"\n{note}\n" for note in effects.notes()))
+    print(text)
+    with tempfile.TemporaryDirectory(prefix="ragsweep-effects-") as folder:
+        files = [Path(folder) / "effects.json", Path(folder) / "effects.md"]
+        files[0].write_text(to_json(found))
+        files[1].write_text(f"# Effects on {found.metric}, dataset {found.dataset}\n\n{text}")
+        attach(tracker, found.sweep, files)
+    print(f"logged effects.json and effects.md to sweep run {found.sweep}")
+    return 0
+
+
+def _dataset_line(dataset: str, datasets: list[str], asked: str | None, whose: str = "the experiment's") -> str:
     """Which dataset's runs a command compared, and how to pick another."""
     others = [name for name in datasets if name != dataset]
-    why = "as --dataset asks" if asked else "the dataset of the experiment's newest run"
+    why = "as --dataset asks" if asked else f"the dataset of {whose} newest run"
     return f"dataset {dataset} ({why})" + (f"; also runs on {', '.join(others)}: --dataset NAME" if others else "")
 
 
@@ -226,7 +251,7 @@ def _baseline_questions(args: argparse.Namespace, manifest: dict) -> dict[str, d
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    """best, report, diff and gate."""
+    """best, report, diff, gate and effects."""
     best = commands.add_parser("best", help="rank finished runs and export the best as conf/best/<name>.yaml")
     best.add_argument("--experiment", default="ragsweep")
     best.add_argument("--metric", help=RANKING_HELP)
@@ -274,3 +299,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     gate.add_argument("--allow-other-config", action="store_true",
                       help="let --run be another configuration than the baseline's (other config fingerprint)")
     gate.set_defaults(command=gate_command)
+    effects = commands.add_parser("effects", help="which swept setting moved a metric, and by how much: main effects "
+                                                  "and two-way interactions with 95% intervals, logged to the sweep")
+    effects.add_argument("--experiment", default="ragsweep")
+    effects.add_argument("--sweep", help="a sweep's parent run id (default: the experiment's newest sweep)")
+    effects.add_argument("--metric", help="a per-question metric (default: the one the sweep ranks by: its "
+                                          "optimized_metric, the metric it raced on, else as `best` chooses)")
+    effects.add_argument("--dataset", help="the sweep's runs on this dataset (default: its newest run's dataset)")
+    effects.set_defaults(command=effects_command)

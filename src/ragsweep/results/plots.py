@@ -164,6 +164,26 @@ def heatmap(runs: pd.DataFrame, summaries: dict, metric: str) -> Figure:
     return figure
 
 
+def effects_chart(table: pd.DataFrame, metric: str) -> Figure | None:
+    """Each factor level's effect on `metric` (results.effects) with its 95% interval, grouped by factor, main
+    effects first; None when nothing could be estimated."""
+    table = table[table["kind"] != "not separable"]
+    if table.empty:
+        return None
+    figure, axes = new_figure(height=0.28 * len(table) + 1.4)
+    positions = np.arange(len(table))[::-1]
+    colors = ["#4C72B0" if kind == "main" else "#DD8452" for kind in table["kind"]]
+    # a percentile interval need not contain its point estimate (a skewed resample): bars never negative
+    errors = np.clip([table["effect"] - table["low"], table["high"] - table["effect"]], 0, None)
+    axes.errorbar(table["effect"], positions, xerr=errors, fmt="none", ecolor="#333", capsize=2)
+    axes.scatter(table["effect"], positions, color=colors, zorder=3)
+    axes.axvline(0, color="#999", linewidth=0.8)
+    axes.set_yticks(positions, [_short(f"{factor}={level}") for factor, level in zip(table["factor"], table["level"])],
+                    fontsize=8)
+    axes.set_xlabel(f"effect on {metric} (difference from the grand mean; interactions in orange)")
+    return figure
+
+
 def new_figure(height: float, width: float = 9.0) -> tuple[Figure, Axes]:
     """A figure of `width` x `height` inches with one axes, drawn off screen (Agg)."""
     import matplotlib

@@ -26,7 +26,8 @@ from ragsweep.metrics.aggregate import paired_test
 from ragsweep.tracking import judges
 from ragsweep.results.best import candidates, read_per_query
 from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedRun, difference_line, paired_corrected
-from ragsweep.results.plots import MAX_BARS, bars, heatmap, img_or_note, img_tag, k_curves, pareto
+from ragsweep.results.effects import display_table, runs_effects
+from ragsweep.results.plots import MAX_BARS, bars, effects_chart, heatmap, img_or_note, img_tag, k_curves, pareto
 from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.race import stopped_lines
@@ -72,6 +73,8 @@ def write_report(tracker: MlflowTracker, metric: str | None, output: Path, datas
         *([("Judged answers and the judges that scored them (configurations with a judge)",
             _judged_table(judged, summaries))] if len(judged) else []),
         (f"Is the best config really better? (paired bootstrap on {metric}{by})", tests),
+        (f"Which setting moved {metric}: effects with 95% intervals{by}",
+         _effects(tracker, scored, metric, bootstrap_samples)),
         (f"{metric} by configuration (95% bootstrap CI){by}",
          img_tag(bars(scored, summaries, metric)) if registry.metric(metric).per_question else _micro_note(metric)),
         (f"{metric} against k", img_or_note(k_curves(scored, metric), "no configuration was run at more than one k")),
@@ -139,6 +142,26 @@ def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folde
                   "labels it rests on; the verdict then follows that interval (better: above 0).</p>")
     lines = "".join(f"<p>{html.escape(difference_line(found))}</p>" for found in corrections if difference_line(found))
     return intro + _table_html(pd.DataFrame(rows)) + lines
+
+
+def _effects(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, samples: int) -> str:
+    """The main effects and the two-way interactions that matter of the settings the runs' labels name
+    (results.effects), as a chart and a table; a note when the runs give nothing to estimate."""
+    if not registry.metric(metric).per_question:
+        return _micro_note(metric)
+    if len(judges.mixed_judges(runs)) > 1:
+        return "<p><i>Judged by different judges, whose scores are not comparable: no effects estimated.</i></p>"
+    if len(runs) < 2:
+        return "<p><i>Only one configuration: no effects to estimate.</i></p>"
+    try:
+        found = runs_effects(tracker, runs, metric, min(samples, 2000))
+    except ValueError as error:
+        return f"<p><i>No effects estimated: {html.escape(str(error))}.</i></p>"
+    notes = "".join(f"<p>{html.escape(line)}</p>" for line in found.notes())
+    return (f"<p>{html.escape(found.model_line())} (<code>ragsweep effects</code> prints them for one sweep and logs "
+            "them to it).</p>"
+            + img_or_note(effects_chart(found.table, metric), "no setting's effect could be separated")
+            + _table_html(display_table(found)) + notes)
 
 
 def _corrected_cells(found: CorrectedDifference) -> dict:

@@ -18,13 +18,14 @@ from ragsweep.metrics import registry
 from ragsweep.metrics.pareto import non_dominated
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, ROLE_TAG, MlflowTracker
-from ragsweep.tracking.race import RACE_QUESTIONS_TAG
+from ragsweep.tracking.race import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG
 
 CONFIG = "tags.mlflow.runName"
 LABEL = f"tags.{LABEL_TAG}"
 DATASET = "tags.dataset.name"
 FINGERPRINT = f"tags.{FINGERPRINT_TAG}"
 RACE_QUESTIONS = f"tags.{RACE_QUESTIONS_TAG}"
+RACE_FINGERPRINT = f"tags.{RACE_FINGERPRINT_TAG}"
 DEFAULT_RANKING_METRIC = "token_iou"  # when a sweep sets no optimized_metric, and for `ragsweep best/report`
 PARETO_TAG = "ragsweep.pareto"  # on a multi-objective sweep's runs: on its front or not; on its parent: the front
 SUMMARY_METRICS = ("token_recall", "token_precision", "token_iou", "precision_omega", "recall", "mrr", "ndcg")
@@ -54,8 +55,11 @@ def sweep_jobs(tracker: MlflowTracker, parent_run_id: str) -> pd.DataFrame:
         children = pd.concat([children, reused], ignore_index=True)
     if children.empty or FINGERPRINT not in children:
         return children
-    attempts = children.assign(finished=children["status"] == "FINISHED").sort_values(["finished", "start_time"])
-    return attempts.drop_duplicates(FINGERPRINT, keep="last").drop(columns="finished").sort_index()
+    # a race's configuration stopped early has only its race fingerprint; one without either is its own
+    key = children[FINGERPRINT].fillna(children.get(RACE_FINGERPRINT, children[FINGERPRINT]))
+    attempts = children.assign(finished=children["status"] == "FINISHED", key=key.fillna(children.run_id))
+    attempts = attempts.sort_values(["finished", "start_time"])
+    return attempts.drop_duplicates("key", keep="last").drop(columns=["finished", "key"]).sort_index()
 
 
 def failure_lines(jobs: pd.DataFrame) -> list[str]:

@@ -108,7 +108,7 @@ class Sweep:
     def _write_summary(self, jobs: pd.DataFrame) -> tuple[list[Path], pd.DataFrame | None]:
         """summary.csv and summary.md in the sweep folder: `jobs` ranked by the sweep's metric, each judged run
         with its judge and that judge's AUC; summary.md also says which judge(s) scored the judged metrics."""
-        self.metric = self.asked or self._raced_metric() or default_ranking_metric(jobs)
+        self.metric = sweep_metric(self.tracker, self.parent_run_id, jobs, self.asked)
         if jobs.empty or f"metrics.{self.metric}" not in jobs:
             return [], None
         table = summary_table(jobs, self.metric)
@@ -123,11 +123,6 @@ class Sweep:
             f"**Latest sweep** ({self.name}, {time.strftime('%Y-%m-%d %H:%M')}, parent run {self.parent_run_id}): "
             f"top {len(shown)} of {len(table)} configurations by **{self.metric}**\n\n{notes}{markdown(shown)}")
         return files, table
-
-
-    def _raced_metric(self) -> str | None:
-        """The metric the sweep raced on (`hydra/sweeper=racing` tags its parent run), which its table ranks by."""
-        return self.tracker.client().get_run(self.parent_run_id).data.tags.get(RACE_METRIC_TAG)
 
 
 def _count_by_status(jobs: pd.DataFrame) -> dict[str, int]:
@@ -159,12 +154,31 @@ def describe_experiment(tracker: MlflowTracker, text: str) -> None:
     tracker.client().set_experiment_tag(tracker.experiment_id(), "mlflow.note.content", text)
 
 
+def sweep_metric(tracker: MlflowTracker, parent_run_id: str, jobs: pd.DataFrame, asked: str | None = None) -> str:
+    """The metric a sweep's table ranks by: the optimized_metric it was given (`asked`, else its jobs' param), the
+    metric it raced on (`hydra/sweeper=racing` tags its parent run), else the metric of the stage its jobs vary."""
+    given = set(jobs["params.optimized_metric"].dropna()) - {"None"} if "params.optimized_metric" in jobs else set()
+    raced = tracker.client().get_run(parent_run_id).data.tags.get(RACE_METRIC_TAG)
+    return asked or (given.pop() if len(given) == 1 else None) or raced or default_ranking_metric(jobs)
+
+
+def sweeps(tracker: MlflowTracker, most: int | None = None) -> list[str]:
+    """The experiment's sweep parent runs, newest first."""
+    parents = tracker.client().search_runs([tracker.experiment_id()], f"tags.`{ROLE_TAG}` = 'parent'",
+                                           order_by=["attributes.start_time DESC"], max_results=most or 1000)
+    return [parent.info.run_id for parent in parents]
+
+
+def attach(tracker: MlflowTracker, run_id: str, paths: list[Path]) -> None:
+    """Log files to a (finished) run, e.g. an analysis to its sweep's parent run."""
+    for path in paths:
+        tracker.client().log_artifact(run_id, str(path))
+
+
 def attach_to_latest_sweep(tracker: MlflowTracker, path: Path) -> str | None:
     """Log `path` to the experiment's newest parent run; its id, or None when no sweep ran."""
-    client = tracker.client()
-    parents = client.search_runs([tracker.experiment_id()], f"tags.`{ROLE_TAG}` = 'parent'",
-                                 order_by=["attributes.start_time DESC"], max_results=1)
-    if not parents:
+    newest = sweeps(tracker, most=1)
+    if not newest:
         return None
-    client.log_artifact(parents[0].info.run_id, str(path))
-    return parents[0].info.run_id
+    attach(tracker, newest[0], [path])
+    return newest[0]
