@@ -51,7 +51,7 @@ def test_four_finished_runs_with_params_metrics_and_artifacts(swept):
         assert runs[f"metrics.{key}"].between(0, 1).all(), key
     assert runs["tags.dataset.fingerprint"].str.len().eq(64).all()
     artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(runs.run_id[0])}
-    assert artifacts == {"config.yaml", "metrics.json", "per_query.jsonl"}
+    assert artifacts == {"config.yaml", "metrics.json", "per_query.jsonl", "latency.json"}
     assert runs.artifact_uri[0].startswith((swept / "mlruns").resolve().as_uri())
 
 

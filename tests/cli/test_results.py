@@ -156,13 +156,18 @@ def test_a_latency_gate_compares_the_runs_timings_and_retimes_a_rerun(project, t
     shutil.copy(project / "sweep.py", clone)
     shutil.copytree(project / "sweeps", clone / "sweeps")
     shutil.copytree(project / "conf", clone / "conf", symlinks=True)
+    (clone / ".cache").symlink_to(project / ".cache")  # the project's stage cache, holding the baseline's stages
     fresh = _ragsweep(clone, "--tracking-uri", f"sqlite:///{project}/mlruns/mlflow.db", "gate", "--baseline",
                       "conf/best/quick.yaml", "--metrics", "latency_ms_p95", "--max-drop", "20%")
     assert fresh.returncode in (0, 1), fresh.stderr[-3000:]
     assert "a rerun of the baseline config (search, rerank and answers timed afresh)" in fresh.stdout
     row = [cell.strip() for cell in next(line for line in fresh.stdout.splitlines()
                                          if line.startswith("| latency_ms_p95")).split("|")[1:-1]]
-    assert row[1] == str(expected["recorded"]) and row[2] != row[1]  # timed anew: a cached stage would repeat it
+    assert row[1] == str(expected["recorded"]) and row[2] not in ("", "nan")
+    store = mlflow.MlflowClient(f"sqlite:///{clone}/mlruns/mlflow.db")
+    counts = store.search_runs([store.get_experiment_by_name("ragsweep").experiment_id])[0].data.metrics
+    assert counts["cache_hits_chunks"] >= 1 and counts["cache_misses_retrieval"] >= 1  # retrieval ran, timed anew,
+    assert counts["cache_hits_retrieval"] == 0  # though the cache held it
 
 
 def test_gate_in_a_fresh_clone_needs_only_the_committed_export(project, tmp_path):

@@ -99,18 +99,19 @@ def parse_significance(text: str) -> float:
 def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
     """The metrics `--metrics` names (default: the baseline's ranking metric): ones with per-question values, a
     latency percentile, or `generation_error_rate`."""
-    per_question = [name for name in RANKABLE if name in manifest["metrics"] and registry.METRICS[name].per_question]
-    available = [*per_question, *TIMED, *(name for name in RATES if name in manifest["metrics"])]
+    recorded = [name for name in RANKABLE if name in manifest["metrics"] and registry.METRICS[name].per_question]
+    recorded += [name for name in RATES if name in manifest["metrics"]]
     names = [name.strip() for name in text.split(",")] if text else [manifest["metric"]]
     pooled = [name for name in names if name in RANKABLE and not registry.METRICS[name].per_question]
     if pooled:
         raise ResultsError(f"--metrics {','.join(pooled)}: one value per run (a micro average pools every claim), "
                            f"so it has no per-question values for the paired bootstrap; guard "
                            f"{','.join(name.removesuffix('_micro').removesuffix('_ppi') for name in pooled)} instead")
-    unknown = [name for name in names if name not in available]
+    unknown = [name for name in names if name not in recorded and name not in TIMED]
     if unknown:
-        raise ResultsError(f"--metrics {','.join(unknown)}: not a metric the baseline recorded per question, a "
-                           f"latency percentile or an error rate; choose from {', '.join(available)}")
+        raise ResultsError(f"--metrics {','.join(unknown)}: not a metric the baseline recorded per question or an "
+                           f"error rate it recorded, nor a latency percentile (latency_ms_p95, search_ms_p50, ...); "
+                           f"choose from {', '.join(recorded)}")
     return names
 
 
