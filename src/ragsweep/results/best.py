@@ -88,13 +88,8 @@ def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None =
         raise ResultsError(f"--metric {metric} is not a metric to rank by; choose one of {by_stage['retrieval']}, "
                            f"{by_stage['relevance']}, or with a generator {by_stage['answer']}, or with a generator "
                            f"and a judge {by_stage['judged']}")
-    every = finished_jobs(tracker)
-    if every.empty:
-        raise ResultsError(f"experiment {tracker.experiment!r} in {tracker.uri} has no FINISHED runs; "
-                           "run a sweep first (ragsweep sweep -m +sweep=quick)")
+    every, runs, name = finished_on_dataset(tracker, dataset, condition)
     try:
-        runs, name = on_dataset(every, dataset)
-        runs = where(runs, condition)
         metric = metric or default_ranking_metric(runs)
         runs = ranked(runs, metric)
         ranked_by = ranking_metric(runs, metric)
@@ -107,6 +102,21 @@ def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None =
         raise ResultsError(f"no FINISHED run on dataset {name} has {metric}: {needs(metric)}")
     judges.warn_mixed(runs, metric)
     return Candidates(runs.assign(label=labels(runs)), name, datasets(every), metric, ranked_by)
+
+
+def finished_on_dataset(tracker: MlflowTracker, dataset: str | None, condition: str | None
+                        ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """The experiment's FINISHED job runs, those on one dataset (by default the newest run's) that meet `--where`
+    `condition`, and that dataset's name; ResultsError when there are none or the dataset or condition is bad."""
+    every = finished_jobs(tracker)
+    if every.empty:
+        raise ResultsError(f"experiment {tracker.experiment!r} in {tracker.uri} has no FINISHED runs; "
+                           "run a sweep first (ragsweep sweep -m +sweep=quick)")
+    try:
+        runs, name = on_dataset(every, dataset)
+        return every, where(runs, condition), name
+    except ValueError as error:
+        raise ResultsError(str(error)) from None
 
 
 def needs(metric: str) -> str:

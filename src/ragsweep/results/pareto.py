@@ -18,9 +18,9 @@ import pandas as pd
 
 from ragsweep.metrics import registry
 from ragsweep.metrics.pareto import non_dominated
-from ragsweep.results.best import ResultsError, export, needs
+from ragsweep.results.best import ResultsError, export, finished_on_dataset, needs
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.runs import datasets, finished_jobs, labels, on_dataset, where
+from ragsweep.tracking.runs import datasets, labels
 
 EXAMPLE = ("e.g. --pareto answer_f1,latency_ms_p95,completion_tokens_mean, or token_iou,latency_ms_p95 without "
            "a generator")
@@ -61,15 +61,7 @@ def pareto(tracker: MlflowTracker, text: str, project: Path, name: str | None = 
     """The non-dominated configurations over the metrics of `text` on one dataset (by default the newest run's),
     each exported; a group of configurations equal on every metric is one point, exported once."""
     metrics = pareto_metrics(text)
-    every = finished_jobs(tracker)
-    if every.empty:
-        raise ResultsError(f"experiment {tracker.experiment!r} in {tracker.uri} has no FINISHED runs; "
-                           "run a sweep first (ragsweep sweep -m +sweep=quick)")
-    try:
-        runs, on = on_dataset(every, dataset)
-        runs = where(runs, condition)
-    except ValueError as error:
-        raise ResultsError(str(error)) from None
+    every, runs, on = finished_on_dataset(tracker, dataset, condition)
     if runs.empty:
         raise ResultsError(f"no FINISHED run on dataset {on} meets --where {condition!r}")
     columns = [f"metrics.{metric}" for metric in metrics]
