@@ -22,8 +22,9 @@ search, rerank and answers again (`cache.fresh`), or `--run` names a run whose l
 runs' percentiles are compared by a bootstrap over their latency samples, each resampled on its own (Efron &
 Tibshirani 1993, ch. 16, two-sample problem): the p-value is the share of resampled pairs in which the current
 percentile is no worse. Timings vary between two runs of the same code, so a percentile fails only when it rose
-by more than `--max-drop` and the bootstrap finds it worse at `--significance`. `generation_error_rate` guarded by `--metrics` fails on a rise beyond `--max-drop` or
-one that Fisher's exact test (one-sided) finds at `--significance`; unguarded, a rise is a warning.
+by more than `--max-drop` and the bootstrap finds it worse at `--significance`. `generation_error_rate` guarded
+by `--metrics` fails on a rise beyond `--max-drop` or one that Fisher's exact test (one-sided) finds at
+`--significance`; unguarded, a rise is a warning.
 """
 
 from __future__ import annotations
@@ -224,10 +225,8 @@ def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: 
         failures = (_failures(registry.metric(metric), before, after, test, max_drop, significance)
                     if paired or math.isnan(after)
                     else [f"no question has {metric} in both runs"])
-        rows.append({"metric": metric, "recorded": round(before, 4), "current": round(after, 4),
-                     "change": round(after - before, 4), "change %": _percent(before, after),
-                     "p-value": round(test["p_value"], 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
-                     "ok": not failures, "paired": len(paired), **({"labels": ""} if usable else {})})
+        rows.append({**_row(metric, before, after, test["p_value"], failures, len(paired)),
+                     **({"labels": ""} if usable else {})})
     return pd.DataFrame(rows)
 
 
@@ -260,10 +259,7 @@ def latency_row(metric: str, baseline_ms: np.ndarray, current_ms: np.ndarray, ma
     test = {"difference": before - after, "p_value": float(np.mean(resampled[1] <= resampled[0]))}
     failures = _failures(registry.metric(metric), before, after, test, max_drop, significance)
     failures = failures if len(failures) == 2 else []  # timings vary between runs of the same code: both checks
-    return {"metric": metric, "recorded": round(before, 2), "current": round(after, 2),
-            "change": round(after - before, 2), "change %": _percent(before, after),
-            "p-value": round(test["p_value"], 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
-            "ok": not failures, "paired": min(len(baseline_ms), len(current_ms))}
+    return _row(metric, before, after, test["p_value"], failures, min(len(baseline_ms), len(current_ms)), digits=2)
 
 
 def rate_row(metric: str, before: tuple[float, int], after: tuple[float, int], max_drop: MaxDrop,
@@ -278,10 +274,16 @@ def rate_row(metric: str, before: tuple[float, int], after: tuple[float, int], m
         p_value = float(stats.fisher_exact(table, alternative="greater").pvalue)
     test = {"difference": rate_before - rate_after, "p_value": p_value}
     failures = _failures(registry.metric(metric), rate_before, rate_after, test, max_drop, significance)
-    return {"metric": metric, "recorded": round(rate_before, 4), "current": round(rate_after, 4),
-            "change": round(rate_after - rate_before, 4), "change %": _percent(rate_before, rate_after),
+    return _row(metric, rate_before, rate_after, p_value, failures, min(n_before, n_after))
+
+
+def _row(metric: str, before: float, after: float, p_value: float, failures: list[str], paired: int,
+         digits: int = 4) -> dict:
+    """A gate row: recorded and current value, their change (absolute and relative), the p-value, the verdict."""
+    return {"metric": metric, "recorded": round(before, digits), "current": round(after, digits),
+            "change": round(after - before, digits), "change %": _percent(before, after),
             "p-value": round(p_value, 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
-            "ok": not failures, "paired": min(n_before, n_after)}
+            "ok": not failures, "paired": paired}
 
 
 def _corrected_row(found: CorrectedDifference, max_drop: MaxDrop, significance: float) -> dict:
