@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from ragsweep.embedding.minilm import MiniLMEmbedder
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.claims import Claim, claims_from_statements, split_claims
 from ragsweep.judging.embedding import EmbeddingJudge
-from ragsweep.judging.lexical import LexicalJudge, coverage
+from ragsweep.judging.lexical import LexicalJudge, TermWeights, coverage
 
 PASSAGE = "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic."
 
@@ -20,6 +22,19 @@ def test_lexical_coverage_counts_content_words_and_weighs_numbers():
     assert coverage("Bridges opened", PASSAGE) == 1.0  # words match on their first six letters
     assert coverage("Bridges opening", PASSAGE) == 0.5  # "openin" is not "opened"
     assert coverage("It was.", PASSAGE) == 1.0  # nothing to check
+
+
+def test_idf_weighted_coverage_counts_a_rare_word_more_than_a_common_one():
+    # three 20-character pieces: "bridge" in all three, "mayor" in one; idf = ln((N + 1) / (df + 0.5))
+    weights = TermWeights.from_texts(["bridge mayor opened ", "bridge river crossed", "bridge tolls rising "], window=20)
+    assert weights.idf["bridge"] == pytest.approx(math.log(4 / 3.5))
+    assert weights.idf["mayor"] == pytest.approx(math.log(4 / 1.5))
+    assert weights.unseen == pytest.approx(math.log(4 / 0.5))
+    both = weights.idf["bridge"] + weights.idf["mayor"]
+    assert weights.coverage("The mayor's bridge", "the mayor spoke") == pytest.approx(weights.idf["mayor"] / both)
+    assert weights.coverage("The mayor's bridge", "a bridge") == pytest.approx(weights.idf["bridge"] / both)
+    assert weights.coverage("Zeppelins", "zeppelins") == 1.0 and weights.coverage("Zeppelins", "a bridge") == 0.0
+    assert weights.coverage("It was.", "anything") == 1.0  # nothing to check, as coverage()
 
 
 def test_lexical_judge_verdicts_and_settings():

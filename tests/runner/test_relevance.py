@@ -13,6 +13,10 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from ragsweep.data.sotu_qa import SotuQADataset
+from ragsweep.judging.base import Pair
+from ragsweep.judging.embedding import sentences
+from ragsweep.judging.finetune import encoder_path
+from ragsweep.judging.lexical import TermWeights
 from ragsweep.judging.span_relevance import SpanTrainedRelevanceJudge
 from ragsweep.judging.span_triplets import relevance_triplets
 from ragsweep.metrics.relevance import context_relevance, relevance_auc, span_relevance
@@ -62,6 +66,33 @@ def test_every_question_is_scored_by_a_model_that_never_saw_its_spans(tmp_path):
         assert all(ref.doc_id != irrelevant.doc_id or ref.end <= irrelevant.start or irrelevant.end <= ref.start
                    for ref in query.references)
     assert {t.kind for t in triplets} == {"same_document", "any_document"}
+
+
+def test_a_pairs_score_averages_the_fold_models_cosine_and_the_questions_idf_weighted_coverage(tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    dataset = SotuQADataset().load()
+    encoder = SentenceTransformer(encoder_path(None, tmp_path), device="cpu")  # stands in for both fold models
+    question = dataset.queries[0]
+    reference = question.references[0]
+    text = dataset.documents[reference.doc_id].text
+    passages = [text[max(0, reference.start - 200):reference.end + 200], text[:400]]
+    pairs = [Pair(question.text, passage, "relevance") for passage in passages]
+    weights = TermWeights.from_texts(document.text for document in dataset.documents.values())
+    scores = {}
+    for weight in (0.0, 0.5, 1.0):
+        judge = SpanTrainedRelevanceJudge(dataset=dataset, cache_dir=str(tmp_path), lexical_weight=weight)
+        judge.__dict__["_models"] = [encoder, encoder]
+        scores[weight] = [verdict.score for verdict in judge.judge(pairs)]
+    for position, passage in enumerate(passages):
+        vectors = encoder.encode([question.text, *sentences(passage)], normalize_embeddings=True)
+        cosine = min(1.0, max(0.0, float((vectors[1:] @ vectors[0]).max())))
+        words = weights.coverage(question.text, passage)
+        assert scores[0.0][position] == pytest.approx(cosine, abs=1e-5)
+        assert scores[1.0][position] == pytest.approx(words)
+        assert scores[0.5][position] == pytest.approx((cosine + words) / 2, abs=1e-5)
+    with pytest.raises(ValueError, match="relevance_judge.lexical_weight"):
+        SpanTrainedRelevanceJudge(dataset=dataset, lexical_weight=1.5)
 
 
 def _rank_auc(scores: list[float], labels: list[int]) -> float:

@@ -7,8 +7,11 @@ and as a judge that costs nothing.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
@@ -39,6 +42,41 @@ def coverage(claim: str, passage: str, number_weight: float = 2.0) -> float:
         return 1.0
     found = len(claim_words & passage_words) + number_weight * len(claim_numbers & passage_numbers)
     return found / total
+
+
+@dataclass(frozen=True)
+class TermWeights:
+    """Inverse document frequency of each content term (`content_terms`, words and numbers alike) over
+    `window`-character pieces of a corpus: idf(t) = ln((N + 1) / (df(t) + 0.5)), N pieces, df(t) those holding t
+    (BM25's idf, Robertson & Zaragoza 2009, kept positive); a term of no piece weighs as the rarest one seen.
+    Pieces, not documents: a corpus may be a few long documents."""
+
+    idf: dict[str, float]
+    unseen: float
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], window: int = 1000) -> TermWeights:
+        frequency: Counter[str] = Counter()
+        pieces = 0
+        for text in texts:
+            for start in range(0, max(len(text), 1), window):
+                words, numbers = content_terms(text[start:start + window])
+                frequency.update(words | numbers)
+                pieces += 1
+        idf = {term: math.log((pieces + 1) / (count + 0.5)) for term, count in frequency.items()}
+        return cls(idf, math.log((pieces + 1) / 0.5))
+
+    def coverage(self, claim: str, passage: str) -> float:
+        """Share of the claim's content terms found in the passage, each weighted by its idf: sum of idf(t) over
+        the shared terms / sum of idf(t) over the claim's. Rare words (names, figures) count most, so a passage
+        sharing only a corpus's common words scores low. A claim with no content terms scores 1."""
+        claim_words, claim_numbers = content_terms(claim)
+        passage_words, passage_numbers = content_terms(passage)
+        terms = claim_words | claim_numbers
+        total = sum(self.idf.get(term, self.unseen) for term in terms)
+        if total == 0:
+            return 1.0
+        return sum(self.idf.get(term, self.unseen) for term in terms & (passage_words | passage_numbers)) / total
 
 
 class LexicalJudge:
