@@ -41,9 +41,9 @@ from ragsweep.cache import fingerprint
 from ragsweep.data.base import loaded
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.embedding import sentences
-from ragsweep.judging.lexical import TermWeights
 from ragsweep.judging.finetune import (cached_model, check_encoder, encoder_path, optimizer_step,
                                       warmup_schedule)
+from ragsweep.judging.lexical import TermWeights
 from ragsweep.judging.span_triplets import Triplet, relevance_triplets
 from ragsweep.types import Dataset, Query
 
