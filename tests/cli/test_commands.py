@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import subprocess
 import sys
@@ -60,3 +61,12 @@ def test_init_writes_a_project_and_refuses_to_overwrite_one(tmp_path, capsys):
                                                "ragsweep init writes a new project: give an empty folder")
     assert {path.relative_to(tmp_path / "rag").as_posix(): path.read_bytes() if path.is_file() else None
             for path in sorted((tmp_path / "rag").rglob("*"))} == written
+
+
+def test_a_project_from_init_calibrates_a_packaged_judge(tmp_path, monkeypatch, capsys):
+    project = tmp_path / "rag"
+    assert main(["init", str(project)]) == 0
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["calibrate", "--judge", "lexical", "--limit", "6", "--heldout", "none"]) == 0, capsys.readouterr().err
+    assert json.loads((project / "calibration" / "lexical.json").read_text())["n"] == 6

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from ragsweep.packaged import PACKAGED_CONF
+from ragsweep.packaged import PACKAGED_CONF, with_packaged
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,7 @@ def conf_dir(project: Path, primary: str = "config") -> Path:
 
 def conf_dirs(project: Path) -> list[Path]:
     """Every folder a project's config is composed from: its own `conf/` (when it has one), then the package's."""
-    own = conf_dir(project)
-    return [own, PACKAGED_CONF] if own.resolve() != PACKAGED_CONF.resolve() else [PACKAGED_CONF]
+    return with_packaged(conf_dir(project))
 
 
 def ensure_project_config(project: Path) -> Path | None:

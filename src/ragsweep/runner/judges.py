@@ -10,6 +10,7 @@ from typing import Any
 from ragsweep.cache import StageCache
 from ragsweep.judging.base import Judge
 from ragsweep.judging.labelled_claims import LabelledClaim
+from ragsweep.packaged import with_packaged
 from ragsweep.runner.build import Built, group_config, instantiate_stage, judge_stage
 from ragsweep.runner.compose import composing
 from ragsweep.runner.errors import ConfigError
@@ -29,7 +30,7 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
         ValueError: an unknown judge (listing those that exist), `none`, or a bad setting.
     """
     conf_dir = Path(conf_dir)
-    refusal = check_judge_option([conf_dir], name)
+    refusal = check_judge_option(with_packaged(Path(conf_dir)), name)
     cfg = compose_with_judge(conf_dir, name, overrides, root)
     cache_cfg = group_config(cfg, "cache")
     stages = {"cache": Built(StageCache.from_settings(cache_cfg), {})}
