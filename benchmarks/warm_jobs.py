@@ -2,8 +2,9 @@
 
 Each side is a fresh process on chroma_general (minilm, recursive 200-token chunks) over one stage cache
 (the first side's first job embeds the corpus): a first job loads the models, one job per store warms it,
-then 24 warm jobs (stores numpy, chroma, qdrant x k 1, 3, 5, 10, twice) run through the real runner,
-Hydra's compose and MLflow included, as a multirun's jobs do. `off` replaces the runner's one-time `gc.freeze` with nothing. The sides alternate
+then 24 warm jobs (stores numpy, chroma, qdrant x k 1, 3, 5, 10, twice) run through the real runner, MLflow
+included, each composed by Hydra first as a multirun's jobs are; the compose is not timed (see
+`warm_breakdown.py`). `off` replaces the runner's one-time `gc.freeze` with nothing. The sides alternate
 (off, on, off, on) so a drift of the machine's speed falls on both. Prints each side's mean and
 slowest seconds per warm configuration and, last, `warm_on_over_off=X`.
 

@@ -1,0 +1,107 @@
+"""Where a warm configuration's time goes: Hydra's compose, the runner's own work, and MLflow's calls within it.
+
+In one process, on chroma_general (minilm, recursive 200-token chunks, as `benchmarks/grid.py`'s first chunker):
+12 configurations (stores numpy, chroma, qdrant x k 1, 3, 5, 10) are run once to fill the stage cache and
+load the models, then twice warm through the real runner, each composed by Hydra first as a multirun's jobs
+are. Prints the warm milliseconds a configuration for the compose, `plan_job`, the run and the MLflow client
+calls inside the run, and the compose of a config holding nothing but Hydra's own groups (the floor of any
+Hydra job), then, last, `warm_ms_per_config=X compose_ms=Y hydra_floor_ms=Z mlflow_ms=W`.
+
+Usage: python benchmarks/warm_breakdown.py [--data ../shared/data/chroma_general]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import ragsweep  # noqa: F401  (offline defaults)
+
+ROOT = Path(__file__).resolve().parents[1]
+MLFLOW_CALLS = ("create_run", "log_batch", "log_inputs", "set_terminated", "search_runs", "get_run")
+
+
+def timed_mlflow_calls(spent: Counter) -> None:
+    """Add the seconds each MLflow client call takes to `spent["mlflow"]`."""
+    from mlflow.tracking import MlflowClient
+
+    for name in MLFLOW_CALLS:
+        call = getattr(MlflowClient, name)
+
+        def wrapper(self, *args, _call=call, **kwargs):
+            started = time.perf_counter()
+            try:
+                return _call(self, *args, **kwargs)
+            finally:
+                spent["mlflow"] += time.perf_counter() - started
+
+        setattr(MlflowClient, name, wrapper)
+
+
+def grid(work: Path, data: Path, label: str, spent: Counter) -> int:
+    """Run the 12 configurations; add each phase's seconds to `spent`; how many ran."""
+    from hydra import compose, initialize_config_dir
+
+    from ragsweep.runner.plan import plan_job
+    from ragsweep.runner.run import RunContext, run
+
+    configurations = 0
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):  # one loader, as in a multirun
+        for store in ("numpy", "chroma", "qdrant"):
+            for k in (1, 3, 5, 10):
+                overrides = ["chunker=recursive", "chunker.size=200", "chunker.overlap=0", f"store={store}", f"k={k}",
+                             "dataset=chroma_general", f"dataset.path={data}", f"paths.root={work}",
+                             "embedder.progress=false", f"experiment=warm-{label}"]
+                started = time.perf_counter()
+                config = compose("config", overrides=overrides)
+                composed = time.perf_counter()
+                plan = plan_job(config)
+                planned = time.perf_counter()
+                run(plan, RunContext(work / "outputs" / label / f"{store}_k{k}"))
+                spent["compose"] += composed - started
+                spent["plan_job"] += planned - composed
+                spent["run"] += time.perf_counter() - planned
+                configurations += 1
+    return configurations
+
+
+def hydra_floor(folder: Path, repeats: int = 20) -> float:
+    """Seconds Hydra takes to compose a config with no groups of its own (Hydra's own groups only)."""
+    from hydra import compose, initialize_config_dir
+
+    (folder / "config.yaml").write_text("setting: 1\n")
+    with initialize_config_dir(config_dir=str(folder), version_base="1.3"):
+        compose("config")
+        started = time.perf_counter()
+        for _ in range(repeats):
+            compose("config")
+        return (time.perf_counter() - started) / repeats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="ragsweep-warm-breakdown-"))
+    spent: Counter = Counter()
+    timed_mlflow_calls(spent)
+    grid(work, args.data.resolve(), "cold", Counter())
+    spent.clear()
+    configurations = sum(grid(work, args.data.resolve(), f"warm{turn}", spent) for turn in range(2))
+    floor = hydra_floor(Path(tempfile.mkdtemp(prefix="ragsweep-hydra-floor-")))
+    per = {name: seconds / configurations * 1000 for name, seconds in spent.items()}
+    print("| warm configuration | ms |")
+    print("|---|---:|")
+    for name in ("compose", "plan_job", "run", "mlflow"):
+        print(f"| {name + (' (inside run)' if name == 'mlflow' else '')} | {per[name]:.1f} |")
+    print(f"| Hydra's compose of a config with no groups | {floor * 1000:.1f} |")
+    total = per["compose"] + per["plan_job"] + per["run"]
+    print(f"warm_ms_per_config={total:.1f} compose_ms={per['compose']:.1f} hydra_floor_ms={floor * 1000:.1f} "
+          f"mlflow_ms={per['mlflow']:.1f}")
+
+
+if __name__ == "__main__":
+    main()
