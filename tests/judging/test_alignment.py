@@ -54,8 +54,9 @@ def _align(project: Path, *args: str) -> subprocess.CompletedProcess:
                           timeout=900)
 
 
-def test_align_judge_reports_before_and_after_and_writes_a_judge_to_use(tmp_path, scratch_project):
-    project = scratch_project(tmp_path / "project")
+def test_align_judge_reports_before_and_after_and_writes_a_judge_to_use(tmp_path):
+    project = tmp_path / "project"  # as `ragsweep init` writes it: no conf/judge/ of its own
+    subprocess.run([str(RAGSWEEP), "init", str(project)], check=True, capture_output=True, timeout=60)
     sotu = load_claims()
     contexts = list(dict.fromkeys(claim.context for claim in sotu))
     labels = _subset(tmp_path / "labels.jsonl", [c for c in sotu if c.context in contexts[:4]])

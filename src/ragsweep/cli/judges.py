@@ -163,7 +163,10 @@ def align_judge_command(args: argparse.Namespace) -> int:
               f"fold after" + (f"; held out on {Path(report.heldout).name}: {report.heldout_before:.3f} before, "
                                f"{report.heldout_after:.3f} after" if report.heldout else "") + ".\n")
     target = args.project / "conf" / "judge" / f"{args.name}.yaml"
-    target.write_text(header + yaml.safe_dump(config, sort_keys=False))
+    target.parent.mkdir(parents=True, exist_ok=True)  # a project from `ragsweep init` has no conf/judge/ yet
+    partial = target.with_name(f".{target.name}.partial")
+    partial.write_text(header + yaml.safe_dump(config, sort_keys=False))
+    partial.replace(target)
     print(f"judge {args.judge} aligned with {report.labels} labelled claims:\n{report.table()}\n"
           f"wrote {target} (threshold {report.threshold} from the out-of-fold scores); use judge={args.name}")
     return 0
