@@ -30,7 +30,7 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
         ValueError: an unknown judge (listing those that exist), `none`, or a bad setting.
     """
     conf_dir = Path(conf_dir)
-    refusal = check_judge_option(with_packaged(Path(conf_dir)), name)
+    refusal = check_judge_option(with_packaged(conf_dir), name)
     cfg = compose_with_judge(conf_dir, name, overrides, root)
     cache_cfg = group_config(cfg, "cache")
     stages = {"cache": Built(StageCache.from_settings(cache_cfg), {})}
