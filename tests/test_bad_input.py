@@ -146,6 +146,9 @@ CASES = {
                                       "judge.threshold must be a number in [0, 1], got 1.5"),
     "judge failure budget above one": Case(["generator=extractive", "judge=lexical", "judge.max_failure_rate=2"],
                                            "judge.max_failure_rate must be a share between 0 and 1, got 2"),
+    "negative relevance context weight": Case(["relevance_judge=lexical", "relevance_judge.context_weight=-1"],
+                                              "relevance_judge.context_weight must be a number between 0 and 10, "
+                                              "got -1"),
     "triad weights not three": Case(["generator=extractive", "judge=lexical", "+judge.triad_weights=[1,2]"],
                                     "judge.triad_weights must be three weights >= 0"),
     "judge takes no such key": Case(["generator=extractive", "judge=lexical", "+judge.treshold=0.4"],

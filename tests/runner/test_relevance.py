@@ -103,13 +103,17 @@ def _rank_auc(scores: list[float], labels: list[int]) -> float:
     return wins / (len(positives) * len(negatives))
 
 
-def _run(cwd: Path, *args: str, k: int = 3) -> Path:
+def _run(cwd: Path, *args: str, k: int = 3, outputs: str = "outputs") -> Path:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
     done = subprocess.run([sys.executable, str(ROOT / "sweep.py"), f"k={k}", "relevance_judge=span_trained", *TINY,
-                           *args, f"paths.root={cwd}"], cwd=cwd, env=env,
+                           *args, f"paths.root={cwd}", f"paths.outputs={cwd / outputs}"], cwd=cwd, env=env,
                           text=True, capture_output=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
-    return next((cwd / "outputs" / "runs").glob("*/"))
+    return next((cwd / outputs / "runs").glob("*/"))
+
+
+def _scores(folder: Path) -> list[list[float]]:
+    return [json.loads(line)["relevance"]["scores"] for line in (folder / "per_query.jsonl").read_text().splitlines()]
 
 
 @pytest.mark.slow
@@ -149,3 +153,9 @@ def test_a_run_logs_the_relevance_judges_auc_against_the_span_labels(tmp_path, d
     assert logged["n"] == len(labels) and logged["positives"] == sum(labels) > 0
     assert logged["value"] == pytest.approx(_rank_auc(scores, labels))
     assert metrics["relevance_judge_failure_rate"] == {"value": 0.0, "n": k * len(records)}
+    if dataset == "sotu_qa":  # span_trained's context_weight 1: each score moved by its margin over the others'
+        alone = _scores(_run(tmp_path, *extra, "relevance_judge.context_weight=0", k=k, outputs="alone"))
+        for row, pair_scores in zip(_scores(folder), alone, strict=True):
+            others = [(sum(pair_scores) - s) / (k - 1) for s in pair_scores]
+            assert row == pytest.approx([min(1.0, max(0.0, 2 * s - o)) for s, o in zip(pair_scores, others)])
+        assert _scores(folder) != alone

@@ -54,6 +54,7 @@ class Pipeline:
     claim_labels: list[LabelledClaim] | None = None  # people's verdicts on some claims (judge.labels)
     relevance_judge: Built | None = None  # None: relevance_judge=none; context_relevance comes from spans alone
     relevance_max_failure_rate: float = 0.05
+    relevance_context_weight: float = 0.0  # how far a passage's score moves by its margin over the others retrieved
 
     @property
     def k(self) -> int:
@@ -216,7 +217,7 @@ def _check_label_questions(path: str, labels: Sequence[LabelledClaim], dataset: 
 
 
 # Keys of the relevance_judge group that the runner reads.
-RELEVANCE_JUDGE_SETTINGS = ("max_failure_rate",)
+RELEVANCE_JUDGE_SETTINGS = ("max_failure_rate", "context_weight")
 
 
 def _add_relevance_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache) -> None:
@@ -227,10 +228,15 @@ def _add_relevance_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, 
     judge = judge_stage(cfg, stages, cache, "relevance_judge")
     if judge is None:
         return
-    rate = group_config(cfg, "relevance_judge").get("max_failure_rate", 0.05)
+    settings = group_config(cfg, "relevance_judge")
+    rate, weight = settings.get("max_failure_rate", 0.05), settings.get("context_weight", 0.0)
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
         raise ConfigError(f"relevance_judge.max_failure_rate must be a share between 0 and 1, got {rate!r}; e.g. 0.05")
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 10:
+        raise ConfigError(f"relevance_judge.context_weight must be a number between 0 and 10, got {weight!r}; "
+                          "0 scores each passage alone")
     pipeline.relevance_judge, pipeline.relevance_max_failure_rate = judge, float(rate)
+    pipeline.relevance_context_weight = float(weight)
 
 
 def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache, group: str = "judge",

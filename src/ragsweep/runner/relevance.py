@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ragsweep.judging.base import VALIDATED_AUC, Pair, Verdict
+from ragsweep.judging.in_context import in_context
 from ragsweep.metrics import judged
 from ragsweep.metrics.corrected import corrected_mean, error_rates
 from ragsweep.metrics.relevance import relevance_auc, span_relevance
@@ -32,14 +34,22 @@ def span_labels(queries: Sequence[Query], chunks: Sequence[Chunk], hits: Sequenc
 
 def judge_relevance(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk],
                     hits: Sequence[Sequence[Hit]]) -> list[list[Verdict]] | None:
-    """The relevance judge's verdict on each question's top-k passages, in rank order (None without one)."""
+    """The relevance judge's verdict on each question's top-k passages, in rank order (None without one), each
+    pair judged alone (and cached), then scored beside the question's other passages (`context_weight`)."""
     if pipeline.relevance_judge is None:
         return None
     passages = [[chunks[hit.index].text for hit in query_hits[: pipeline.k]] for query_hits in hits]
     pairs = [Pair(question, text, "relevance") for question, texts in zip(questions, passages, strict=True)
              for text in texts]
     verdicts = iter(cached_verdicts(pipeline.relevance_judge, pipeline.cache, pairs))
-    return [[next(verdicts) for _ in texts] for texts in passages]
+    return [beside_each_other([next(verdicts) for _ in texts], pipeline.relevance_context_weight) for texts in passages]
+
+
+def beside_each_other(verdicts: Sequence[Verdict], weight: float) -> list[Verdict]:
+    """One question's verdicts with each score moved by its margin over the others' (`judging.in_context`)."""
+    scores = in_context([verdict.score for verdict in verdicts], weight)
+    return [replace(verdict, score=score) if verdict.ok else verdict
+            for verdict, score in zip(verdicts, scores, strict=True)]
 
 
 def relevance_summary(labels: Sequence[Sequence[int | None]],
