@@ -159,7 +159,7 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
     ("relevance_judge=lexical",): "be2cc9141fcf92626cb7df36ad260ffe0025dc52a23757161b431c60092c1d89",
     ("relevance_judge=llm",): "60fab78eb73c7734a0c560392cd4d4fc3a05e8df5dc36a9d434cdf0004d653e4",
     ("relevance_judge=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
-    ("relevance_judge=span_trained",): "71f46b43ca275012d510aa080ec6c7d5aea4c697218913f154cd935fbdb1a416",
+    ("relevance_judge=span_trained",): "b96264a52a896fdf1b83119a3e9344240d7cb7e447f69f6f9ebf33f0eed5c582",
     ("reranker=cross_encoder", "reranker.model=/models/ms-marco-MiniLM-L-6-v2"):
         "74d76b19a5d9e74c7a66a9f721eac7ec9b3b6580e2f7508bfeebee48339366c4",
     ("reranker=embedding", "k=5", "depth=3"):
