@@ -161,14 +161,12 @@ def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built]
     generator = instantiate_stage(cfg, "generator", stages, cache, runner_keys=GENERATOR_SETTINGS, objects=objects)
     if not pipeline.plan.generates:
         return
-    rate = settings.get("max_error_rate", 0.05)
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
-        raise ConfigError(f"generator.max_error_rate must be a share between 0 and 1, got {rate!r}; e.g. 0.05")
+    rate = _bounded(settings, "generator", "max_error_rate", 0.05)
     try:
         pipeline.prompt = load_prompt(str(settings.get("prompt", "qa")))
     except ValueError as error:
         raise ConfigError(str(error)) from None
-    pipeline.generator, pipeline.max_error_rate = generator, float(rate)
+    pipeline.generator, pipeline.max_error_rate = generator, rate
 
 
 # Keys of the judge group that the runner reads, not the judge's constructor.
@@ -184,9 +182,7 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], ca
     judge = judge_stage(cfg, stages, cache)
     if judge is None:
         return
-    rate = settings.get("max_failure_rate", 0.05)
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
-        raise ConfigError(f"judge.max_failure_rate must be a share between 0 and 1, got {rate!r}; e.g. 0.05")
+    rate = _bounded(settings, "judge", "max_failure_rate", 0.05)
     weights = settings.get("triad_weights", list(TRIAD_WEIGHTS))
     if (not isinstance(weights, list) or len(weights) != 3 or any(isinstance(w, bool) or not isinstance(w, (int, float))
                                                                   or w < 0 for w in weights) or not sum(weights) > 0):
@@ -195,7 +191,7 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], ca
     auc = settings.get("auc")
     if auc is not None and (isinstance(auc, bool) or not isinstance(auc, (int, float)) or not 0 <= auc <= 1):
         raise ConfigError(f"judge.auc must be null or the judge's measured ROC AUC in [0, 1], got {auc!r}")
-    pipeline.judge, pipeline.max_failure_rate, pipeline.judge_auc = judge, float(rate), auc
+    pipeline.judge, pipeline.max_failure_rate, pipeline.judge_auc = judge, rate, auc
     if settings.get("labels"):
         try:
             pipeline.claim_labels = load_claim_labels(settings["labels"])
@@ -229,14 +225,20 @@ def _add_relevance_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, 
     if judge is None:
         return
     settings = group_config(cfg, "relevance_judge")
-    rate, weight = settings.get("max_failure_rate", 0.05), settings.get("context_weight", 0.0)
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
-        raise ConfigError(f"relevance_judge.max_failure_rate must be a share between 0 and 1, got {rate!r}; e.g. 0.05")
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 10:
-        raise ConfigError(f"relevance_judge.context_weight must be a number between 0 and 10, got {weight!r}; "
-                          "0 scores each passage alone")
-    pipeline.relevance_judge, pipeline.relevance_max_failure_rate = judge, float(rate)
-    pipeline.relevance_context_weight = float(weight)
+    rate = _bounded(settings, "relevance_judge", "max_failure_rate", 0.05)
+    weight = _bounded(settings, "relevance_judge", "context_weight", 0.0, high=10, hint="0 scores each passage alone")
+    pipeline.relevance_judge, pipeline.relevance_max_failure_rate = judge, rate
+    pipeline.relevance_context_weight = weight
+
+
+def _bounded(settings: Mapping[str, Any], group: str, key: str, default: float, high: float = 1,
+             hint: str = "e.g. 0.05") -> float:
+    """A runner setting that must be a number in [0, high] (a share when high is 1), else one line naming it."""
+    value = settings.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
+        kind = "a share between 0 and 1" if high == 1 else f"a number between 0 and {high:g}"
+        raise ConfigError(f"{group}.{key} must be {kind}, got {value!r}; {hint}")
+    return float(value)
 
 
 def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache, group: str = "judge",
