@@ -1,0 +1,123 @@
+"""How the span_trained relevance judge does on questions written after its recipe was fixed.
+
+Every figure for `span_trained` in docs/benchmarks/judges.md is out of fold, but its recipe (the word
+coverage, the context step and their weights) was chosen while looking at chroma_general's questions. The
+questions of `benchmarks/data/relevance_heldout.jsonl` were written afterwards, over the same five corpora,
+each answered by a passage no chroma_general question's reference overlaps, and none of them was looked at
+before this script ran. They are joined to chroma_general's 472 questions as one native dataset (built in
+the work folder from `<data>/chroma_general`; the corpora are not copied into the repository), and
+
+    python sweep.py -m generator=none k=3 relevance_judge=span_trained,lexical
+                       ++relevance_judge.context_weight=0,1 dataset=native
+                       dataset.path=<work>/dataset +force=true
+
+runs through the real runner: one pair of fold models trained on the joined questions, each question scored
+by the model that did not see its spans. The AUC of its pair scores against the span labels is then counted
+apart over the new questions and over chroma_general's.
+
+Prints the table and, as its last line, `heldout_auc=X chroma_general_auc=Y` (span_trained, context_weight 1).
+Run it alone on the machine: it trains two encoders (about 10 min on 2 cores).
+
+Usage: python benchmarks/relevance_heldout.py [--data ../shared/data] [--workdir DIR] [--k 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTIONS = ROOT / "benchmarks" / "data" / "relevance_heldout.jsonl"
+
+
+def write_dataset(data: Path, folder: Path) -> dict[str, str]:
+    """A native dataset of chroma_general's corpora and questions plus the new ones; each new id's corpus."""
+    from ragsweep.data.chroma_general import ChromaGeneralDataset
+
+    chroma = ChromaGeneralDataset(str(data / "chroma_general")).load()
+    (folder / "documents").mkdir(parents=True, exist_ok=True)
+    for document in chroma.documents.values():
+        (folder / "documents" / f"{document.id}.txt").write_text(document.text, encoding="utf-8")
+    lines = [{"id": query.id, "question": query.text, "corpus": query.corpus,
+              "references": [{"doc_id": s.doc_id, "start": s.start, "end": s.end} for s in query.references]}
+             for query in chroma.queries]
+    new = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines + new),
+                                          encoding="utf-8")
+    return {line["id"]: line["corpus"] for line in new}
+
+
+def auc(pairs: list[tuple[float, int]]) -> tuple[float, int, int]:
+    """sklearn's ROC AUC of the scores against the labels, with the pair and relevant counts."""
+    from sklearn.metrics import roc_auc_score
+
+    labels = [label for _, label in pairs]
+    return roc_auc_score(labels, [score for score, _ in pairs]), len(pairs), sum(labels)
+
+
+def labelled_pairs(run: Path, new: dict[str, str]) -> dict[str, list[tuple[float, int]]]:
+    """A run's scored, labelled pairs by group: `new` and `chroma_general`, and `new: <corpus>`."""
+    groups: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for line in (run / "per_query.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        relevance = record["relevance"]
+        pairs = [(score, label) for score, label in zip(relevance["scores"], relevance["labels"], strict=True)
+                 if score is not None and label is not None]
+        if record["id"] in new:
+            groups["new"] += pairs
+            groups[f"new: {new[record['id']]}"] += pairs
+        else:
+            groups["chroma_general"] += pairs
+    return groups
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data",
+                        help="the folder holding chroma_general/")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="keep the dataset, stage cache and MLflow store here (a rerun reuses the cache)")
+    parser.add_argument("--k", type=int, default=3)
+    args = parser.parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-relevance-heldout-"))
+    new = write_dataset(args.data.resolve(), work / "dataset")
+    outputs = work / "outputs" / time.strftime("%Y%m%d-%H%M%S")
+    print(f"{len(new)} new questions; work folder {work}", flush=True)
+
+    started = time.perf_counter()
+    subprocess.run([sys.executable, str(ROOT / "sweep.py"), "-m", "generator=none", f"k={args.k}",
+                    "relevance_judge=span_trained,lexical", "++relevance_judge.context_weight=0,1",
+                    "dataset=native", f"dataset.path={work / 'dataset'}", f"paths.root={work}",
+                    f"paths.outputs={outputs}", "experiment=relevance-heldout", "+force=true"],
+                   cwd=work, check=True)
+    minutes = (time.perf_counter() - started) / 60
+
+    columns = {}
+    for per_query in sorted(outputs.glob("**/per_query.jsonl")):
+        cfg = OmegaConf.load(per_query.parent / "config.yaml")
+        judge = cfg.relevance_judge._target_.rsplit(".", 1)[-1]
+        columns[(judge, float(cfg.relevance_judge.context_weight))] = labelled_pairs(per_query.parent, new)
+    groups = sorted({group for by_group in columns.values() for group in by_group},
+                    key=lambda group: (group != "new", group))
+    print(f"\nk={args.k}, the sweep took {minutes:.1f} min; AUC (pairs, relevant) against the span labels\n")
+    print("| questions | " + " | ".join(f"{judge}, context_weight {weight:g}" for judge, weight in columns)
+          + " |\n|---|" + "---|" * len(columns))
+    for group in groups:
+        cells = [f"{value:.3f} ({n}, {relevant})"
+                 for value, n, relevant in (auc(by_group[group]) for by_group in columns.values())]
+        print(f"| {group} | " + " | ".join(cells) + " |")
+    shipped = columns[("SpanTrainedRelevanceJudge", 1.0)]
+    print(f"heldout_auc={auc(shipped['new'])[0]:.3f} "
+          f"chroma_general_auc={auc(shipped['chroma_general'])[0]:.3f}")
+
+
+if __name__ == "__main__":
+    main()
