@@ -15,8 +15,9 @@ runs through the real runner: one pair of fold models trained on the joined ques
 by the model that did not see its spans. The AUC of its pair scores against the span labels is then counted
 apart over the new questions and over chroma_general's.
 
-Prints the table and, as its last line, `heldout_auc=X chroma_general_auc=Y` (span_trained, context_weight 1).
-Run it alone on the machine: it trains two encoders (about 10 min on 2 cores).
+Prints the table (each AUC with a 95% interval from a bootstrap over questions) and, as its last line,
+`heldout_auc=X chroma_general_auc=Y` (span_trained, context_weight 1). Run it alone on the machine: it trains
+two encoders (about 12 min on 2 cores); `--workdir` keeps them, and a rerun there takes a few minutes.
 
 Usage: python benchmarks/relevance_heldout.py [--data ../shared/data] [--workdir DIR] [--k 3]
 """
@@ -55,27 +56,45 @@ def write_dataset(data: Path, folder: Path) -> dict[str, str]:
     return {line["id"]: line["corpus"] for line in new}
 
 
-def auc(pairs: list[tuple[float, int]]) -> tuple[float, int, int]:
-    """sklearn's ROC AUC of the scores against the labels, with the pair and relevant counts."""
+Pairs = list[tuple[float, int]]  # one question's (score, label) pairs
+
+
+def auc(questions: list[Pairs], resamples: int = 2000) -> tuple[float, float, float, int, int]:
+    """sklearn's ROC AUC of the pooled pairs against their labels, its 95% interval from a bootstrap over
+    whole questions (a question's passages are resampled together, as they are scored together), and the
+    pair and relevant counts."""
+    import numpy as np
     from sklearn.metrics import roc_auc_score
 
-    labels = [label for _, label in pairs]
-    return roc_auc_score(labels, [score for score, _ in pairs]), len(pairs), sum(labels)
+    def pooled(chosen: list[Pairs]) -> float:
+        pairs = [pair for question in chosen for pair in question]
+        return roc_auc_score([label for _, label in pairs], [score for score, _ in pairs])
+
+    rng = np.random.default_rng(0)
+    draws = []
+    for _ in range(resamples):
+        chosen = [questions[i] for i in rng.integers(0, len(questions), len(questions))]
+        if len({label for question in chosen for _, label in question}) == 2:
+            draws.append(pooled(chosen))
+    low, high = np.percentile(draws, [2.5, 97.5])
+    labels = [label for question in questions for _, label in question]
+    return pooled(questions), float(low), float(high), len(labels), sum(labels)
 
 
-def labelled_pairs(run: Path, new: dict[str, str]) -> dict[str, list[tuple[float, int]]]:
-    """A run's scored, labelled pairs by group: `new` and `chroma_general`, and `new: <corpus>`."""
-    groups: dict[str, list[tuple[float, int]]] = defaultdict(list)
+def labelled_pairs(run: Path, new: dict[str, str]) -> dict[str, list[Pairs]]:
+    """A run's scored, labelled pairs, question by question, by group: `new`, `chroma_general` and
+    `new: <corpus>`."""
+    groups: dict[str, list[Pairs]] = defaultdict(list)
     for line in (run / "per_query.jsonl").read_text().splitlines():
         record = json.loads(line)
         relevance = record["relevance"]
         pairs = [(score, label) for score, label in zip(relevance["scores"], relevance["labels"], strict=True)
                  if score is not None and label is not None]
         if record["id"] in new:
-            groups["new"] += pairs
-            groups[f"new: {new[record['id']]}"] += pairs
+            groups["new"].append(pairs)
+            groups[f"new: {new[record['id']]}"].append(pairs)
         else:
-            groups["chroma_general"] += pairs
+            groups["chroma_general"].append(pairs)
     return groups
 
 
@@ -107,12 +126,13 @@ def main() -> None:
         columns[(judge, float(cfg.relevance_judge.context_weight))] = labelled_pairs(per_query.parent, new)
     groups = sorted({group for by_group in columns.values() for group in by_group},
                     key=lambda group: (group != "new", group))
-    print(f"\nk={args.k}, the sweep took {minutes:.1f} min; AUC (pairs, relevant) against the span labels\n")
+    print(f"\nk={args.k}, the sweep took {minutes:.1f} min; AUC [95% interval] (pairs, relevant) against the "
+          "span labels\n")
     print("| questions | " + " | ".join(f"{judge}, context_weight {weight:g}" for judge, weight in columns)
           + " |\n|---|" + "---|" * len(columns))
     for group in groups:
-        cells = [f"{value:.3f} ({n}, {relevant})"
-                 for value, n, relevant in (auc(by_group[group]) for by_group in columns.values())]
+        cells = [f"{value:.3f} [{low:.3f}, {high:.3f}] ({n}, {relevant})"
+                 for value, low, high, n, relevant in (auc(by_group[group]) for by_group in columns.values())]
         print(f"| {group} | " + " | ".join(cells) + " |")
     shipped = columns[("SpanTrainedRelevanceJudge", 1.0)]
     print(f"heldout_auc={auc(shipped['new'])[0]:.3f} "
