@@ -117,8 +117,14 @@ def main() -> None:
                     "dataset=native", f"dataset.path={work / 'dataset'}", f"paths.root={work}",
                     f"paths.outputs={outputs}", "experiment=relevance-heldout", "+force=true"],
                    cwd=work, check=True)
-    minutes = (time.perf_counter() - started) / 60
 
+    print(f"\nk={args.k}, the sweep took {(time.perf_counter() - started) / 60:.1f} min; AUC [95% interval] "
+          "(pairs, relevant) against the span labels\n")
+    report(outputs, new)
+
+
+def report(outputs: Path, new: dict[str, str]) -> None:
+    """The table of every judge's AUC by group of questions, and the last line."""
     columns = {}
     for per_query in sorted(outputs.glob("**/per_query.jsonl")):
         cfg = OmegaConf.load(per_query.parent / "config.yaml")
@@ -126,17 +132,17 @@ def main() -> None:
         columns[(judge, float(cfg.relevance_judge.context_weight))] = labelled_pairs(per_query.parent, new)
     groups = sorted({group for by_group in columns.values() for group in by_group},
                     key=lambda group: (group != "new", group))
-    print(f"\nk={args.k}, the sweep took {minutes:.1f} min; AUC [95% interval] (pairs, relevant) against the "
-          "span labels\n")
     print("| questions | " + " | ".join(f"{judge}, context_weight {weight:g}" for judge, weight in columns)
           + " |\n|---|" + "---|" * len(columns))
+    found = {(column, group): auc(by_group[group])
+             for column, by_group in columns.items() for group in groups}
     for group in groups:
         cells = [f"{value:.3f} [{low:.3f}, {high:.3f}] ({n}, {relevant})"
-                 for value, low, high, n, relevant in (auc(by_group[group]) for by_group in columns.values())]
+                 for value, low, high, n, relevant in (found[column, group] for column in columns)]
         print(f"| {group} | " + " | ".join(cells) + " |")
-    shipped = columns[("SpanTrainedRelevanceJudge", 1.0)]
-    print(f"heldout_auc={auc(shipped['new'])[0]:.3f} "
-          f"chroma_general_auc={auc(shipped['chroma_general'])[0]:.3f}")
+    shipped = ("SpanTrainedRelevanceJudge", 1.0)
+    print(f"heldout_auc={found[shipped, 'new'][0]:.3f} "
+          f"chroma_general_auc={found[shipped, 'chroma_general'][0]:.3f}")
 
 
 if __name__ == "__main__":
