@@ -81,21 +81,24 @@ def auc(questions: list[Pairs], resamples: int = 2000) -> tuple[float, float, fl
     return pooled(questions), float(low), float(high), len(labels), sum(labels)
 
 
-def labelled_pairs(run: Path, new: dict[str, str]) -> dict[str, list[Pairs]]:
-    """A run's scored, labelled pairs, question by question, by group: `new`, `chroma_general` and
-    `new: <corpus>`."""
+def labelled_pairs(run: Path, new: dict[str, str]) -> tuple[dict[str, list[Pairs]], int]:
+    """A run's scored, labelled pairs, question by question, by group (`new`, `chroma_general` and
+    `new: <corpus>`), and how many labelled pairs the judge failed to score (left out, and said)."""
     groups: dict[str, list[Pairs]] = defaultdict(list)
+    failed = 0
     for line in (run / "per_query.jsonl").read_text().splitlines():
         record = json.loads(line)
         relevance = record["relevance"]
-        pairs = [(score, label) for score, label in zip(relevance["scores"], relevance["labels"], strict=True)
-                 if score is not None and label is not None]
+        scored = zip(relevance["scores"], relevance["labels"], strict=True)
+        labelled = [(score, label) for score, label in scored if label is not None]
+        pairs = [(score, label) for score, label in labelled if score is not None]
+        failed += len(labelled) - len(pairs)
         if record["id"] in new:
             groups["new"].append(pairs)
             groups[f"new: {new[record['id']]}"].append(pairs)
         else:
             groups["chroma_general"].append(pairs)
-    return groups
+    return groups, failed
 
 
 def main() -> None:
@@ -129,7 +132,11 @@ def report(outputs: Path, new: dict[str, str]) -> None:
     for per_query in sorted(outputs.glob("**/per_query.jsonl")):
         cfg = OmegaConf.load(per_query.parent / "config.yaml")
         judge = cfg.relevance_judge._target_.rsplit(".", 1)[-1]
-        columns[(judge, float(cfg.relevance_judge.context_weight))] = labelled_pairs(per_query.parent, new)
+        column = (judge, float(cfg.relevance_judge.context_weight))
+        columns[column], failed = labelled_pairs(per_query.parent, new)
+        if failed:
+            print(f"{judge}, context_weight {column[1]:g}: {failed} labelled pairs the judge failed "
+                  "to score, left out of its AUC")
     groups = sorted({group for by_group in columns.values() for group in by_group},
                     key=lambda group: (group != "new", group))
     print("| questions | " + " | ".join(f"{judge}, context_weight {weight:g}" for judge, weight in columns)
