@@ -28,9 +28,12 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults)
+from omegaconf import DictConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNKERS = {
@@ -43,21 +46,45 @@ KS = [1, 3, 5, 10]
 BATCH_SIZE = 8  # the minilm embedder's, so both sides form the same batches
 
 
-def grid(workdir: Path, data: Path, name: str, label: str) -> float:
-    """Seconds for one chunker's 12 configurations, run through the runner as a multirun's jobs are."""
-    from hydra import compose, initialize_config_dir
+@contextmanager
+def composed_as_launched(conf: Path = ROOT / "conf") -> Iterator[Callable[[list[str]], DictConfig]]:
+    """Each job's config as ragsweep's launcher composes it in a multirun (once per choice of config groups,
+    `ragsweep.runner.job_configs`), without its `hydra` node, as Hydra hands it to the job."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+    from omegaconf import open_dict
 
+    from ragsweep.runner.job_configs import GroupChoiceLoader
+
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        master = loader.load_configuration("config", [], run_mode=RunMode.MULTIRUN)
+        choices = GroupChoiceLoader(loader)
+
+        def job_config(overrides: list[str]) -> DictConfig:
+            config = choices.load_sweep_config(master, overrides)
+            with open_dict(config):
+                del config["hydra"]
+            return config
+
+        yield job_config
+
+
+def grid(workdir: Path, data: Path, name: str, label: str,
+         job_config: Callable[[list[str]], DictConfig]) -> float:
+    """Seconds for one chunker's 12 configurations, composed by `job_config` and run through the runner as a
+    multirun's jobs are."""
     from ragsweep.runner.plan import plan_job
     from ragsweep.runner.run import RunContext, run
 
     started = time.perf_counter()
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):  # one loader, as in a multirun
-        for store in STORES:
-            for k in KS:
-                overrides = [*CHUNKERS[name], f"store={store}", f"k={k}", "dataset=chroma_general", f"dataset.path={data}",
-                             f"paths.root={workdir}", "embedder.progress=false", f"experiment=grid-{label}"]
-                stem = f"{name.replace(' ', '_').replace('/', '-')}_{store}_k{k}"
-                run(plan_job(compose("config", overrides=overrides)), RunContext(workdir / "outputs" / label / stem))
+    for store in STORES:
+        for k in KS:
+            overrides = [*CHUNKERS[name], f"store={store}", f"k={k}", "dataset=chroma_general", f"dataset.path={data}",
+                         f"paths.root={workdir}", "embedder.progress=false", f"experiment=grid-{label}"]
+            stem = f"{name.replace(' ', '_').replace('/', '-')}_{store}_k{k}"
+            run(plan_job(job_config(overrides)), RunContext(workdir / "outputs" / label / stem))
     return time.perf_counter() - started
 
 
@@ -164,13 +191,16 @@ def main() -> None:
         expected = distinct_texts(data)
         bound = measured("model load", LowerBound)
         cold, plain = {}, {}
-        with bound:
+        with bound, composed_as_launched() as job_config:  # one launcher for the grid, as in a multirun
             for name in CHUNKERS:
                 plain_before = bound.seconds
-                cold[name] = measured("cold grid and lower bound", lambda: grid(workdir, data, name, "cold"))
+                cold[name] = measured("cold grid and lower bound",
+                                      lambda: grid(workdir, data, name, "cold", job_config))
                 plain[name] = bound.seconds - plain_before
                 cold[name] -= plain[name]
-        warm = {name: measured("warm grid", lambda: grid(workdir, data, name, "warm")) for name in CHUNKERS}
+        with composed_as_launched() as job_config:
+            warm = {name: measured("warm grid", lambda: grid(workdir, data, name, "warm", job_config))
+                    for name in CHUNKERS}
         agreement = chroma_agreement(workdir)
     cold_total = sum(cold.values()) + bound.load_seconds
     warm_total = sum(warm.values())

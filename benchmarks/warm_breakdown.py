@@ -1,10 +1,10 @@
-"""Where a warm configuration's time goes: Hydra's compose, the runner's own work, and MLflow's calls within it.
+"""Where a warm configuration's time goes: composing it, the runner's own work, and MLflow's calls within it.
 
-In one process, on chroma_general (minilm, recursive 200-token chunks, as `benchmarks/grid.py`'s first chunker):
-12 configurations (stores numpy, chroma, qdrant x k 1, 3, 5, 10) are run once to fill the stage cache and
-load the models, then twice warm through the real runner, each composed by Hydra first as a multirun's jobs
-are. Prints the warm milliseconds a configuration for the compose, `plan_job`, the run and the MLflow client
-calls inside the run, and the compose of a config holding nothing but Hydra's own groups (the floor of any
+In one process, on chroma_general (minilm, recursive 200-token chunks, as `benchmarks/grid.py`'s first
+chunker): 12 configurations (stores numpy, chroma, qdrant x k 1, 3, 5, 10) are run once to fill the stage cache
+and load the models, then twice warm through the real runner, each pass composed as ragsweep's launcher composes
+a multirun's jobs (Hydra once per choice of config groups, here the 3 stores). Prints the warm milliseconds a
+configuration for the compose, `plan_job`, the run and the MLflow client calls inside the run, and the compose of a config holding nothing but Hydra's own groups (the floor of any
 Hydra job), then, last, `warm_ms_per_config=X compose_ms=Y hydra_floor_ms=Z mlflow_ms=W`.
 
 Usage: python benchmarks/warm_breakdown.py [--data ../shared/data/chroma_general]
@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults)
+from grid import composed_as_launched
 
 ROOT = Path(__file__).resolve().parents[1]
 MLFLOW_CALLS = ("create_run", "log_batch", "log_inputs", "set_terminated", "search_runs", "get_run")
@@ -43,20 +44,18 @@ def timed_mlflow_calls(spent: Counter) -> None:
 
 def grid(work: Path, data: Path, label: str, spent: Counter) -> int:
     """Run the 12 configurations; add each phase's seconds to `spent`; how many ran."""
-    from hydra import compose, initialize_config_dir
-
     from ragsweep.runner.plan import plan_job
     from ragsweep.runner.run import RunContext, run
 
     configurations = 0
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):  # one loader, as in a multirun
+    with composed_as_launched() as job_config:
         for store in ("numpy", "chroma", "qdrant"):
             for k in (1, 3, 5, 10):
-                overrides = ["chunker=recursive", "chunker.size=200", "chunker.overlap=0", f"store={store}", f"k={k}",
-                             "dataset=chroma_general", f"dataset.path={data}", f"paths.root={work}",
+                overrides = ["chunker=recursive", "chunker.size=200", "chunker.overlap=0", f"store={store}",
+                             f"k={k}", "dataset=chroma_general", f"dataset.path={data}", f"paths.root={work}",
                              "embedder.progress=false", f"experiment=warm-{label}"]
                 started = time.perf_counter()
-                config = compose("config", overrides=overrides)
+                config = job_config(overrides)
                 composed = time.perf_counter()
                 plan = plan_job(config)
                 planned = time.perf_counter()

@@ -79,6 +79,18 @@ def test_job_folders_hold_the_output_contract(swept):
         assert list(record["metrics"])[:len(METRIC_KEYS)] == list(METRIC_KEYS)
 
 
+def test_each_job_is_composed_by_ragsweeps_launcher_as_hydra_composes_it(swept):
+    from omegaconf import OmegaConf
+
+    from ragsweep.runner.compose import compose_config
+
+    for folder in sorted((swept / "outputs" / "multirun").glob("*/[0-9]*")):
+        overrides = OmegaConf.load(folder / ".hydra" / "overrides.yaml")
+        hydra = OmegaConf.load(folder / ".hydra" / "hydra.yaml").hydra
+        assert hydra.runtime.choices["hydra/launcher"] == "ragsweep"
+        assert OmegaConf.load(folder / ".hydra" / "config.yaml") == compose_config(ROOT / "conf", list(overrides))
+
+
 def test_bigger_k_never_lowers_recall(swept):
     runs = _runs(swept).set_index("tags.mlflow.runName")
     for chunker in ("recursive", "fixed"):

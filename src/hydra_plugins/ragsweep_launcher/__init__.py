@@ -1,0 +1,1 @@
+"""ragsweep's launcher, found by Hydra as `hydra/launcher=ragsweep` (see `launcher`)."""
