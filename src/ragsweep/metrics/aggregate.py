@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -22,34 +23,48 @@ def summarize(
     """
     if not per_query:
         raise ValueError("cannot summarize zero queries")
-    rng = np.random.default_rng(seed)
     n = len(per_query)
-    resamples = rng.integers(0, n, size=(bootstrap_samples, n))
-    # how often each query is drawn in each resample; then every metric's resampled means in one product
-    rows = np.arange(bootstrap_samples)[:, None] * n
-    counts = np.bincount((rows + resamples).ravel(), minlength=bootstrap_samples * n).reshape(bootstrap_samples, n)
+    counts = _resample_counts(n, bootstrap_samples, seed)
     names = list(dict.fromkeys(name for scores in per_query for name in scores))
     values = np.array([[scores.get(name, np.nan) for name in names] for scores in per_query], dtype=np.float64)
     present = ~np.isnan(values)
     filled = np.where(present, values, 0.0)
-    drawn = counts.astype(np.float64) @ present
+    drawn = counts @ present
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = (counts.astype(np.float64) @ filled) / drawn  # a resample that drew none of a metric's queries: NaN
-    groups = np.array([corpus or "all" for corpus in corpora], dtype=object)
-    corpora_sorted = sorted(set(groups.tolist()))
+        means = (counts @ filled) / drawn  # a resample that drew none of a metric's queries: NaN
+    complete = ~np.isnan(means).any(axis=0)
+    bounds = np.percentile(means[:, complete], [2.5, 97.5], axis=0) if complete.any() else np.empty((2, 0))
+    intervals = dict(zip(np.flatnonzero(complete).tolist(), bounds.T.tolist(), strict=True))
+    corpus_of = np.array([corpus or "all" for corpus in corpora], dtype=object)
+    in_corpus = {str(corpus): corpus_of == corpus for corpus in sorted(set(corpus_of.tolist()))}
     summary = {}
     for column, metric in enumerate(names):
-        column_values = values[present[:, column], column]
-        resampled = means[:, column][~np.isnan(means[:, column])]
+        has = present[:, column]
+        column_values = values[has, column]
+        if column not in intervals:
+            resampled = means[:, column][~np.isnan(means[:, column])]
+            intervals[column] = [float(np.percentile(resampled, 2.5)), float(np.percentile(resampled, 97.5))]
         summary[metric] = {
             "mean": float(column_values.mean()),
             "std": float(column_values.std()),
-            "ci95": [float(np.percentile(resampled, 2.5)), float(np.percentile(resampled, 97.5))],
-            "per_corpus": {str(g): float(values[(groups == g) & present[:, column], column].mean())
-                           for g in corpora_sorted if ((groups == g) & present[:, column]).any()},
-            "n": int(present[:, column].sum()),
+            "ci95": [float(bound) for bound in intervals[column]],
+            "per_corpus": {corpus: float(values[mask & has, column].mean())
+                           for corpus, mask in in_corpus.items() if (mask & has).any()},
+            "n": int(has.sum()),
         }
     return summary
+
+
+@lru_cache(maxsize=8)
+def _resample_counts(n: int, bootstrap_samples: int, seed: int) -> np.ndarray:
+    """How often each of n queries is drawn in each of the bootstrap's resamples (rows), as float64 for the
+    products; fixed by the seed, so computed once per process for a dataset's size (read-only)."""
+    resamples = np.random.default_rng(seed).integers(0, n, size=(bootstrap_samples, n))
+    rows = np.arange(bootstrap_samples)[:, None] * n
+    counts = np.bincount((rows + resamples).ravel(), minlength=bootstrap_samples * n).reshape(bootstrap_samples, n)
+    counts = counts.astype(np.float64)
+    counts.flags.writeable = False
+    return counts
 
 
 def paired_bootstrap(best: np.ndarray, other: np.ndarray, samples: int = 10_000, seed: int = 0) -> dict[str, float]:

@@ -26,12 +26,15 @@ CONTAINED = 0.5  # share of a reference span a passage must hold to count as rel
 
 def span_relevance(passage: Span, references: Sequence[Span], contained: float = CONTAINED) -> int | None:
     """1 if the passage holds ≥ `contained` of some reference span, 0 if it overlaps none, else None."""
-    overlaps = [max(0, min(passage.end, ref.end) - max(passage.start, ref.start))
-                for ref in references if ref.doc_id == passage.doc_id]
-    lengths = [ref.end - ref.start for ref in references if ref.doc_id == passage.doc_id]
-    if any(length > 0 and overlap >= contained * length for overlap, length in zip(overlaps, lengths, strict=True)):
-        return 1
-    return 0 if not any(overlaps) else None
+    overlapping = False
+    for ref in references:
+        if ref.doc_id == passage.doc_id:
+            overlap = max(0, min(passage.end, ref.end) - max(passage.start, ref.start))
+            length = ref.end - ref.start
+            if length > 0 and overlap >= contained * length:
+                return 1
+            overlapping = overlapping or overlap > 0
+    return None if overlapping else 0
 
 
 def context_relevance(labels: Sequence[int | None]) -> float | None:
