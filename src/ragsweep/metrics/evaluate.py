@@ -140,10 +140,17 @@ class SpanEvaluator:
         return scores
 
     def _facts(self, dataset: Dataset, chunks: Sequence[Chunk]) -> _ChunkingFacts:
-        """What depends on the chunking but not on retrieval, computed once per process per chunking."""
+        """What depends on the chunking but not on retrieval, computed once per process per chunking. Jobs that
+        share a chunking share its chunk list, so that very list finds its facts without hashing its spans."""
+        settings = (dataset.fingerprint, self.unit, self.mode, self.gain, self.tokenizer.encoding)
+        for known_chunks, known_settings, facts in _FACTS_OF_LISTS:
+            if known_chunks is chunks and known_settings == settings:
+                return facts
         spans = tuple(chunk.span for chunk in chunks)  # the spans themselves, so no two chunkings share a key
-        key = (dataset.fingerprint, spans, self.unit, self.mode, self.gain, self.tokenizer.encoding)
-        return remember(_FACTS, key, lambda: self._compute_facts(dataset, chunks, spans), limit=8)
+        facts = remember(_FACTS, (*settings, spans), lambda: self._compute_facts(dataset, chunks, spans), limit=8)
+        _FACTS_OF_LISTS.append((chunks, settings, facts))  # holding the list, so its identity is not reused
+        del _FACTS_OF_LISTS[:-8]
+        return facts
 
     def _compute_facts(self, dataset: Dataset, chunks: Sequence[Chunk], spans: Sequence[Span]) -> _ChunkingFacts:
         chars = _unit_line(dataset, "chars", self.tokenizer)
@@ -177,6 +184,7 @@ class SpanEvaluator:
 SCORED_LIMIT = 200_000  # (query, top k, k) results kept per chunking: ~14 floats each
 _UNIT_LINES: dict[tuple[str, str, str], UnitLine] = {}
 _FACTS: dict[tuple, _ChunkingFacts] = {}
+_FACTS_OF_LISTS: list[tuple[Sequence[Chunk], tuple, _ChunkingFacts]] = []  # (chunk list, settings, facts)
 
 
 def _unit_line(dataset: Dataset, unit: str, tokenizer: Tokenizer) -> UnitLine:

@@ -36,6 +36,7 @@ class GroupChoiceLoader:
         self._parser = OverridesParser.create(config_loader=loader)
         self._repository: Any = None
         self._composed: dict[tuple[str, ...], DictConfig] = {}
+        self._parsed: dict[str, tuple[Override, bool]] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
@@ -43,12 +44,15 @@ class GroupChoiceLoader:
     def load_sweep_config(self, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
         """The job's config, equal to Hydra's `load_sweep_config(master_config, sweep_overrides)`."""
         lines = list(sweep_overrides)
-        overrides = self._parser.parse_overrides(lines)
         repository = self._group_repository(master_config)
-        if repository is None or any(override.is_hydra_override() for override in overrides):
+        if repository is None:
             return self._loader.load_sweep_config(master_config, lines)
-        groups = tuple(o.input_line for o in overrides if _is_group_choice(o, repository))
-        values = [o for o in overrides if not _is_group_choice(o, repository)]
+        parsed = [self._parsed_line(line, repository) for line in lines]
+        if any(override.is_hydra_override() for override, _ in parsed):
+            return self._loader.load_sweep_config(master_config, lines)
+        overrides = [override for override, _ in parsed]
+        groups = tuple(override.input_line for override, choice in parsed if choice)
+        values = [override for override, choice in parsed if not choice]
         composed = self._composed.get(groups)
         if composed is None:
             composed = self._loader.load_sweep_config(master_config, list(groups))
@@ -67,6 +71,14 @@ class GroupChoiceLoader:
                                                                   exclude_keys=names.exclude_keys)
         OmegaConf.copy_cache(from_config=master_config, to_config=config)
         return config
+
+    def _parsed_line(self, line: str, repository: Any) -> tuple[Override, bool]:
+        """An override as Hydra parses it, and whether it chooses a group's option; each line parsed once (a
+        grid's jobs repeat most of theirs)."""
+        if line not in self._parsed:
+            override = self._parser.parse_overrides([line])[0]
+            self._parsed[line] = (override, _is_group_choice(override, repository))
+        return self._parsed[line]
 
     def _group_repository(self, master_config: DictConfig) -> Any:
         """Hydra's config repository of this sweep, which tells a group (`chunker`) from a value (`k`); None
