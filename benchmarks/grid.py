@@ -2,8 +2,10 @@
 
 Runs, in one process, on chroma_general with the minilm embedder:
   1. a cold 36-config grid (chunkers recursive 200/0, fixed 800/400, fixed 250/125 x stores
-     numpy, chroma, qdrant x k 1, 3, 5, 10) through the real runner, MLflow included, on an empty cache;
-  2. the same grid again (warm);
+     numpy, chroma, qdrant x k 1, 3, 5, 10) through the real runner, MLflow included, on an empty cache,
+     each job's config composed as ragsweep's launcher composes a multirun's (not Hydra's `run_job`
+     around it: `benchmarks/warm_sweep.py` times a real `sweep.py -m`);
+  2. the same grid again (warm), as a second multirun;
   3. the lower bound: plain SentenceTransformer.encode calls of the distinct chunk texts and the
      questions (each text once), on the grid's own model, loaded outside the timing; the cold grid
      is charged the load instead.
@@ -15,7 +17,8 @@ no counterpart, so repeated work shows up against the grid; the bound's texts ar
 an independent count of the distinct chunk texts and questions.
 Prints a table, each phase's peak RSS (Linux's high-water mark, restarted between phases),
 chroma's agreement with exact search, and as its last line
-`cold_over_lower_bound=X warm_over_cold=Y peak_rss_gb=Z`, Z being the process's peak over all phases.
+`cold_over_lower_bound=X warm_over_cold=Y warm_s_per_config=W peak_rss_gb=Z`, Z being the process's peak over
+all phases.
 
 Usage: python benchmarks/grid.py [--data ../shared/data/chroma_general] [--workdir DIR]
 """
@@ -213,8 +216,9 @@ def main() -> None:
     print(f"lower bound: {len(bound.texts)} distinct texts encoded once each, {check}")
     print("peak RSS of each phase (GB): " + ", ".join(f"{phase} {gb:.2f}" for phase, gb in peaks.items()))
     print(f"chroma top-10 agreement with exact search: {agreement:.4f}")
-    print("targets: cold <= 1.15 x lower bound, warm <= 0.05 x cold, peak RSS <= 1.3 GB")
+    print("targets: cold <= 1.15 x lower bound, warm <= 0.05 x cold, warm <= 0.1 s a configuration, peak RSS <= 1.3 GB")
     print(f"cold_over_lower_bound={cold_total / bound.seconds:.3f} warm_over_cold={warm_total / cold_total:.3f} "
+          f"warm_s_per_config={warm_total / (len(CHUNKERS) * len(STORES) * len(KS)):.3f} "
           f"peak_rss_gb={max(peaks.values()):.2f}")
 
 

@@ -70,9 +70,10 @@ def test_job_configs_equal_hydras_own_and_hydra_composes_once_per_choice(project
     assert len(composed) == 1  # Hydra composed that choice of groups for the first job only
 
 
-def test_a_sweep_uses_ragsweeps_launcher_by_default():
+def test_a_sweep_uses_ragsweeps_launcher_and_sweeper_by_default():
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         loader = GlobalHydra.instance().config_loader()
         master = loader.load_configuration("config", [], run_mode=RunMode.MULTIRUN)
     assert master.hydra.runtime.choices["hydra/launcher"] == "ragsweep"
-    assert master.hydra.launcher._target_ == "hydra_plugins.ragsweep_launcher.launcher.RagsweepLauncher"
+    assert master.hydra.launcher._target_ == "hydra_plugins.ragsweep_grid.launcher.RagsweepLauncher"
+    assert master.hydra.sweeper._target_ == "hydra_plugins.ragsweep_grid.sweeper.RagsweepSweeper"

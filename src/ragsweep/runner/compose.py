@@ -34,10 +34,14 @@ def compose_config(conf: Path, overrides: Sequence[str] = (), name: str = "confi
         return compose_one(name, list(overrides), hydra, job)
 
 
-def compose_checked(name: str, overrides: list[str], hydra: bool = False, job: bool = True) -> DictConfig:
-    """Hydra's composition of `overrides`, its errors as one-line ConfigErrors. For a `job` config, a key it
-    does not have (`chunker.sise=100`) is named with the keys its component takes."""
+def compose_checked(name: str, overrides: list[str], hydra: bool = False, job: bool = True,
+                    compose_with: Callable[[list[str]], DictConfig] | None = None) -> DictConfig:
+    """Hydra's composition of `overrides` (or `compose_with`'s, e.g. a sweep's job configs), its errors as
+    one-line ConfigErrors. For a `job` config, a key it does not have (`chunker.sise=100`) is named with the
+    keys its component takes."""
     try:
+        if compose_with is not None:
+            return compose_with(overrides)
         return compose(name, overrides=overrides, return_hydra_config=hydra)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
@@ -47,7 +51,7 @@ def compose_checked(name: str, overrides: list[str], hydra: bool = False, job: b
         if missing is not None and f"+{missing}" not in overrides:
             # `chunker.sise=100`: compose it as an addition so build() names the keys the component takes
             appended = [f"+{o}" if o.split("=", 1)[0] == missing else o for o in overrides]
-            cfg = compose_checked(name, appended, hydra, job)
+            cfg = compose_checked(name, appended, hydra, job, compose_with)
             if job and not missing.startswith("hydra."):
                 build(plan_job(cfg), preflight=False)
         raise ConfigError(first_line(error)) from None

@@ -77,7 +77,11 @@ def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
                 problems += study_problems(primary)
         except ConfigError as error:
             return [str(error)]
-        return problems or _point_problems(compose_checked, name, extra, points, multirun=bool(args.multirun))
+        if problems:
+            return problems
+        compose_point = _as_launched(name, primary) if args.multirun else None
+        return _point_problems(lambda point: compose_checked(name, [*extra, *point], compose_with=compose_point),
+                               points, multirun=bool(args.multirun))
 
 
 def exit_on_bad_command_line(argv: Sequence[str], conf_dir: Path) -> None:
@@ -129,13 +133,26 @@ def writable(path: Path, key: str, folder: bool = False) -> None:
         raise ConfigError(f"{key}: {existing} is read-only; make it writable or point {key} at a folder you can write")
 
 
-def _point_problems(compose_checked: Callable[..., DictConfig], name: str, extra: list[str], points: list[list[str]],
+def _as_launched(name: str, primary: DictConfig) -> Callable[[list[str]], DictConfig]:
+    """Each point's config as the sweep's launcher composes it (`runner.job_configs`, Hydra once per choice of
+    config groups), from `primary`, the config of the command line's fixed overrides, which holds its
+    `hydra` ones (so a point's copies of them are left out)."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    from ragsweep.runner.job_configs import GroupChoiceLoader
+
+    choices = GroupChoiceLoader(GlobalHydra.instance().config_loader())
+    given = set(primary.hydra.overrides.hydra)
+    return lambda overrides: choices.load_sweep_config(primary, [line for line in overrides if line not in given])
+
+
+def _point_problems(compose_point: Callable[[list[str]], DictConfig], points: list[list[str]],
                     multirun: bool) -> list[str]:
     """Every point composed and checked; a problem shared by several points is listed once."""
     failed: dict[str, list[list[str]]] = {}
     for point in points:
         try:
-            check_config(compose_checked(name, [*extra, *point]))
+            check_config(compose_point(point))
         except (ConfigError, DatasetError) as error:
             failed.setdefault(str(error), []).append(point)
     if not multirun or not failed:

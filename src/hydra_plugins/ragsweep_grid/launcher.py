@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 @dataclass
 class RagsweepLauncherConf:
-    _target_: str = "hydra_plugins.ragsweep_launcher.launcher.RagsweepLauncher"
+    _target_: str = "hydra_plugins.ragsweep_grid.launcher.RagsweepLauncher"
 
 
 ConfigStore.instance().store(group="hydra/launcher", name="ragsweep", node=RagsweepLauncherConf,

@@ -1,1 +1,0 @@
-"""ragsweep's launcher, found by Hydra as `hydra/launcher=ragsweep` (see `launcher`)."""
