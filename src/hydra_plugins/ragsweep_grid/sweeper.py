@@ -4,8 +4,8 @@
 what the check composed.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper, BasicSweeperConf
 from hydra.core.config_store import ConfigStore
@@ -16,7 +16,8 @@ class RagsweepSweeperConf(BasicSweeperConf):
     _target_: str = "hydra_plugins.ragsweep_grid.sweeper.RagsweepSweeper"
 
 
-ConfigStore.instance().store(group="hydra/sweeper", name="ragsweep", node=RagsweepSweeperConf, provider="ragsweep")
+ConfigStore.instance().store(group="hydra/sweeper", name="ragsweep", node=RagsweepSweeperConf,
+                             provider="ragsweep")
 
 
 class RagsweepSweeper(BasicSweeper):

@@ -4,14 +4,13 @@ Hydra's launchers compose every job's config from the YAML files up (`ConfigLoad
 60-90 ms a job, though most jobs of a grid differ from another only in values (`k=3`, `chunker.size=200`), not
 in which option of a group they take. `GroupChoiceLoader` composes each distinct set of group choices once
 through Hydra, then applies a job's value overrides to a copy with Hydra's own override function, and sets
-the per-job fields of the `hydra` node as Hydra does. A job whose overrides touch `hydra.*`, or whose overrides the copy refuses,
-is composed by Hydra from scratch, so its config and its errors are Hydra's.
+the per-job fields of the `hydra` node as Hydra does. A job whose overrides touch `hydra.*`, or whose
+overrides the copy refuses, is composed by Hydra from scratch, so its config and its errors are Hydra's.
 """
 
 from __future__ import annotations
 
 import copy
-import logging
 from typing import Any
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
@@ -21,8 +20,6 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
-
-log = logging.getLogger(__name__)
 
 MAX_COMPOSED = 64  # distinct group choices kept; a grid visits its jobs choice by choice
 
@@ -94,4 +91,3 @@ def _is_group_choice(override: Override, repository: Any) -> bool:
     """Whether Hydra reads `override` as a choice in the defaults list rather than a value, as its
     `defaults_list.Overrides` decides."""
     return repository.group_exists(override.key_or_group) and not isinstance(override.value(), dict)
-

@@ -79,7 +79,7 @@ def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
             return [str(error)]
         if problems:
             return problems
-        compose_point = _as_launched(name, primary) if args.multirun else None
+        compose_point = _as_launched(primary) if args.multirun else None
         return _point_problems(lambda point: compose_checked(name, [*extra, *point], compose_with=compose_point),
                                points, multirun=bool(args.multirun))
 
@@ -133,7 +133,7 @@ def writable(path: Path, key: str, folder: bool = False) -> None:
         raise ConfigError(f"{key}: {existing} is read-only; make it writable or point {key} at a folder you can write")
 
 
-def _as_launched(name: str, primary: DictConfig) -> Callable[[list[str]], DictConfig]:
+def _as_launched(primary: DictConfig) -> Callable[[list[str]], DictConfig]:
     """Each point's config as the sweep's launcher composes it (`runner.job_configs`, Hydra once per choice of
     config groups), from `primary`, the config of the command line's fixed overrides, which holds its
     `hydra` ones (so a point's copies of them are left out)."""
