@@ -4,8 +4,8 @@ In one process, on chroma_general (minilm, recursive 200-token chunks, as `bench
 chunker): 12 configurations (stores numpy, chroma, qdrant x k 1, 3, 5, 10) are run once to fill the stage cache
 and load the models, then twice warm through the real runner, each pass composed as ragsweep's launcher composes
 a multirun's jobs (Hydra once per choice of config groups, here the 3 stores). Prints the warm milliseconds a
-configuration for the compose, `plan_job`, the run and the MLflow client calls inside the run, and the compose of a config holding nothing but Hydra's own groups (the floor of any
-Hydra job), then, last, `warm_ms_per_config=X compose_ms=Y hydra_floor_ms=Z mlflow_ms=W`.
+configuration for the compose, `plan_job`, the run and the MLflow client calls inside the run, and the compose
+of a config holding nothing but Hydra's own groups (the floor of any Hydra job), then, last, `warm_ms_per_config=X compose_ms=Y hydra_floor_ms=Z mlflow_ms=W`.
 
 Usage: python benchmarks/warm_breakdown.py [--data ../shared/data/chroma_general]
 """
