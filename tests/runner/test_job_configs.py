@@ -31,9 +31,19 @@ JOBS = [
 
 def _composed(load, master, overrides):
     try:
-        return OmegaConf.to_container(load(master, overrides)), None
+        config = load(master, overrides)
     except Exception as error:  # noqa: BLE001  (the error itself is compared)
         return None, f"{type(error).__name__}: {error}"
+    return OmegaConf.to_container(config), _flags(config)
+
+
+def _flags(node, path: str = "") -> list[tuple[str, dict]]:
+    """Every node's own flags (struct, readonly, ...), which `to_container` does not show."""
+    flags = [(path, dict(node._metadata.flags))]
+    if OmegaConf.is_config(node):
+        for key in node if OmegaConf.is_dict(node) else range(len(node)):
+            flags += _flags(node._get_node(key), f"{path}.{key}")
+    return flags
 
 
 @pytest.fixture(params=["checkout", "project"])

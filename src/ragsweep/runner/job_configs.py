@@ -10,7 +10,7 @@ overrides the copy refuses, is composed by Hydra from scratch, so its config and
 
 from __future__ import annotations
 
-import copy
+import pickle
 from typing import Any
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
@@ -56,7 +56,7 @@ class GroupChoiceLoader:
             if len(self._composed) >= MAX_COMPOSED:
                 self._composed.pop(next(iter(self._composed)))
             self._composed[groups] = composed
-        config = copy.deepcopy(composed)
+        config = _copy(composed)
         try:
             ConfigLoaderImpl._apply_overrides_to_config(values, config)
         except (HydraException, OmegaConfBaseException):
@@ -85,6 +85,11 @@ class GroupChoiceLoader:
             self._repository = self._loader._parse_overrides_and_create_caching_repo(
                 master_config.hydra.job.config_name, hydra_overrides)[1]
         return self._repository
+
+
+def _copy(config: DictConfig) -> DictConfig:
+    """A deep copy, flags and all: OmegaConf's own pickling takes under half the time of its `__deepcopy__`."""
+    return pickle.loads(pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _is_group_choice(override: Override, repository: Any) -> bool:
