@@ -98,7 +98,7 @@ class MlflowTracker:
         KILLED on Ctrl-C. With `resume`, that run is reopened and extended instead (a race's next round), its
         tags updated and its metrics logged at `step`.
 
-        With `record_dir`, everything logged is also written to `record_dir/RECORD_FILE` first. When the
+        With `record_dir`, everything logged is also kept in `record_dir/RECORD_FILE` (`RunRecord`). When the
         store stops answering mid-run (after MLflow's own retries with backoff), the job goes on, the
         record keeps what was not logged, and the run ends with `TrackingUnavailable` naming the
         `ragsweep sync` command that logs it later.
@@ -222,14 +222,14 @@ class MlflowTracker:
         """Make one logging call unless the store has already stopped answering in this run; a failure
         (after MLflow's retries) is noted in the record, which `ragsweep sync` replays."""
         if record.unsent:
-            record.unsent.append(what)
+            record.not_taken(what)
             return
         try:
             call()
         except Exception as error:  # noqa: BLE001  (any store error: the results stay in the record)
             log.error("MLflow at %s did not take the run's %s (%s); logging the rest to %s only",
                       self.uri, what, error, record.path or "nowhere (no output folder)")
-            record.unsent.append(what)
+            record.not_taken(what)
 
     def _log_params(self, run_id: str, params: dict[str, str]) -> None:
         from mlflow.entities import Param

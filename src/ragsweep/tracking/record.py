@@ -16,7 +16,10 @@ RECORD_FILE = "mlflow_run.json"  # in a job's output folder: what its run logged
 
 class RunRecord:
     """What a run logged, kept beside its results (`RECORD_FILE` in the job's output folder), so a run
-    the store could not take can be logged later by `ragsweep sync`. Artifacts are kept as paths."""
+    the store could not take can be logged later by `ragsweep sync`. Artifacts are kept as paths.
+
+    The file is written when the run starts, whenever the store does not take something (from then on the
+    record holds what the store lacks) and when the run ends: while the store takes everything, it has it."""
 
     def __init__(self, folder: Path | None, uri: str, experiment: str, run_id: str, name: str,
                  tags: dict[str, str], params: dict[str, str]) -> None:
@@ -37,6 +40,12 @@ class RunRecord:
             self.artifacts += [str(Path(path).resolve()) for path in value]
         else:
             setattr(self, field, value)
+        if self.unsent:
+            self._write()
+
+    def not_taken(self, what: str) -> None:
+        """The store did not take the run's `what` (or was not asked, having failed before)."""
+        self.unsent.append(what)
         self._write()
 
     def end(self, status: str) -> None:
