@@ -244,7 +244,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         if relevance is not None:
             summary.update(relevance_summary(labels, relevance))
             warn_unvalidated_relevance(summary)
-        files = write_results(output_dir, cfg, dataset, chunks, hits, per_query, summary, pipeline.k,
+        files = write_results(output_dir, plan.resolved, dataset, chunks, hits, per_query, summary, pipeline.k,
                               generations, diagnostics, relevance_records(labels, relevance))
         files.append(write_latency(output_dir, samples))
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
