@@ -17,15 +17,16 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from ragsweep.types import Span
+from ragsweep.types import Chunk, Span
 
 RELEVANCE_METRICS = ("context_relevance",)  # from the span labels: every run whose passages are labelled
 RELEVANCE_JUDGED = ("context_relevance_judged",)  # mean relevance a relevance_judge gives the top k
 CONTAINED = 0.5  # share of a reference span a passage must hold to count as relevant
 
 
-def span_relevance(passage: Span, references: Sequence[Span], contained: float = CONTAINED) -> int | None:
-    """1 if the passage holds ≥ `contained` of some reference span, 0 if it overlaps none, else None."""
+def span_relevance(passage: Span | Chunk, references: Sequence[Span], contained: float = CONTAINED) -> int | None:
+    """1 if the passage (a span, or a chunk by its span) holds ≥ `contained` of some reference span, 0 if it
+    overlaps none, else None."""
     overlapping = False
     for ref in references:
         if ref.doc_id == passage.doc_id:

@@ -33,7 +33,7 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
     per_query_path = output_dir / "per_query.jsonl"
     with per_query_path.open("wb") as out:
         for position, (query, query_hits, scores) in enumerate(zip(dataset.queries, hits, per_query, strict=True)):
-            retrieved = [{**chunks[hit.index].span.to_dict(), "score": hit.score} for hit in query_hits[:k]]
+            retrieved = [_retrieved(chunks[hit.index], hit.score) for hit in query_hits[:k]]
             record = {"id": query.id, "question": query.text,
                       "references": [ref.to_dict() for ref in query.references],
                       "retrieved": retrieved, "metrics": scores}
@@ -48,6 +48,11 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
     config_path = output_dir / "config.yaml"
     config_path.write_text(config_yaml(config))
     return [metrics_path, per_query_path, config_path]
+
+
+def _retrieved(chunk: Chunk, score: float) -> dict:
+    """A retrieved chunk in per_query.jsonl: its span and score."""
+    return {"doc_id": chunk.doc_id, "start": chunk.start, "end": chunk.end, "score": score}
 
 
 class _ConfigDumper(getattr(yaml, "CDumper", yaml.Dumper)):  # libyaml's, where PyYAML was built with it

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 def span_labels(queries: Sequence[Query], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]],
                 k: int) -> list[list[int | None]]:
     """Each question's top-k passages labelled from its reference spans (`metrics.relevance.span_relevance`)."""
-    return [[span_relevance(chunks[hit.index].span, query.references) for hit in query_hits[:k]]
+    return [[span_relevance(chunks[hit.index], query.references) for hit in query_hits[:k]]
             for query, query_hits in zip(queries, hits, strict=True)]
 
 
