@@ -18,9 +18,9 @@ an independent count of the distinct chunk texts and questions.
 Prints a table, each phase's peak RSS (Linux's high-water mark, restarted between phases),
 chroma's agreement with exact search, and as its last line
 `cold_over_lower_bound=X warm_over_cold=Y warm_s_per_config=W warm_config_over_bound=V peak_rss_gb=Z`, Z being
-the process's peak over all phases. V is a warm configuration's seconds over the lower bound's, the 0.1 s target
-as a ratio of one run: 0.1 s was set against a lower bound of 104.8 s (`REFERENCE_BOUND_S`), and this shared
-machine has since taken twice as long for the same encodes.
+the process's peak over all phases. V, a warm configuration's seconds over the lower bound's, compares runs as
+the machine's speed drifts, only roughly: the bound is torch's encode on both cores, a warm configuration Python
+on one.
 
 Usage: python benchmarks/grid.py [--data ../shared/data/chroma_general] [--workdir DIR]
 """
@@ -49,8 +49,6 @@ CHUNKERS = {
 STORES = ["numpy", "chroma", "qdrant"]
 KS = [1, 3, 5, 10]
 BATCH_SIZE = 8  # the minilm embedder's, so both sides form the same batches
-WARM_TARGET_S = 0.1  # a warm configuration, on the machine below
-REFERENCE_BOUND_S = 104.8  # the lower bound on the machine where WARM_TARGET_S was set (issue 26's measurement)
 
 
 @contextmanager
@@ -221,9 +219,7 @@ def main() -> None:
     print("peak RSS of each phase (GB): " + ", ".join(f"{phase} {gb:.2f}" for phase, gb in peaks.items()))
     print(f"chroma top-10 agreement with exact search: {agreement:.4f}")
     per_config = warm_total / (len(CHUNKERS) * len(STORES) * len(KS))
-    print(f"targets: cold <= 1.15 x lower bound, warm <= 0.05 x cold, warm <= {WARM_TARGET_S} s a configuration "
-          f"where the lower bound takes {REFERENCE_BOUND_S} s (warm a configuration / lower bound <= "
-          f"{WARM_TARGET_S / REFERENCE_BOUND_S:.5f}), peak RSS <= 1.3 GB")
+    print("targets: cold <= 1.15 x lower bound, warm <= 0.05 x cold, warm <= 0.1 s a configuration, peak RSS <= 1.3 GB")
     print(f"cold_over_lower_bound={cold_total / bound.seconds:.3f} warm_over_cold={warm_total / cold_total:.3f} "
           f"warm_s_per_config={per_config:.3f} warm_config_over_bound={per_config / bound.seconds:.5f} "
           f"peak_rss_gb={max(peaks.values()):.2f}")
