@@ -34,14 +34,13 @@ class RunRecord:
         self._write()
 
     def add(self, field: str, value: Any) -> None:
+        """Keep what the run logs next; the file takes it if the store does not (`not_taken`), else at `end`."""
         if field == "metrics":
             self.metrics.update(value)
         elif field == "artifacts":
             self.artifacts += [str(Path(path).resolve()) for path in value]
         else:
             setattr(self, field, value)
-        if self.unsent:
-            self._write()
 
     def not_taken(self, what: str) -> None:
         """The store did not take the run's `what` (or was not asked, having failed before)."""
