@@ -5,7 +5,8 @@ chunker): 12 configurations (stores numpy, chroma, qdrant x k 1, 3, 5, 10) are r
 and load the models, then twice warm through the real runner, each pass composed as ragsweep's launcher composes
 a multirun's jobs (Hydra once per choice of config groups, here the 3 stores). Prints the warm milliseconds a
 configuration for the compose, `plan_job`, the run and the MLflow client calls inside the run, and the compose
-of a config holding nothing but Hydra's own groups (the floor of any Hydra job), then, last, `warm_ms_per_config=X compose_ms=Y hydra_floor_ms=Z mlflow_ms=W`.
+of a config holding nothing but Hydra's own groups (the floor of any Hydra job), then, last,
+`warm_ms_per_config=X compose_ms=Y hydra_floor_ms=Z mlflow_ms=W`.
 
 Usage: python benchmarks/warm_breakdown.py [--data ../shared/data/chroma_general]
 """
