@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ISSUE_BASE = "a05fcf8"  # main when issue 26 was filed
+ISSUE_BASE = "a05fcf8"  # main when issue 26 was filed (the last commit before work on its fellow issues)
 ISSUE_WARM_GRID_S = 8.4  # the base's warm grid on the machine that set the target (issue 26, item 6)
 CONFIGURATIONS = 36
 GRID_ROW = re.compile(r"^grid \(36 configs\)\s+([\d.]+)\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s*$", re.MULTILINE)
@@ -47,7 +47,8 @@ def grid_seconds(tree: Path, data: Path, log: Path) -> tuple[float, float, float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", default=ISSUE_BASE, help="the commit to compare with (default: issue 26's)")
+    parser.add_argument("--base", default=ISSUE_BASE,
+                        help="the commit to compare with (default: issue 26's, whose warm grid the last figure scales)")
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
     args = parser.parse_args()
