@@ -48,7 +48,8 @@ def grid_seconds(tree: Path, data: Path, log: Path) -> tuple[float, float, float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default=ISSUE_BASE,
-                        help="the commit to compare with (default: issue 26's, whose warm grid the last figure scales)")
+                        help="the commit to compare with (default: issue 26's, whose 8.4 s the last "
+                             "figure scales)")
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
     args = parser.parse_args()
