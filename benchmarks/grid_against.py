@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ISSUE_BASE = "a05fcf8"  # main when issue 26 was filed (the last commit before work on its fellow issues)
 ISSUE_WARM_GRID_S = 8.4  # the base's warm grid on the machine that set the target (issue 26, item 6)
 CONFIGURATIONS = 36
-GRID_ROW = re.compile(r"^grid \(36 configs\)\s+([\d.]+)\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s*$", re.MULTILINE)
+GRID_ROW = re.compile(rf"^grid \({CONFIGURATIONS} configs\)\s+([\d.]+)\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s*$",
+                      re.MULTILINE)  # grid.py's total row: lower bound, cold, cold / bound, warm
 
 
 def grid_seconds(tree: Path, data: Path, log: Path) -> tuple[float, float, float]:
