@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -23,7 +24,7 @@ from ragsweep.metrics.compat import (
     compat_token_scores,
     relocate_like_chunking_evaluation,
 )
-from ragsweep.metrics.intervals import intersection_length, overlap_matrix, union_length
+from ragsweep.metrics.intervals import IntervalIndex, intersection_length, union_length
 from ragsweep.metrics.ranking import RANKING_METRICS
 from ragsweep.metrics.token import TOKEN_METRICS, precision_omega, token_scores
 from ragsweep.metrics.units import UNITS, UnitLine
@@ -146,39 +147,71 @@ class SpanEvaluator:
         for known_chunks, known_settings, facts in _FACTS_OF_LISTS:
             if known_chunks is chunks and known_settings == settings:
                 return facts
-        spans = tuple(chunk.span for chunk in chunks)  # the spans themselves, so no two chunkings share a key
-        facts = remember(_FACTS, (*settings, spans), lambda: self._compute_facts(dataset, chunks, spans), limit=8)
+        doc_ids = [chunk.doc_id for chunk in chunks]
+        bounds = np.fromiter((end for chunk in chunks for end in (chunk.start, chunk.end)), dtype=np.int64,
+                             count=2 * len(chunks)).reshape(-1, 2)
+        digest = hashlib.sha256("\0".join(doc_ids).encode() + bounds.tobytes()).hexdigest()  # no two chunkings share it
+        facts = remember(_FACTS, (*settings, digest), lambda: self._compute_facts(dataset, chunks, doc_ids, bounds),
+                         limit=8)
         _FACTS_OF_LISTS.append((chunks, settings, facts))  # holding the list, so its identity is not reused
         del _FACTS_OF_LISTS[:-8]
         return facts
 
-    def _compute_facts(self, dataset: Dataset, chunks: Sequence[Chunk], spans: Sequence[Span]) -> _ChunkingFacts:
+    def _compute_facts(self, dataset: Dataset, chunks: Sequence[Chunk], doc_ids: list[str],
+                       bounds: np.ndarray) -> _ChunkingFacts:
+        """Each query's references are compared only with the chunks near them (`IntervalIndex`), so the work
+        grows with chunks plus references, never with chunks times queries; chunks are mapped to tokens only
+        where a query or a ranked list needs them."""
         chars = _unit_line(dataset, "chars", self.tokenizer)
         units = _unit_line(dataset, "tokens", self.tokenizer) if self.unit == "tokens" else chars
-        chunk_chars, chunk_units = chars.intervals(spans), units.intervals(spans)
+        chunk_chars = chars.intervals_of(doc_ids, bounds)
+        chunk_units = _ChunkUnits(units, doc_ids, bounds, chunk_chars if units is chars else None)
         located = None
         if self.mode == "chroma_compat":
             located = chars.intervals([_relocated(dataset, chunk) for chunk in chunks])
         facts = _ChunkingFacts(chunk_chars, chunk_units, located)
+        near_chars = IntervalIndex(chunk_chars)
+        near_located = IntervalIndex(located) if located is not None else None
         for query in dataset.queries:
             reference_chars, reference_units = chars.intervals(query.references), units.intervals(query.references)
             facts.reference_chars.append(reference_chars)
             facts.reference_units.append(reference_units)
-            if located is None:
-                facts.omega.append(precision_omega(chunk_units, reference_units))
+            if near_located is None:  # the chunks sharing a unit with a reference share a character with it widened
+                candidates = near_chars.meeting(chars.intervals(units.widened(query.references)))
+                facts.omega.append(precision_omega(chunk_units[candidates], reference_units))
             else:
-                facts.omega.append(compat_precision_omega(located, reference_chars))
-            facts.gains.append(self._gains(chunk_chars, chunk_units, reference_chars, reference_units))
+                candidates = near_located.meeting(reference_chars, touching=True)
+                facts.omega.append(compat_precision_omega(located[candidates], reference_chars))
+            facts.gains.append(self._gains(near_chars.meeting(reference_chars), chunk_units, reference_units))
         return facts
 
-    def _gains(self, chunk_chars: np.ndarray, chunk_units: np.ndarray, reference_chars: np.ndarray,
-               reference_units: np.ndarray) -> dict[int, float]:
+    def _gains(self, relevant: np.ndarray, chunk_units: _ChunkUnits, reference_units: np.ndarray) -> dict[int, float]:
         """Gain of each chunk that shares a character with a reference (every other chunk's is 0)."""
-        relevant = np.flatnonzero(overlap_matrix(chunk_chars, reference_chars).any(axis=1)).tolist()
         if self.gain == "binary":
-            return dict.fromkeys(relevant, 1.0)
+            return dict.fromkeys(relevant.tolist(), 1.0)
         reference_size = union_length(reference_units)
-        return {i: intersection_length(chunk_units[i : i + 1], reference_units) / reference_size for i in relevant}
+        relevant_units = chunk_units[relevant]
+        return {i: intersection_length(relevant_units[row : row + 1], reference_units) / reference_size
+                for row, i in enumerate(relevant.tolist())}
+
+
+class _ChunkUnits:
+    """A chunking's chunks on the metric unit line, each mapped on first use: a query's ranked chunks and the
+    chunks near its references are a small part of a large corpus, whose other documents stay untokenised."""
+
+    def __init__(self, line: UnitLine, doc_ids: list[str], bounds: np.ndarray, known: np.ndarray | None) -> None:
+        self.line, self.doc_ids, self.bounds = line, doc_ids, bounds
+        self.values = known if known is not None else np.zeros_like(bounds)
+        self.known = np.full(len(bounds), known is not None)
+
+    def __getitem__(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        missing = np.unique(rows[~self.known[rows]])
+        if len(missing):
+            self.values[missing] = self.line.intervals_of([self.doc_ids[i] for i in missing.tolist()],
+                                                          self.bounds[missing])
+            self.known[missing] = True
+        return self.values[rows]
 
 
 SCORED_LIMIT = 200_000  # (query, top k, k) results kept per chunking: ~14 floats each
@@ -200,7 +233,7 @@ class _ChunkingFacts:
     reference intervals, precision-Ω and the gains of the relevant chunks."""
 
     chunk_chars: np.ndarray
-    chunk_units: np.ndarray
+    chunk_units: _ChunkUnits
     located: np.ndarray | None
     reference_chars: list[np.ndarray] = field(default_factory=list)
     reference_units: list[np.ndarray] = field(default_factory=list)

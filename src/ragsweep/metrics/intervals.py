@@ -46,3 +46,31 @@ def pairwise_intersections(a: np.ndarray, b: np.ndarray, touching: bool = False)
     hi = np.minimum(a[:, None, 1], b[None, :, 1])
     keep = lo <= hi if touching else lo < hi
     return np.stack((lo[keep], hi[keep]), axis=1)
+
+
+class IntervalIndex:
+    """Finds which of many intervals meet a few others without comparing every pair.
+
+    Sorted by start, an interval can meet [a, b) only if it starts at or before b and if the furthest end
+    reached by it or any interval sorted before it is at least a; that furthest end never decreases, so both
+    bounds are binary searches and only the intervals between them are compared. On a unit line, where a
+    document's intervals stay within its stretch, those are intervals of the same document near [a, b).
+    """
+
+    def __init__(self, intervals: np.ndarray) -> None:
+        self.intervals = as_intervals(intervals)
+        self.order = np.argsort(self.intervals[:, 0], kind="stable")
+        self.starts = self.intervals[self.order, 0]
+        self.reach = np.maximum.accumulate(self.intervals[self.order, 1]) if len(self.order) else self.starts
+
+    def meeting(self, queries: np.ndarray, touching: bool = False) -> np.ndarray:
+        """Ascending indices of the intervals that share a point with any query interval (or, if `touching`,
+        a boundary): the rows of `overlap_matrix(intervals, queries, touching).any(axis=1)` that are true."""
+        found = [np.empty(0, dtype=np.int64)]
+        for start, end in as_intervals(queries).tolist():
+            low = np.searchsorted(self.reach, start, side="left")
+            high = np.searchsorted(self.starts, end, side="right")
+            if low < high:
+                rows = self.order[low:high]
+                found.append(rows[overlap_matrix(self.intervals[rows], np.array([[start, end]]), touching)[:, 0]])
+        return np.unique(np.concatenate(found))

@@ -1,8 +1,13 @@
 """One integer line holding every document, measured in characters or tokens.
 
-Each document gets its own stretch of the line, one unit apart from the next, so that spans in
-different documents can neither overlap nor touch. A character span maps to the tokens whose
-character ranges overlap it (every token touched counts whole).
+Each document gets its own stretch of the line, apart from the next, so that spans in different
+documents can neither overlap nor touch. A character span maps to the tokens whose character ranges
+overlap it (every token touched counts whole).
+
+Mapping is linear in the spans given: they are grouped by document once, never compared with every
+document. Only documents that a mapped span lies in are tokenised (a corpus of a million chunks has
+references and retrieved chunks in a few thousand documents), so each document's stretch of the token
+line is sized by its UTF-8 length, which bounds its token count without tokenising it.
 """
 
 from __future__ import annotations
@@ -22,31 +27,52 @@ class UnitLine:
         if unit not in UNITS:
             raise ValueError(f"metrics.unit must be one of {UNITS}, got {unit!r}")
         self.unit = unit
+        self.documents = documents
+        self.tokenizer = tokenizer or Tokenizer()
+        self._position = {doc_id: position for position, doc_id in enumerate(sorted(documents))}
+        ids = sorted(documents)
+        if unit == "tokens":  # a token holds at least one byte
+            lengths = np.fromiter((len(documents[i].text.encode()) for i in ids), dtype=np.int64, count=len(ids))
+        else:
+            lengths = np.fromiter((len(documents[i].text) for i in ids), dtype=np.int64, count=len(ids))
+        self._offset = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))  # the gap keeps documents from touching
         self._token_ranges: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._offset: dict[str, int] = {}
-        position = 0
-        for doc_id in sorted(documents):
-            text = documents[doc_id].text
-            if unit == "tokens":
-                self._token_ranges[doc_id] = (tokenizer or Tokenizer()).token_ranges(text)
-                length = len(self._token_ranges[doc_id][0])
-            else:
-                length = len(text)
-            self._offset[doc_id] = position
-            position += length + 1  # the gap keeps documents from touching
 
     def intervals(self, spans: Sequence[Span]) -> np.ndarray:
         """(len(spans), 2) unit intervals of character spans, in the given order."""
-        result = np.empty((len(spans), 2), dtype=np.int64)
-        doc_ids = np.array([span.doc_id for span in spans], dtype=object)
-        bounds = np.array([(span.start, span.end) for span in spans], dtype=np.int64).reshape(-1, 2)
-        for doc_id in set(doc_ids.tolist()):
-            rows = np.flatnonzero(doc_ids == doc_id)
-            starts, ends = bounds[rows, 0], bounds[rows, 1]
-            if self.unit == "tokens":
-                token_starts, token_ends = self._token_ranges[doc_id]
-                starts = np.searchsorted(token_ends, starts, side="right")  # first token ending after start
-                ends = np.searchsorted(token_starts, ends, side="left")  # tokens starting before end
-            result[rows, 0] = starts + self._offset[doc_id]
-            result[rows, 1] = ends + self._offset[doc_id]
-        return result
+        return self.intervals_of([span.doc_id for span in spans],
+                                 np.array([(span.start, span.end) for span in spans], dtype=np.int64).reshape(-1, 2))
+
+    def intervals_of(self, doc_ids: Sequence[str], bounds: np.ndarray) -> np.ndarray:
+        """Unit intervals of the character spans (doc_ids[i], *bounds[i]), in the given order."""
+        positions = np.fromiter((self._position[doc_id] for doc_id in doc_ids), dtype=np.int64, count=len(doc_ids))
+        result = bounds.astype(np.int64, copy=True).reshape(-1, 2)
+        if self.unit == "tokens" and len(positions):
+            order = np.argsort(positions, kind="stable")
+            cuts = np.flatnonzero(np.diff(positions[order])) + 1
+            for rows in np.split(order, cuts):
+                token_starts, token_ends = self.token_ranges(doc_ids[rows[0]])
+                starts, ends = bounds[rows, 0], bounds[rows, 1]
+                result[rows, 0] = np.searchsorted(token_ends, starts, side="right")  # first token ending after start
+                result[rows, 1] = np.searchsorted(token_starts, ends, side="left")  # tokens starting before end
+        return result + self._offset[positions][:, None]
+
+    def token_ranges(self, doc_id: str) -> tuple[np.ndarray, np.ndarray]:
+        """Character start and end of each token of a document, tokenised on first use."""
+        if doc_id not in self._token_ranges:
+            self._token_ranges[doc_id] = self.tokenizer.token_ranges(self.documents[doc_id].text)
+        return self._token_ranges[doc_id]
+
+    def widened(self, spans: Sequence[Span]) -> list[Span]:
+        """Each span widened to the characters of the units it touches: a chunk shares a unit with the span
+        exactly when, measured in units, it overlaps it, and then it shares a character with the widened span."""
+        if self.unit == "chars":
+            return list(spans)
+        wide = []
+        for span in spans:
+            token_starts, token_ends = self.token_ranges(span.doc_id)
+            first = int(np.searchsorted(token_ends, span.start, side="right"))
+            last = int(np.searchsorted(token_starts, span.end, side="left"))
+            wide.append(Span(span.doc_id, min(span.start, int(token_starts[first])) if first < last else span.start,
+                             max(span.end, int(token_ends[last - 1])) if first < last else span.end))
+        return wide
