@@ -79,6 +79,7 @@ class StageCache:
         self.fresh = frozenset(fresh)
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
+        self.seconds: Counter[str] = Counter()  # time spent in work that runs inside other stages (embedding)
         self.bypassing = False
 
     @classmethod

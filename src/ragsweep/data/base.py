@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -219,7 +220,23 @@ def load_once(loader: DatasetLoader) -> Dataset:
     folder), so edited data is reloaded.
     """
     settings = tuple(sorted((k, str(v)) for k, v in vars(loader).items()))
-    return remember(_LOADED, (type(loader).__qualname__, settings, _stamps(loader)), loader.load, limit=4)
+
+    def timed_load() -> Dataset:
+        started = time.perf_counter()
+        dataset = loader.load()
+        _LOAD_SECONDS[dataset.fingerprint] = time.perf_counter() - started
+        return dataset
+
+    return remember(_LOADED, (type(loader).__qualname__, settings, _stamps(loader)), timed_load, limit=4)
+
+
+def load_seconds(dataset: Dataset) -> float:
+    """Seconds this process spent reading `dataset` from its files, told once: the first job to ask paid for
+    it (directly or through the sweep's checks before it), later jobs read it from memory."""
+    return _LOAD_SECONDS.pop(dataset.fingerprint, 0.0)
+
+
+_LOAD_SECONDS: dict[str, float] = {}
 
 
 def _stamps(loader: DatasetLoader) -> tuple[tuple[str, int, int], ...]:

@@ -7,6 +7,7 @@ chunker, store, k or reranker asks for a text, its vector is read, not computed.
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +45,13 @@ class CachedEmbedder:
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
         if self.cache.bypassing and role == "query":
             return np.asarray(self.embedder.encode(list(texts), role=role), dtype=np.float32)
+        started = time.perf_counter()
+        try:
+            return self._encode(texts, role)
+        finally:
+            self.cache.seconds["embedding"] += time.perf_counter() - started
+
+    def _encode(self, texts: Sequence[str], role: Role) -> np.ndarray:
         keys = [hashlib.sha256(f"{role}\0{text}".encode()).hexdigest() for text in texts]
         missing = self._missing(keys, texts)
         if missing:

@@ -18,7 +18,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
-from ragsweep.data.base import DatasetError, load_once
+from ragsweep.data.base import DatasetError, load_once, load_seconds
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics import registry
 from ragsweep.metrics.costs import costs_per_query
@@ -206,7 +206,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
     with pipeline.tracker.start_run(label, dict(plan.params), tags, parent, record_dir=output_dir,
                                     resume=race[2] if race else None, step=len(dataset.queries) if race else 0):
         pipeline.tracker.log_dataset(dataset.name, whole.fingerprint, _dataset_source(cfg), len(whole.queries))
-        seconds: dict[str, float] = {}
+        seconds: dict[str, float] = {"loading": load_seconds(whole)}
         questions = [query.text for query in dataset.queries]
         shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]
         if plan.whole_retriever:  # it chunked and ranked on its own; its texts are located as spans
@@ -244,8 +244,9 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         if relevance is not None:
             summary.update(relevance_summary(labels, relevance))
             warn_unvalidated_relevance(summary)
-        files = write_results(output_dir, plan.resolved, dataset, chunks, hits, per_query, summary, pipeline.k,
-                              generations, diagnostics, relevance_records(labels, relevance))
+        files = _timed(seconds, "writing", lambda: write_results(
+            output_dir, plan.resolved, dataset, chunks, hits, per_query, summary, pipeline.k, generations, diagnostics,
+            relevance_records(labels, relevance)))
         files.append(write_latency(output_dir, samples))
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
         pipeline.tracker.log_metrics(

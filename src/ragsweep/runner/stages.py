@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from ragsweep.cache import fingerprint
+from ragsweep.cache import StageCache, fingerprint
 from ragsweep.data.locate import LostText, locate_anywhere, lost_text_message
 from ragsweep.memo import remember
 from ragsweep.retrieval.base import Retriever
@@ -150,8 +151,8 @@ _WHOLE_DOCUMENTS_WARNED: set[str] = set()  # datasets warned about, once per pro
 LATENCY_QUERIES = 20  # questions timed one at a time for the latency percentiles
 
 
-def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,
-                questions: Sequence[str]) -> tuple[list[list[Hit]], str, np.ndarray]:
+def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str, questions: Sequence[str],
+                seconds: dict[str, float] | None = None) -> tuple[list[list[Hit]], str, np.ndarray]:
     """Top-`depth` hits per question (the first max(k, reranker candidates) of them unless fused), the key
     identifying them, and per-query search milliseconds.
 
@@ -164,8 +165,9 @@ def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,
     depth = pipeline.depth
     key = fingerprint("retrieval", chunks_key, pipeline.retriever.signature, _digest(questions))
     if not hasattr(retriever, "fuse"):  # only the head the reranker or the metrics read is unpacked
-        return _ranked_lists(pipeline, retriever, key, chunks, questions, keep=max(pipeline.k, pipeline.candidates))
-    sides = {name: _ranked_lists(pipeline, side, fingerprint(key, name), chunks, questions)
+        return _ranked_lists(pipeline, retriever, key, chunks, questions, keep=max(pipeline.k, pipeline.candidates),
+                             seconds=seconds)
+    sides = {name: _ranked_lists(pipeline, side, fingerprint(key, name), chunks, questions, seconds=seconds)
              for name, side in retriever.ranked_lists().items()}
     fused = retriever.fuse({name: hits for name, (hits, _, _) in sides.items()}, depth)
     search_ms = sum(milliseconds for _, _, milliseconds in sides.values())  # the sides run one after the other
@@ -173,9 +175,11 @@ def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,
 
 
 def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Sequence[Chunk],
-                  questions: Sequence[str], keep: int | None = None) -> tuple[list[list[Hit]], str, np.ndarray]:
+                  questions: Sequence[str], keep: int | None = None, seconds: dict[str, float] | None = None
+                  ) -> tuple[list[list[Hit]], str, np.ndarray]:
     """One retriever's top-`depth` hits (their first `keep`, when given), from the cache when an entry at least
-    that deep is exact.
+    that deep is exact. When computed, the seconds of embedding the chunks, indexing and searching are added to
+    `seconds` (`embedding`, `index`, `search`).
 
     An exact search (numpy, Qdrant's local mode, BM25) ranks by a total order, so its top d is the
     first d of any deeper list. An approximate one (HNSW) returns the first d of its candidate list,
@@ -188,9 +192,12 @@ def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Se
         key = fingerprint(key, "breadth", breadth)
 
     def compute() -> dict[str, np.ndarray]:
+        timer = _StageTimer(pipeline.cache, seconds if seconds is not None else {})
         try:
-            retriever.index(chunks)
-            hits = retriever.search(questions, depth)
+            with timer.stage("index"):
+                retriever.index(chunks)
+            with timer.stage("search"):
+                hits = retriever.search(questions, depth)
             with pipeline.cache.embeddings_bypassed():  # a user's question is in no cache
                 milliseconds = per_query_ms(lambda i: retriever.search([questions[i]], depth),
                                             latency_sample(len(questions)))
@@ -211,11 +218,11 @@ def ranked_in_shards(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: st
     milliseconds and the positions of the questions they timed (each shard's latency sample); adds each
     stage's seconds to `seconds`."""
     first, hits, search_ms, rerank_ms, timed = [], [], [], [], []
-    seconds.update(retrieval=0.0, rerank=0.0)
+    seconds.update(retrieval=0.0, embedding=0.0, index=0.0, search=0.0, rerank=0.0)
     for start, end in shards:
         part = questions[start:end]
         started = time.perf_counter()
-        shard_first, retrieval_key, shard_search_ms = first_stage(pipeline, chunks, chunks_key, part)
+        shard_first, retrieval_key, shard_search_ms = first_stage(pipeline, chunks, chunks_key, part, seconds)
         middle = time.perf_counter()
         shard_hits, shard_rerank_ms = rerank(pipeline, chunks, part, shard_first, retrieval_key)
         seconds["retrieval"] += middle - started
@@ -248,6 +255,23 @@ def rerank(pipeline: Pipeline, chunks: Sequence[Chunk], questions: Sequence[str]
 
     arrays = pipeline.cache.get_or_compute("rerank", key, compute)
     return _unpack(arrays, candidates), arrays["rerank_ms"]
+
+class _StageTimer:
+    """Adds each timed stage's seconds to `seconds`, the embedding done inside it (`StageCache.seconds`) apart."""
+
+    def __init__(self, cache: StageCache, seconds: dict[str, float]) -> None:
+        self.cache, self.seconds = cache, seconds
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started, embedded = time.perf_counter(), self.cache.seconds["embedding"]
+        try:
+            yield
+        finally:
+            embedding = self.cache.seconds["embedding"] - embedded
+            self.seconds["embedding"] = self.seconds.get("embedding", 0.0) + embedding
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started - embedding
+
 
 def latency_sample(count: int) -> list[int]:
     """The questions timed one at a time (evenly spread, the same in every stage), by position."""
