@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from array import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,15 +52,18 @@ class BM25Retriever:
     def index(self, chunks: Sequence[Chunk]) -> None:
         import bm25s
 
-        corpus = [self._tokens(chunk.text) for chunk in chunks]
         self._vocab = {}
-        ids = [[self._vocab.setdefault(word, len(self._vocab)) for word in doc] for doc in corpus]
-        digest = hashlib.sha256("\0".join(chunk.text for chunk in chunks).encode()).hexdigest()
-        key = fingerprint("bm25", digest, self.k1, self.b, self.method, self.stopwords)
+        ids, ends, digest = array("i"), array("q"), hashlib.sha256()
+        for position, chunk in enumerate(chunks):  # one flat array of word ids: no list of words kept per chunk
+            ids.extend(self._vocab.setdefault(word, len(self._vocab)) for word in self._tokens(chunk.text))
+            ends.append(len(ids))
+            digest.update(b"\0" + chunk.text.encode() if position else chunk.text.encode())
+        key = fingerprint("bm25", digest.hexdigest(), self.k1, self.b, self.method, self.stopwords)
 
         def build() -> dict[str, np.ndarray]:
             model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-            model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=self._vocab), show_progress=False)
+            corpus = _WordIds(np.frombuffer(ids, dtype=np.int32), np.frombuffer(ends, dtype=np.int64))
+            model.index(bm25s.tokenization.Tokenized(ids=corpus, vocab=self._vocab), show_progress=False)
             arrays = {name: np.asarray(model.scores[name]) for name in ("data", "indices", "indptr", "num_docs")}
             if model.nonoccurrence_array is not None:  # bm25l and bm25+ score absent terms too
                 arrays["nonoccurrence"] = np.asarray(model.nonoccurrence_array)
@@ -79,3 +83,23 @@ class BM25Retriever:
             ids = [self._vocab[word] for word in self._tokens(question) if word in self._vocab]
             results.append(top_k(self._model.get_scores(ids) if ids else np.zeros(self._size), k))
         return results
+
+
+class _WordIds(Sequence):
+    """Each chunk's word ids as a list, made when bm25s reads it from one flat array (a list of Python ints per
+    chunk, kept for a million chunks, would take gigabytes)."""
+
+    def __init__(self, ids: np.ndarray, ends: np.ndarray) -> None:
+        self.ids, self.starts, self.ends = ids, np.concatenate(([0], ends[:-1])), ends
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getitem__(self, position):
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self)))]
+        return self.ids[self.starts[position] : self.ends[position]].tolist()
+
+    def __iter__(self):
+        for start, end in zip(self.starts.tolist(), self.ends.tolist()):
+            yield self.ids[start:end].tolist()
