@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 import pytest
 
@@ -279,3 +282,83 @@ def test_fresh_stages_are_computed_again_and_leave_the_stored_entries_alone(tmp_
     assert StageCache(tmp_path).get_or_compute("retrieval", "k", lambda: {})["search_ms"].tolist() == [5.0]
     assert float(StageCache(tmp_path).load("answers", "a")["latency_ms"]) == 7.0  # what a plain run reads stays
     assert fresh.get_or_compute("chunks", "c", lambda: {"x": np.array(1)}) and StageCache(tmp_path).load("chunks", "c")
+
+
+class SlowEmbedder(CountingEmbedder):
+    """The stand-in taking time per text, and appending what it embeds to a file shared by processes (or, with
+    `hang`, never returning from its first call, as a process killed mid-shard)."""
+
+    def __init__(self, log, hang: bool = False) -> None:
+        super().__init__()
+        self.log, self.hang = log, hang
+
+    def encode(self, texts, role="passage"):
+        if self.hang:
+            with open(self.log.with_suffix(".started"), "w"):
+                pass
+            time.sleep(600)
+        time.sleep(0.02 * len(texts))
+        with open(self.log, "a") as out:
+            out.write("".join(f"{os.getpid()} {text}\n" for text in texts))
+        return super().encode(texts, role)
+
+
+def _embed_in_shards(root, start, texts, log, out, hang=False):
+    cache = StageCache(root, embedding_shard=4)
+    embedder = cached_embedder(SlowEmbedder(log, hang), cache, {"_target_": "m"})
+    if start is not None:
+        start.wait()
+    np.save(out, embedder.encode(texts))
+    np.save(out.with_suffix(".counts.npy"), [cache.hits["embeddings"], cache.misses["embeddings"]])
+
+
+def test_processes_needing_one_embedding_share_its_shards_and_embed_each_text_once(tmp_path):
+    """Two processes (two jobs of one chunking, on two nodes sharing the cache) embedding the same 40 texts in
+    shards of 4 each take the shards no one holds: both embed, no text is embedded twice, and both get every
+    vector, equal to a single process's."""
+    import multiprocessing
+
+    texts = [f"text {i:02d}" for i in range(40)]
+    context = multiprocessing.get_context("fork")
+    start, log = context.Barrier(2), tmp_path / "embedded.txt"
+    outs = [tmp_path / f"job{i}.npy" for i in range(2)]
+    jobs = [context.Process(target=_embed_in_shards, args=(tmp_path / "cache", start, texts, log, out)) for out in outs]
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join(60)
+        assert job.exitcode == 0
+    embedded = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    assert sorted(text for _, text in embedded) == texts  # each text once, in all
+    assert len({pid for pid, _ in embedded}) == 2  # by both processes
+    alone = cached_embedder(CountingEmbedder(), StageCache(tmp_path / "alone"), {"_target_": "m"}).encode(texts)
+    for out in outs:
+        assert np.array_equal(np.load(out), alone)
+    counts = [np.load(out.with_suffix(".counts.npy")).tolist() for out in outs]
+    assert sum(misses for _, misses in counts) == 40 and all(hits + misses == 40 for hits, misses in counts)
+
+
+def test_a_shard_whose_process_died_is_embedded_by_the_process_waiting_for_it(tmp_path):
+    """A process killed while it holds a shard leaves no vectors for it; another process needing the same texts
+    embeds every other shard, waits for that one, and then embeds it itself once the lock is released."""
+    import multiprocessing
+
+    texts = [f"text {i:02d}" for i in range(12)]
+    context = multiprocessing.get_context("fork")
+    log, outs = tmp_path / "embedded.txt", [tmp_path / "killed.npy", tmp_path / "survivor.npy"]
+    killed = context.Process(target=_embed_in_shards, args=(tmp_path / "cache", None, texts, log, outs[0], True))
+    killed.start()
+    deadline = time.monotonic() + 30
+    while not log.with_suffix(".started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survivor = context.Process(target=_embed_in_shards, args=(tmp_path / "cache", None, texts, log, outs[1]))
+    survivor.start()
+    time.sleep(1.0)  # the survivor embeds the two free shards, then waits on the held one
+    assert survivor.is_alive()
+    killed.kill()
+    killed.join(10)
+    survivor.join(60)
+    assert survivor.exitcode == 0
+    embedded = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    assert sorted(text for _, text in embedded) == texts and {pid for pid, _ in embedded} == {str(survivor.pid)}
+    assert np.load(outs[1]).shape == (12, 3)

@@ -42,6 +42,7 @@ NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress", "concurrency
                                "auc"})  # auc: a judge's measured agreement, recorded with its results, not a setting
 
 Arrays = dict[str, np.ndarray]
+EMBEDDING_SHARD = 8192  # texts a shard: a few seconds of a static model, minutes of a transformer on 2 cores
 
 
 def fingerprint(*parts: Any) -> str:
@@ -70,13 +71,19 @@ class StageCache:
         fresh: Stages computed again, neither read nor stored (`+cache.fresh=[retrieval,rerank,answers]`):
             a stage's entry keeps the milliseconds measured when it was computed, so `gate` times a
             configuration afresh this way.
+        embedding_shard: Texts embedded under one lock and stored as one file: the jobs that need the same
+            embedding (on any node sharing the cache) share its shards out among themselves.
     """
 
-    def __init__(self, root: str | Path, enabled: bool = True, locks: bool = True, fresh: Sequence[str] = ()) -> None:
+    def __init__(self, root: str | Path, enabled: bool = True, locks: bool = True, fresh: Sequence[str] = (),
+                 embedding_shard: int = EMBEDDING_SHARD) -> None:
+        if not isinstance(embedding_shard, int) or isinstance(embedding_shard, bool) or embedding_shard <= 0:
+            raise ValueError(f"cache.embedding_shard must be a positive number of texts, got {embedding_shard!r}")
         self.root = Path(root)
         self.enabled = enabled
         self.locks = locks
         self.fresh = frozenset(fresh)
+        self.embedding_shard = embedding_shard
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.seconds: Counter[str] = Counter()  # time spent in work that runs inside other stages (embedding)
@@ -86,7 +93,8 @@ class StageCache:
     def from_settings(cls, settings: Any) -> StageCache:
         """The cache a `conf/cache/` group describes (`dir`, `enabled`, optional `locks`)."""
         return cls(settings["dir"], enabled=bool(settings["enabled"]), locks=bool(settings.get("locks", True)),
-                   fresh=tuple(settings.get("fresh") or ()))
+                   fresh=tuple(settings.get("fresh") or ()),
+                   embedding_shard=settings.get("embedding_shard", EMBEDDING_SHARD))
 
     @contextmanager
     def embeddings_bypassed(self) -> Iterator[None]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ragsweep.cache import StageCache, fingerprint, read_entry, write_entry
 from ragsweep.embedding.base import Embedder, Role
@@ -55,19 +56,41 @@ class CachedEmbedder:
         keys = [hashlib.sha256(f"{role}\0{text}".encode()).hexdigest() for text in texts]
         missing = self._missing(keys, texts)
         if missing:
-            # parallel jobs that miss the same texts (the k values of one chunking, the questions) embed
-            # them once: one holds this lock, the others wait and read its shard; other texts go on in parallel
-            batch = hashlib.sha256("".join(sorted(missing)).encode()).hexdigest()[:32]
-            with self.cache.lock(batch, folder=self.folder / "locks"):
-                missing = self._missing(keys, texts)
-                if missing:
-                    vectors = np.asarray(self.embedder.encode(list(missing.values()), role=role), dtype=np.float32)
-                    self._store_shard(list(missing), vectors)
+            self._embed_shared(list(missing.items()), role)
         self.cache.hits["embeddings"] += len(keys) - len(missing)
-        self.cache.misses["embeddings"] += len(missing)
         if not keys:
             return np.empty((0, 0), dtype=np.float32)
         return np.stack([self._vectors[key] for key in keys])
+
+    def _embed_shared(self, missing: list[tuple[str, str]], role: Role) -> None:
+        """Embed the missing texts in shards of `cache.embedding_shard`, each under its own lock: every process
+        that needs the same texts (the jobs of one chunking, on any node sharing the cache) takes the shards no
+        one holds and writes each as it finishes, then waits for the shards others hold, and embeds any whose
+        holder died without writing it. Each text is embedded once, by whichever process reached it first."""
+        size = self.cache.embedding_shard
+        shards = [dict(missing[start : start + size]) for start in range(0, len(missing), size)]
+        waiting = []
+        for shard in tqdm(shards, desc="embedding shards", unit="shard", disable=len(shards) < 2):
+            if not self._embed_shard(shard, role, blocking=False):
+                waiting.append(shard)
+        for shard in waiting:
+            self._embed_shard(shard, role, blocking=True)
+
+    def _embed_shard(self, shard: dict[str, str], role: Role, blocking: bool) -> bool:
+        """Embed what of `shard` no process has stored yet, under the shard's lock; False when another process
+        holds it (without `blocking`)."""
+        name = hashlib.sha256("".join(sorted(shard)).encode()).hexdigest()[:32]
+        with self.cache.lock(name, blocking=blocking, folder=self.folder / "locks") as held:
+            if not held:
+                return False
+            self._load_new_shards()
+            todo = {key: text for key, text in shard.items() if key not in self._vectors}
+            if todo:
+                vectors = np.asarray(self.embedder.encode(list(todo.values()), role=role), dtype=np.float32)
+                self._store_shard(list(todo), vectors)
+                self.cache.misses["embeddings"] += len(todo)
+            self.cache.hits["embeddings"] += len(shard) - len(todo)
+        return True
 
     def _missing(self, keys: list[str], texts: Sequence[str]) -> dict[str, str]:
         self._load_new_shards()

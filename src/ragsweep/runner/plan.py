@@ -97,7 +97,7 @@ STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "retriever", "reranke
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
             "tracking", "paths", "cache", LABEL_KEY, "race", "hydra")
-CACHE_KEYS = ("enabled", "dir", "locks", "fresh")
+CACHE_KEYS = ("enabled", "dir", "locks", "fresh", "embedding_shard")
 FRESH_STAGES = ("chunks", "retrieval", "rerank", "answers", "claims", "verdicts")  # what cache.fresh may name
 
 
