@@ -17,7 +17,12 @@ config, MLflow), its peak RSS (the process's, from wait4), its retrieval metrics
 exponent between consecutive sizes (the log-log slope against the chunk count; stages under 0.5 s at either
 size are left out as noise). The last line is `slope_max=S peak_rss_gb=R wall_s=W` for the largest size.
 
-Usage: python benchmarks/scale.py [--docs 1000 10000 100000] [--configs bm25 static/numpy ...]
+With `--spread`, each size's static embedding is also shared out by two joblib workers (`store=numpy,chroma`,
+two jobs of one chunking from a cold cache, `cache.embedding_shard` shards each taken by whichever job is
+free), and `spread_embed_ratio` is their embedding's span (the longer job's `seconds_embedding`, waiting
+included) over static/numpy's embedding alone.
+
+Usage: python benchmarks/scale.py [--docs 1000 10000 100000] [--configs bm25 static/numpy ...] [--spread]
                                   [--data ../shared/data/chroma_general] [--workdir DIR] [--keep]
 """
 
@@ -127,6 +132,27 @@ def run_config(corpus: Path, workdir: Path, name: str, overrides: list[str]) -> 
             "embedded": metrics.get("cache_misses_embeddings", 0.0)}
 
 
+def run_spread(corpus: Path, workdir: Path, alone: dict) -> dict:
+    """The static embedding of the corpus shared out by two joblib workers (two jobs of one chunking, stores
+    numpy and chroma, from a cold cache), against one job embedding it alone (`alone`, static/numpy's run)."""
+    home = workdir / "spread"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    command = [sys.executable, str(ROOT / "sweep.py"), "-m", "dataset=native", f"dataset.path={corpus}",
+               f"paths.root={home}", f"hydra.sweep.dir={home / 'sweep'}", "experiment=scale", *COMMON,
+               *CONFIGS["static/numpy"][:2], "store=numpy,chroma", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    started = time.perf_counter()
+    with open(home / "log.txt", "w") as log:
+        code = subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT).returncode
+    if code != 0:
+        raise SystemExit(f"the spread embedding failed (exit {code}); see {home / 'log.txt'}")
+    records = [json.loads(path.read_text())["metrics"] for path in sorted((home / "sweep").glob("*/mlflow_run.json"))]
+    embed = max(record.get("seconds_embedding", 0.0) for record in records)
+    return {"wall": time.perf_counter() - started, "embed": embed, "embed_alone": alone["seconds"]["embed"],
+            "ratio": embed / alone["seconds"]["embed"],
+            "embedded": [record.get("cache_misses_embeddings", 0.0) for record in records]}
+
+
 def slope(a: float, b: float, n_a: int, n_b: int) -> float | None:
     """log(b / a) / log(n_b / n_a): 1 is linear growth; None when either time is under 0.5 s."""
     if a < 0.5 or b < 0.5 or n_a == n_b:
@@ -171,11 +197,13 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
     parser.add_argument("--workdir", type=Path, help="where corpora, caches and runs go (default: a temporary folder)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--spread", action="store_true",
+                        help="also embed each size's corpus by two joblib workers sharing its shards, against static/numpy alone")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-scale-"))
     sizes = sorted(args.docs)
     results: dict[str, dict[int, dict]] = {name: {} for name in args.configs}
-    corpora = {}
+    corpora, spreads = {}, {}
     try:
         for size in sizes:
             corpus = workdir / f"corpus-{size}"
@@ -193,9 +221,16 @@ def main() -> None:
                 if name == "minilm/numpy" and result["seconds"]["embed"] > 0:
                     rate = result["embedded"] / result["seconds"]["embed"]
                     print(f"  minilm encodes {rate:.0f} texts/s here: {1e6 / rate / 60:.0f} min for 1 M chunks", flush=True)
+            if args.spread and size in results.get("static/numpy", {}):
+                spread = spreads[size] = run_spread(corpus, workdir / f"runs-{size}", results["static/numpy"][size])
+                print(f"  static embedding by 2 workers: {spread['embed']:.1f} s against {spread['embed_alone']:.1f} s "
+                      f"alone (ratio {spread['ratio']:.2f}); texts embedded by each: {spread['embedded']}", flush=True)
             if not args.keep:
                 shutil.rmtree(workdir / f"runs-{size}", ignore_errors=True)
         report({name: sizes_ for name, sizes_ in results.items() if sizes_}, corpora)
+        for size, spread in spreads.items():
+            print(f"spread_embed_ratio={spread['ratio']:.2f} at {size} distractors "
+                  f"({spread['embed']:.1f} s by 2 workers, {spread['embed_alone']:.1f} s by 1)")
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -196,6 +196,10 @@ class StageCache:
     def load(self, stage: str, key: str) -> Arrays | None:
         return read_entry(self._path(stage, key))
 
+    def holds(self, stage: str, key: str) -> bool:
+        """Whether an entry is stored under the key (unchecked: reading it may still find it corrupt)."""
+        return self.enabled and stage not in self.fresh and self._path(stage, key).exists()
+
     def save(self, stage: str, key: str, arrays: Arrays) -> None:
         write_entry(self._path(stage, key), arrays)
 

@@ -21,6 +21,7 @@ from tests.cluster.services import MlflowServer, Postgres, RayNode, VENV_BIN, st
 GRID = ["chunker=recursive,fixed", "retriever=bm25,dense", "k=3,5"]  # 8 jobs
 # Slow jobs for the failover (each chunk size is chunked and embedded anew), so the worker dies inside one.
 SLOW_GRID = ["chunker.size=120,160,200,240", "k=3,5"]
+SPREAD_CHUNK = 100  # tokens a chunk in the spread embedding: ~517 texts, some 10 s of minilm on 1 CPU
 COMPARED = ["token_iou", "token_recall", "token_precision", "recall", "mrr", "ndcg", "precision_omega"]
 
 
@@ -33,6 +34,17 @@ def on_cluster(head: RayNode, server: MlflowServer, cache: Path, experiment: str
     return ["hydra/launcher=ray", f"hydra.launcher.ray.init.address={head.address}",
             "+hydra.launcher.ray.init.object_store_memory=null", f"tracking.uri={server.uri}",
             f"cache.dir={cache}", f"experiment={experiment}"]
+
+
+def distinct_texts(chunk_size: int) -> int:
+    """The texts a cold sweep on sotu_qa embeds, counted here: its distinct chunks and distinct questions."""
+    from ragsweep.chunking.recursive import RecursiveChunker
+    from ragsweep.data.sotu_qa import SotuQADataset
+
+    dataset = SotuQADataset().load()
+    chunker = RecursiveChunker(size=chunk_size)
+    chunks = {chunk.text for document in dataset.documents.values() for chunk in chunker.split(document)}
+    return len(chunks) + len({query.text for query in dataset.queries})
 
 
 def runs(server: MlflowServer, experiment: str) -> pd.DataFrame:
@@ -111,6 +123,21 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             theirs = jobs(runs(server, "local")).set_index(label)[[f"metrics.{m}" for m in COMPARED]].sort_index()
             pd.testing.assert_frame_equal(ours, theirs, check_exact=False, rtol=0, atol=1e-9)
             phase("grid on one machine")
+
+            # 2b. One embedding spread over both nodes: the two jobs of one chunking start together, one a node,
+            # and share out its shards (cache.embedding_shard); each text is embedded once in all.
+            spread = subprocess.run(
+                sweep_command(project, "retriever=dense", f"chunker.size={SPREAD_CHUNK}", "k=3,5",
+                              "cache.embedding_shard=16", *on_cluster(head, server, tmp_path / "spread-cache", "spread")),
+                cwd=project, capture_output=True, text=True, timeout=600)
+            assert spread.returncode == 0, spread.stderr[-5000:]
+            spreaders = jobs(runs(server, "spread"))
+            assert len(spreaders) == 2 and set(spreaders.status) == {"FINISHED"}
+            assert set(spreaders["tags.ragsweep.ray_node"]) == set(nodes)
+            embedded = spreaders["metrics.cache_misses_embeddings"]
+            assert (embedded > 0).all(), spreaders[["tags.ragsweep.ray_node", "metrics.cache_misses_embeddings"]]
+            assert embedded.sum() == distinct_texts(SPREAD_CHUNK)
+            phase("one embedding on both nodes")
 
             # 3. The worker node dies inside a job.
             failover = on_cluster(head, server, tmp_path / "failover-cache", "failover")

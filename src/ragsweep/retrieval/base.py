@@ -21,3 +21,6 @@ class Retriever(Protocol):
     # have the same breadth; None (or no method) means exact: any deeper list cut to k is the top k.
     # Optional, for fusion: `ranked_lists() -> {name: Retriever}` and `fuse({name: hits}, k)`; the
     # runner then caches each list on its own and fuses at the requested depth.
+    # Optional: `prepare(chunks)` does the part of `index` that jobs of other configurations share (a dense
+    # retriever embeds the chunks into the per-text cache); the runner calls it before it waits for another
+    # job computing the same first stage, so that job's embedding is shared out instead of waited for.

@@ -21,6 +21,10 @@ class DenseRetriever:
         self.embedder = embedder
         self.store = store
 
+    def prepare(self, chunks: Sequence[Chunk]) -> None:
+        """Embed the chunks into the embedder's cache (shared out with other jobs that embed them)."""
+        self.embedder.encode([chunk.text for chunk in chunks], role="passage")
+
     def index(self, chunks: Sequence[Chunk]) -> None:
         self.store.add(self.embedder.encode([chunk.text for chunk in chunks], role="passage"))
 

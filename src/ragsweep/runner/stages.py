@@ -190,9 +190,9 @@ def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Se
     breadth = getattr(retriever, "search_breadth", lambda k: None)(depth)
     if breadth is not None:
         key = fingerprint(key, "breadth", breadth)
+    timer = _StageTimer(pipeline.cache, seconds if seconds is not None else {})
 
     def compute() -> dict[str, np.ndarray]:
-        timer = _StageTimer(pipeline.cache, seconds if seconds is not None else {})
         try:
             with timer.stage("index"):
                 retriever.index(chunks)
@@ -206,6 +206,10 @@ def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Se
             if hasattr(retriever, "close"):
                 retriever.close()
 
+    prepare = getattr(retriever, "prepare", None)
+    if prepare is not None and pipeline.cache.enabled and not pipeline.cache.holds("retrieval", key):
+        with timer.stage("index"):
+            prepare(chunks)  # a job computing this same entry is then helped, not waited for
     arrays = pipeline.cache.get_or_compute("retrieval", key, compute, usable=lambda a: int(a["depth"]) >= depth)
     return _unpack(arrays, min(depth, keep or depth)), key, arrays["search_ms"]
 
