@@ -5,12 +5,13 @@ made at run time, never committed: each holds 40 sentences drawn (seeded) from t
 out every sentence that overlaps a reference span or repeats one of a reference's sentences, so a
 distractor never holds an answer. Written in ragsweep's own format (documents/*.txt, queries.jsonl).
 
-For each size, each configuration runs as a real `python sweep.py` process, from its own cold stage cache
+One size given (`--docs 100000`) runs a tenth of it too, for the growth exponents. For each size, each
+configuration runs as a real `python sweep.py` process, from its own cold stage cache
 (recursive 200-token chunks, k=5):
   bm25              retriever=bm25
   static/numpy      retriever=dense embedder=static store=numpy     (likewise store=chroma, store=qdrant)
-  minilm/numpy      retriever=dense embedder=minilm store=numpy     (the smallest size only; its encode rate
-                    then estimates the larger sizes)
+  minilm/numpy      retriever=dense embedder=minilm store=numpy     (once: at the smallest size, or at 1,000
+                    distractors when that is larger; its encode rate estimates the rest)
 and the script prints, per configuration and size, each stage's seconds (the run's `seconds_*` metrics:
 load, chunk, embed, index, search, rerank, score, write; `rest` is the process's wall time left over: start,
 config, MLflow), its peak RSS (the process's, from wait4), its retrieval metrics, and then each stage's growth
@@ -52,7 +53,8 @@ CONFIGS = {
     "static/qdrant": ["retriever=dense", "embedder=static", "store=qdrant"],
     "minilm/numpy": ["retriever=dense", "embedder=minilm", "store=numpy"],
 }
-SMALLEST_ONLY = {"minilm/numpy"}
+SMALLEST_ONLY = {"minilm/numpy"}  # run at the smallest size, at most SMALLEST_CAP distractors (its rate estimates the rest)
+SMALLEST_CAP = 1000
 STAGES = {"load": "loading", "chunk": "chunking", "embed": "embedding", "index": "index", "search": "search",
           "rerank": "rerank", "score": "scoring", "write": "writing"}
 METRICS = ("recall", "token_recall", "token_iou", "chunk_recall", "mrr", "ndcg")
@@ -201,7 +203,11 @@ def main() -> None:
                         help="also embed each size's corpus by two joblib workers sharing its shards, against static/numpy alone")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-scale-"))
-    sizes = sorted(args.docs)
+    requested = sorted(set(args.docs))
+    if len(requested) == 1:  # a growth exponent needs two sizes: a tenth of the one asked for is the other
+        requested.insert(0, max(requested[0] // 10, 1))
+    smallest = min(requested[0], SMALLEST_CAP)
+    sizes = sorted({*requested, smallest}) if any(name in SMALLEST_ONLY for name in args.configs) else requested
     results: dict[str, dict[int, dict]] = {name: {} for name in args.configs}
     corpora, spreads = {}, {}
     try:
@@ -212,7 +218,7 @@ def main() -> None:
             print(f"{size} distractors: {corpora[size]['documents']} documents, {corpora[size]['characters'] / 1e6:.1f} M "
                   f"characters, made in {time.perf_counter() - started:.0f} s", flush=True)
             for name in args.configs:
-                if name in SMALLEST_ONLY and size != sizes[0]:
+                if (size != smallest) if name in SMALLEST_ONLY else (size not in requested):
                     continue
                 result = results[name][size] = run_config(corpus, workdir / f"runs-{size}", name, CONFIGS[name])
                 print(f"  {name}: {result['chunks']} chunks, {result['wall']:.1f} s, {result['rss_gb']:.2f} GB, "
