@@ -116,7 +116,7 @@ def run_config(corpus: Path, workdir: Path, name: str, overrides: list[str]) -> 
     home.mkdir(parents=True)
     run_dir = home / "run"
     command = [sys.executable, str(ROOT / "sweep.py"), "dataset=native", f"dataset.path={corpus}",
-               f"paths.root={home}", f"hydra.run.dir={run_dir}", f"experiment=scale", *COMMON, *overrides]
+               f"paths.root={home}", f"hydra.run.dir={run_dir}", "experiment=scale", *COMMON, *overrides]
     started = time.perf_counter()
     with open(home / "log.txt", "w") as log:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)

@@ -366,3 +366,18 @@ def test_a_whole_retriever_named_in_yaml_runs_from_the_command_line_without_chun
     assert pd.isna(run.get("params.chunker")) and pd.isna(run.get("params.chunker._target_"))
     assert pd.isna(run.get("params.store._target_")) and pd.isna(run.get("metrics.recall"))
     assert run["metrics.token_iou"] > 0
+
+
+def test_a_large_per_query_file_is_kept_gzipped_and_its_readers_read_it(project, monkeypatch):
+    """Over `per_query.COMPRESS_OVER` bytes a job keeps per_query.jsonl.gz, in its folder and in MLflow; the
+    result, the paired comparison and the diff, which read it from the folder or download it, find it."""
+    from ragsweep import per_query
+
+    monkeypatch.setattr(per_query, "COMPRESS_OVER", 0)
+    evaluation = Evaluation(experiment="gzipped", project=project)
+    first, second = evaluation.run(retriever="bm25", k=3), evaluation.run(retriever="bm25", k=5)
+    assert (first.output_dir / per_query.COMPRESSED).is_file() and not (first.output_dir / per_query.NAME).exists()
+    assert len(first.per_query) == 68 and first.per_query["recall"].mean() == pytest.approx(
+        first.metrics["recall"].mean)
+    assert evaluation.compare(first.run_id, second.run_id, "recall")["queries"] == 68
+    assert len(evaluation.diff(first.run_id, second.run_id, "recall").table) == 68

@@ -23,6 +23,7 @@ import pandas as pd
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
+from ragsweep import per_query as per_query_file
 from ragsweep.api.choices import compose_job, point_label, quoted, value_label
 from ragsweep.cache import StageCache
 from ragsweep.data.base import DatasetError, load_once
@@ -38,7 +39,7 @@ from ragsweep.runner.run import RunContext, run as run_job
 from ragsweep.tracking.sweep import Sweep
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
 from ragsweep.tracking.record import RECORD_FILE, RunRecord
-from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC
+from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, download_per_query
 from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)
@@ -165,10 +166,10 @@ class Evaluation:
             scores = []
             for run_id in (run_a, run_b):
                 try:
-                    path = tracker.client().download_artifacts(run_id, "per_query.jsonl", folder + f"/{run_id}")
-                except Exception as error:  # MLflow's own errors: no such run or artifact
+                    path = download_per_query(tracker, run_id, folder + f"/{run_id}")
+                except ValueError as error:
                     raise ResultsError(f"run {run_id}: cannot read its per_query.jsonl ({error})") from None
-                per_query = read_per_query(Path(path))
+                per_query = read_per_query(path)
                 scores.append({question: values[metric] for question, values in per_query.items() if metric in values})
         if not scores[0] or not scores[1]:
             raise ResultsError(f"{metric}: run {run_a if not scores[0] else run_b} has no such metric per question")
@@ -202,7 +203,7 @@ def _result(output_dir: Path) -> Result:
     summary = json.loads((output_dir / "metrics.json").read_text())
     metrics = {name: Metric(values["mean"], values["std"], tuple(values["ci95"]), values["n"])
                for name, values in summary.items() if "mean" in values}
-    records = [json.loads(line) for line in (output_dir / "per_query.jsonl").read_text().splitlines() if line]
+    records = list(per_query_file.records(per_query_file.find(output_dir)))
     per_query = pd.DataFrame([{"id": r["id"], "question": r["question"],
                                **({"answer": r["answer"]} if "answer" in r else {}), **r["metrics"]} for r in records])
     record = RunRecord.read(output_dir / RECORD_FILE)

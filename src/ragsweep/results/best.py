@@ -28,6 +28,7 @@ import pandas as pd
 import yaml
 from omegaconf import DictConfig, OmegaConf
 
+from ragsweep import per_query as per_query_file
 from ragsweep.metrics import registry
 from ragsweep.results.corrected import (CorrectedDifference, JudgedRun, corrected_entries, paired_corrected,
                                        ranking_metric)
@@ -39,8 +40,8 @@ from ragsweep.runner.entry import conf_dirs, ensure_project_config
 from ragsweep.runner.identity import LABEL_KEY, group_choices
 from ragsweep.runner.race_questions import RACE_KEY
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, finished_jobs, labels, on_dataset,
-                                    ranked, where)
+from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, download_per_query, finished_jobs,
+                                    labels, on_dataset, ranked, where)
 
 # answer metrics only where a generator ran, judged metrics only where a judge did
 RANKABLE = registry.names(rankable=True)
@@ -221,7 +222,7 @@ def _job_files(tracker: MlflowTracker, run: pd.Series, what: str) -> tuple[dict,
                  and not pd.isna(run[column])]
     try:
         with tempfile.TemporaryDirectory(prefix="ragsweep-best-") as folder:
-            per_query = read_per_query(download(tracker, run.run_id, "per_query.jsonl", folder))
+            per_query = read_per_query(download_per_query(tracker, run.run_id, folder))
             summary = (json.loads(download(tracker, run.run_id, "metrics.json", folder).read_text())
                        if corrected else {})
     except ValueError as error:
@@ -235,8 +236,8 @@ def _sha256(path: Path) -> str:
 
 
 def read_per_query(path: Path) -> dict[str, dict[str, float]]:
-    """A job's per_query.jsonl as question id -> that question's metrics."""
-    records = (json.loads(line) for line in path.read_text().splitlines() if line)
+    """A job's per_query.jsonl (or .jsonl.gz), or a job folder holding one, as question id -> its metrics."""
+    records = per_query_file.records(per_query_file.find(path) if Path(path).is_dir() else path)
     return {record["id"]: {name: float(value) for name, value in record["metrics"].items()} for record in records}
 
 

@@ -9,7 +9,6 @@ most come first.
 from __future__ import annotations
 
 import html
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +16,11 @@ from pathlib import Path
 import pandas as pd
 
 from ragsweep.metrics import registry
+from ragsweep import per_query
 from ragsweep.results.best import ResultsError
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.runs import download, one_run
+from ragsweep.tracking.runs import download_per_query, one_run
 
 SHOWN = ("token_iou", "recall", "mrr", "answer_f1", "answer_correctness", "faithfulness")  # beside the sorted one
 
@@ -112,10 +112,9 @@ def _side(tracker: MlflowTracker, run_id: str) -> RunSide:
     try:
         run = one_run(tracker, run_id)
         with tempfile.TemporaryDirectory(prefix="ragsweep-diff-") as folder:
-            lines = download(tracker, run_id, "per_query.jsonl", folder).read_text().splitlines()
+            records = {record["id"]: record for record in per_query.records(download_per_query(tracker, run_id, folder))}
     except ValueError as error:
         raise ResultsError(f"{error}; give two job runs' ids (the run_id column of `ragsweep best`)") from None
-    records = {record["id"]: record for record in map(json.loads, filter(None, lines))}
     label = run["tags"].get(LABEL_TAG) or run["tags"].get("mlflow.runName", run_id)
     return RunSide(run_id, label, records)
 

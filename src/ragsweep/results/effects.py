@@ -37,7 +37,7 @@ import pandas as pd
 from ragsweep.metrics import registry
 from ragsweep.results.best import ResultsError, read_per_query
 from ragsweep.tracking.mlflow_tracker import ROLE_TAG, MlflowTracker
-from ragsweep.tracking.runs import datasets, download, labels, on_dataset, one_run, sweep_jobs
+from ragsweep.tracking.runs import datasets, download_per_query, labels, on_dataset, one_run, sweep_jobs
 from ragsweep.tracking.sweep import sweep_metric, sweeps
 
 log = logging.getLogger(__name__)
@@ -284,7 +284,7 @@ def runs_effects(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, sample
     question from their per_query.jsonl. ValueError when they give nothing to estimate."""
     levels = swept_levels(labels(runs), runs)
     with tempfile.TemporaryDirectory(prefix="ragsweep-effects-") as folder:
-        questions = [read_per_query(download(tracker, run_id, "per_query.jsonl", tempfile.mkdtemp(dir=folder)))
+        questions = [read_per_query(download_per_query(tracker, run_id, tempfile.mkdtemp(dir=folder)))
                      for run_id in runs.run_id]
     ids = sorted({question for found in questions for question, values in found.items() if metric in values})
     if not ids:

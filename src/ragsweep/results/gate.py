@@ -49,7 +49,7 @@ from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
 from ragsweep.runner.outputs import LATENCY_FILE, read_latency
 from ragsweep.tracking.race import STOPPED_ROUND_TAG
-from ragsweep.tracking.runs import download, one_run
+from ragsweep.tracking.runs import download, download_per_query, one_run
 
 _PERCENT = re.compile(r"^\s*([-+]?[\d.]+)\s*%\s*$")
 TIMED = registry.names(stage="latency")  # one value per run, compared on fresh timings (`latency_row`)
@@ -128,7 +128,7 @@ def job_result(tracker: MlflowTracker, run_id: str, what: str, hint: str = "") -
             raise ValueError(f"run {run_id} was stopped in a race after {run['tags'].get('ragsweep.race.questions')} "
                              "questions; gate a run that ran every question (the race's winner, or rerun it)")
         with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
-            per_query = read_per_query(download(tracker, run_id, "per_query.jsonl", folder))
+            per_query = read_per_query(download_per_query(tracker, run_id, folder))
             labelled = any(name.endswith("_corrected") for name in run["metrics"])
             summary = json.loads(download(tracker, run_id, "metrics.json", folder).read_text()) if labelled else {}
     except ValueError as error:

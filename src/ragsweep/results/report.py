@@ -33,7 +33,7 @@ from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.race import stopped_lines
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.costs import COST_METRICS
-from ragsweep.tracking.runs import generators, has_generator
+from ragsweep.tracking.runs import download_per_query, generators, has_generator
 
 GENERATION_COLUMNS = (*ANSWER_METRICS, *COST_METRICS, "generation_ms_p50", "generation_ms_p95", "latency_ms_p50",
                       "latency_ms_p95")
@@ -101,7 +101,7 @@ def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folde
     if not registry.metric(metric).per_question:
         return _micro_note(metric)
     scorers = judges.run_judges(runs) if metric in JUDGED_RANKABLE else [None] * len(runs)
-    questions = {run_id: read_per_query(_artifact(tracker, run_id, "per_query.jsonl", folder))
+    questions = {run_id: read_per_query(download_per_query(tracker, run_id, tempfile.mkdtemp(dir=folder)))
                  for run_id in runs.run_id[: RUNNERS_UP + 1]}
     per_query = {run_id: {question: values[metric] for question, values in found.items()  # answer metrics:
                           if metric in values} for run_id, found in questions.items()}  # answered questions

@@ -53,7 +53,7 @@ def rerun(project: Path, config_path: Path, why: str = "verify", overrides: Sequ
         if done.returncode != 0:
             raise ResultsError(f"the rerun of {config_path} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         summary = json.loads((Path(output) / "metrics.json").read_text())
-        per_query = read_per_query(Path(output) / "per_query.jsonl")
+        per_query = read_per_query(Path(output))
         timed = Path(output) / LATENCY_FILE
         latency = read_latency(timed) if timed.is_file() else {}
         ran = OmegaConf.to_container(OmegaConf.load(Path(output) / "config.yaml"), resolve=True)

@@ -12,6 +12,7 @@ import orjson
 import yaml
 from omegaconf._utils import get_omega_conf_dumper
 
+from ragsweep import per_query as per_query_file
 from ragsweep.generation.base import Generation
 from ragsweep.judging.feedback import claim_feedback
 from ragsweep.runner.build import Pipeline
@@ -30,7 +31,7 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
     output_dir.mkdir(parents=True, exist_ok=True)
     metrics_path = output_dir / "metrics.json"
     metrics_path.write_text(json.dumps(summary, indent=2) + "\n")
-    per_query_path = output_dir / "per_query.jsonl"
+    per_query_path = output_dir / per_query_file.NAME
     with per_query_path.open("wb") as out:
         for position, (query, query_hits, scores) in enumerate(zip(dataset.queries, hits, per_query, strict=True)):
             retrieved = [_retrieved(chunks[hit.index], hit.score) for hit in query_hits[:k]]
@@ -47,7 +48,7 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
             out.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY))
     config_path = output_dir / "config.yaml"
     config_path.write_text(config_yaml(config))
-    return [metrics_path, per_query_path, config_path]
+    return [metrics_path, per_query_file.finish(per_query_path), config_path]
 
 
 def _retrieved(chunk: Chunk, score: float) -> dict:

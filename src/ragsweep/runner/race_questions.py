@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-import orjson
 
+from ragsweep import per_query
 from ragsweep.runner.race import round_sizes
 from ragsweep.types import Dataset
 
@@ -85,8 +85,7 @@ def write_race_scores(output_dir: Path, run_id: str, race: RaceRound, whole: Dat
     questions in the race's order (null where the question failed: no answer, or its judging failed), read
     from the job's per_query.jsonl (in the race's order, or the dataset's after the last round)."""
     values = {}
-    for line in (output_dir / "per_query.jsonl").read_bytes().splitlines():
-        record = orjson.loads(line)
+    for record in per_query.records(per_query.find(output_dir)):
         value = record["metrics"].get(race.metric)
         values[record["id"]] = None if value is None or value != value else float(value)
     total = len(whole.queries)

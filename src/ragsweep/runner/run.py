@@ -41,7 +41,7 @@ from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shar
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.race import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG, RACE_SEED_TAG, adopt, race_run
-from ragsweep.tracking.runs import download
+from ragsweep.tracking.runs import download_per_query
 from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)
@@ -145,7 +145,7 @@ def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, contex
                  earlier.info.run_id, done)
         adopt(tracker, earlier.info.run_id, context.parent)
         context.output_dir.mkdir(parents=True, exist_ok=True)
-        download(tracker, earlier.info.run_id, "per_query.jsonl", str(context.output_dir))
+        download_per_query(tracker, earlier.info.run_id, str(context.output_dir))
         write_race_scores(context.output_dir, earlier.info.run_id, race, dataset)
         return dict(earlier.data.metrics)
     resumed = earlier.info.run_id if earlier is not None else None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ragsweep import per_query
 from ragsweep.metrics import registry
 from ragsweep.metrics.pareto import non_dominated
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
@@ -159,6 +160,17 @@ def download(tracker: MlflowTracker, run_id: str, name: str, folder: str) -> Pat
         return Path(tracker.client().download_artifacts(run_id, name, folder))
     except (MlflowException, OSError):
         raise ValueError(f"run {run_id} has no artifact {name} in {tracker.uri}") from None
+
+
+def download_per_query(tracker: MlflowTracker, run_id: str, folder: str) -> Path:
+    """A run's per_query.jsonl (or, where it was large, per_query.jsonl.gz) copied under `folder`; ValueError
+    when the run has neither."""
+    for name in per_query.NAMES:
+        try:
+            return download(tracker, run_id, name, folder)
+        except ValueError:
+            continue
+    raise ValueError(f"run {run_id} has no artifact {per_query.NAME} in {tracker.uri}")
 
 
 def ranked(runs: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -10,7 +10,6 @@ so sampling again with the same seed changes nothing.
 
 from __future__ import annotations
 
-import json
 import math
 import tempfile
 from collections import defaultdict
@@ -23,7 +22,8 @@ from ragsweep.judging.feedback import trace_record
 from ragsweep.judging.sampling import Draw
 from ragsweep.tracking.labels import experiment_traces
 from ragsweep.tracking.mlflow_tracker import JUDGE_TAG, MlflowTracker
-from ragsweep.tracking.runs import download, finished_jobs, labels
+from ragsweep import per_query
+from ragsweep.tracking.runs import download_per_query, finished_jobs, labels
 from ragsweep.tracking.traces import INCLUSION_TAG, QUERY_TAG, log_claim_feedback, log_traces
 
 SOURCE_RUN = "mlflow.sourceRun"  # trace metadata: the run a trace belongs to
@@ -69,8 +69,8 @@ def judged_runs(tracker: MlflowTracker) -> list[JudgedRun]:
                 raise ValueError(f"run {run['run_id']} logged no numeric judge.threshold param: rerun its "
                                  "configuration with this ragsweep (python sweep.py ... +force=true)")
             (Path(folder) / run["run_id"]).mkdir()
-            path = download(tracker, run["run_id"], "per_query.jsonl", str(Path(folder) / run["run_id"]))
-            records = tuple(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
+            path = download_per_query(tracker, run["run_id"], str(Path(folder) / run["run_id"]))
+            records = tuple(per_query.records(path))
             found.append(JudgedRun(run["run_id"], str(run["label"]), str(run[column]), threshold, records))
     return found
 
