@@ -29,8 +29,8 @@ class UnitLine:
         self.unit = unit
         self.documents = documents
         self.tokenizer = tokenizer or Tokenizer()
-        self._position = {doc_id: position for position, doc_id in enumerate(sorted(documents))}
         ids = sorted(documents)
+        self._position = {doc_id: position for position, doc_id in enumerate(ids)}
         if unit == "tokens":  # a token holds at least one byte
             lengths = np.fromiter((len(documents[i].text.encode()) for i in ids), dtype=np.int64, count=len(ids))
         else:
