@@ -109,14 +109,19 @@ def make_corpus(data: Path, folder: Path, documents: int) -> dict[str, int]:
     return {"documents": len(corpora) + documents, "characters": characters, "pool": len(pool)}
 
 
+def sweep_command(corpus: Path, home: Path, *overrides: str) -> list[str]:
+    """`python sweep.py` on the corpus, its store, cache and outputs under `home`, with the shared settings."""
+    return [sys.executable, str(ROOT / "sweep.py"), *overrides, "dataset=native", f"dataset.path={corpus}",
+            f"paths.root={home}", "experiment=scale", *COMMON]
+
+
 def run_config(corpus: Path, workdir: Path, name: str, overrides: list[str]) -> dict:
     """One configuration as a real `sweep.py` process on an empty stage cache: its metrics, wall and peak RSS."""
     home = workdir / name.replace("/", "-")
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
     run_dir = home / "run"
-    command = [sys.executable, str(ROOT / "sweep.py"), "dataset=native", f"dataset.path={corpus}",
-               f"paths.root={home}", f"hydra.run.dir={run_dir}", "experiment=scale", *COMMON, *overrides]
+    command = sweep_command(corpus, home, f"hydra.run.dir={run_dir}", *overrides)
     started = time.perf_counter()
     with open(home / "log.txt", "w") as log:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
@@ -140,9 +145,8 @@ def run_spread(corpus: Path, workdir: Path, alone: dict) -> dict:
     home = workdir / "spread"
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
-    command = [sys.executable, str(ROOT / "sweep.py"), "-m", "dataset=native", f"dataset.path={corpus}",
-               f"paths.root={home}", f"hydra.sweep.dir={home / 'sweep'}", "experiment=scale", *COMMON,
-               *CONFIGS["static/numpy"][:2], "store=numpy,chroma", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    command = sweep_command(corpus, home, "-m", f"hydra.sweep.dir={home / 'sweep'}", *CONFIGS["static/numpy"][:2],
+                            "store=numpy,chroma", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
     started = time.perf_counter()
     with open(home / "log.txt", "w") as log:
         code = subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT).returncode
