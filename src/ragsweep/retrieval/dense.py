@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ragsweep.embedding.base import Embedder
 from ragsweep.stores.base import VectorStore
 from ragsweep.types import Chunk, Hit
@@ -20,13 +22,18 @@ class DenseRetriever:
     def __init__(self, embedder: Embedder, store: VectorStore) -> None:
         self.embedder = embedder
         self.store = store
+        self._prepared: tuple[Sequence[Chunk], np.ndarray] | None = None
 
     def prepare(self, chunks: Sequence[Chunk]) -> None:
-        """Embed the chunks into the embedder's cache (shared out with other jobs that embed them)."""
-        self.embedder.encode([chunk.text for chunk in chunks], role="passage")
+        """Embed the chunks into the embedder's cache (shared out with other jobs that embed them), keeping the
+        vectors for `index` of the same chunk list, so it neither hashes nor stacks them a second time."""
+        self._prepared = (chunks, self.embedder.encode([chunk.text for chunk in chunks], role="passage"))
 
     def index(self, chunks: Sequence[Chunk]) -> None:
-        self.store.add(self.embedder.encode([chunk.text for chunk in chunks], role="passage"))
+        prepared, self._prepared = self._prepared, None
+        vectors = (prepared[1] if prepared is not None and prepared[0] is chunks
+                   else self.embedder.encode([chunk.text for chunk in chunks], role="passage"))
+        self.store.add(vectors)
 
     def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
         return self.store.search(self.embedder.encode(questions, role="query"), k)
@@ -37,6 +44,7 @@ class DenseRetriever:
         return breadth(k) if breadth is not None else None
 
     def close(self) -> None:
+        self._prepared = None
         close = getattr(self.store, "close", None)
         if close is not None:
             close()
