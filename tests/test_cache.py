@@ -362,3 +362,26 @@ def test_a_shard_whose_process_died_is_embedded_by_the_process_waiting_for_it(tm
     embedded = [line.split(" ", 1) for line in log.read_text().splitlines()]
     assert sorted(text for _, text in embedded) == texts and {pid for pid, _ in embedded} == {str(survivor.pid)}
     assert np.load(outs[1]).shape == (12, 3)
+
+
+class CountedTexts(list):
+    """A list of texts that counts how many are read at once at most (one shard's, not the corpus)."""
+
+    def __init__(self, texts):
+        super().__init__(texts)
+        self.reads = 0
+
+    def __getitem__(self, position):
+        self.reads += 1
+        return super().__getitem__(position)
+
+
+def test_a_cold_embedding_reads_each_missing_text_when_its_shard_is_embedded(tmp_path):
+    """Texts are hashed as they stream past and read again one shard at a time, so a lazily sliced corpus
+    (`ChunkTexts`) is never held whole: 10 texts, shards of 4, each read once by position."""
+    texts = CountedTexts([f"text {i}" for i in range(10)])
+    model = CountingEmbedder()
+    vectors = cached_embedder(model, StageCache(tmp_path, embedding_shard=4), {"_target_": "m"}).encode(texts)
+    assert texts.reads == 10 and model.seen == list(texts)
+    assert np.array_equal(vectors, cached_embedder(CountingEmbedder(), StageCache(tmp_path / "b"),
+                                                   {"_target_": "m"}).encode(list(texts)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 
@@ -26,18 +27,73 @@ class Span:
         return {"doc_id": self.doc_id, "start": self.start, "end": self.end}
 
 
-@dataclass(frozen=True, slots=True)
 class Chunk:
-    """A piece of a document; `text == document.text[start:end]` always holds."""
+    """A piece of a document; `text == document.text[start:end]` always holds.
 
+    A chunk made with `Chunk.of` holds its document's text and slices its own out when read, so a million
+    chunks do not keep a second copy of the corpus; pickled, it carries only its own text.
+    """
+
+    __slots__ = ("doc_id", "start", "end", "_source", "_sliced")
     doc_id: str
     start: int
     end: int
-    text: str
+
+    def __init__(self, doc_id: str, start: int, end: int, text: str) -> None:
+        for name, value in (("doc_id", doc_id), ("start", start), ("end", end), ("_source", text),
+                            ("_sliced", False)):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def of(cls, document: Document, start: int, end: int) -> Chunk:
+        """The chunk `document.text[start:end]`, sliced from the document when its text is read."""
+        chunk = cls(document.id, start, end, document.text)
+        object.__setattr__(chunk, "_sliced", True)
+        return chunk
+
+    @property
+    def text(self) -> str:
+        return self._source[self.start : self.end] if self._sliced else self._source
 
     @property
     def span(self) -> Span:
         return Span(self.doc_id, self.start, self.end)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Chunk is immutable; cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Chunk):
+            return NotImplemented
+        return (self.doc_id, self.start, self.end, self.text) == (other.doc_id, other.start, other.end, other.text)
+
+    def __hash__(self) -> int:
+        return hash((self.doc_id, self.start, self.end))
+
+    def __repr__(self) -> str:
+        return f"Chunk(doc_id={self.doc_id!r}, start={self.start!r}, end={self.end!r}, text={self.text!r})"
+
+    def __reduce__(self) -> tuple:
+        return Chunk, (self.doc_id, self.start, self.end, self.text)
+
+
+class ChunkTexts(Sequence[str]):
+    """The chunks' texts as a sequence, each sliced when read: an embedder or index reads them in batches, and
+    the corpus is never copied whole."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.chunks = chunks
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def __iter__(self) -> Iterator[str]:
+        return (chunk.text for chunk in self.chunks)
+
+    def __getitem__(self, position):  # type: ignore[override]
+        if isinstance(position, slice):
+            return [chunk.text for chunk in self.chunks[position]]
+        return self.chunks[position].text
 
 
 @dataclass(frozen=True, slots=True)

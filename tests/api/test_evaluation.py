@@ -381,3 +381,20 @@ def test_a_large_per_query_file_is_kept_gzipped_and_its_readers_read_it(project,
         first.metrics["recall"].mean)
     assert evaluation.compare(first.run_id, second.run_id, "recall")["queries"] == 68
     assert len(evaluation.diff(first.run_id, second.run_id, "recall").table) == 68
+
+
+def test_a_sweep_keeping_per_query_for_its_best_run_drops_the_others_and_says_why(project):
+    """`tracking.per_query_top=1`: when the sweep ends, only its best run by the sweep's metric keeps per_query.jsonl
+    in MLflow; the other is tagged, and a reader needing it names the setting and the way back."""
+    import mlflow
+
+    evaluation = Evaluation(experiment="top", project=project)
+    table = evaluation.sweep({"k": [3, 5]}, overrides=["retriever=bm25", "tracking.per_query_top=1"], metric="recall")
+    best, other = table.run_id
+    client = mlflow.MlflowClient(f"sqlite:///{project}/mlruns/mlflow.db")
+    assert "per_query.jsonl" in [f.path for f in client.list_artifacts(best)]
+    assert not [f.path for f in client.list_artifacts(other) if f.path.startswith("per_query")]
+    assert client.get_run(other).data.tags["ragsweep.per_query"] == "dropped"
+    assert "ragsweep.per_query" not in client.get_run(best).data.tags
+    with pytest.raises(ValueError, match=r"dropped when its sweep ended \(tracking.per_query_top.*k=3.*force=true"):
+        evaluation.compare(best, other, "recall")

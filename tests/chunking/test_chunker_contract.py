@@ -76,3 +76,20 @@ def small_chunkers(embedder) -> dict:
 def test_small_settings_keep_spans_exact_on_any_text(option, small_chunkers, text):
     doc = Document("d", text)
     assert_spans_point_back(small_chunkers[option].split(doc), doc)
+
+
+def test_a_chunk_of_a_document_slices_its_text_when_read_and_pickles_only_it():
+    """`Chunk.of` keeps no copy of its text: it is the document's slice, equal to a chunk given that text, and
+    a pickled chunk carries its own text, not the document's."""
+    import pickle
+
+    from ragsweep.types import Chunk
+
+    document = Document("d", "x" * 10_000 + "the answer" + "y" * 10_000)
+    chunk = Chunk.of(document, 10_000, 10_010)
+    assert chunk.text == "the answer" and chunk == Chunk("d", 10_000, 10_010, "the answer")
+    assert hash(chunk) == hash(Chunk("d", 10_000, 10_010, "the answer"))
+    again = pickle.loads(pickle.dumps(chunk))
+    assert again == chunk and len(pickle.dumps(chunk)) < 200
+    with pytest.raises(AttributeError):
+        chunk.start = 3

@@ -51,3 +51,17 @@ def test_k_beyond_the_collection(store):
 def test_bad_settings_are_refused(build):
     with pytest.raises(ValueError, match=r"store\.\w+ must be > 0"):
         build()
+
+
+
+def test_numpy_store_batches_fewer_queries_over_many_chunks_with_the_same_rankings(vectors, monkeypatch):
+    """Over many chunks one product's scores stay within `SCORES_BUDGET`: with a budget of two queries' scores
+    it multiplies two queries at a time, and the rankings equal one product over every query."""
+    import ragsweep.stores.numpy as numpy_store
+
+    data, queries = vectors
+    whole = _search(NumpyStore(batch_size=256), data, queries, 10)
+    monkeypatch.setattr(numpy_store, "SCORES_BUDGET", 2 * len(data))
+    store = NumpyStore(batch_size=256)
+    assert _search(store, data, queries, 10) == whole
+    assert store.queries_per_product() == 2

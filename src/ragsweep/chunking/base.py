@@ -14,7 +14,7 @@ class Chunker(Protocol):
 
 
 def make_chunk(doc: Document, start: int, end: int) -> Chunk:
-    return Chunk(doc.id, start, end, doc.text[start:end])
+    return Chunk.of(doc, start, end)
 
 
 def strip_span(text: str, start: int, end: int) -> tuple[int, int]:

@@ -77,9 +77,8 @@ def encode_in_batches(
     texts: Sequence[str], batch_size: int, encode_batch: Callable[[list[str]], np.ndarray], progress: bool, desc: str
 ) -> np.ndarray:
     """Run `encode_batch` over slices of `texts` with a progress bar; return unit-length float32 rows."""
-    texts = list(texts)
     parts = [
-        np.asarray(encode_batch(texts[i : i + batch_size]), dtype=np.float32)
+        np.asarray(encode_batch(list(texts[i : i + batch_size])), dtype=np.float32)
         for i in tqdm(range(0, len(texts), batch_size), desc=desc, unit="batch",
                       disable=not progress or len(texts) <= batch_size)
     ]

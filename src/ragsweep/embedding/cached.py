@@ -54,29 +54,31 @@ class CachedEmbedder:
 
     def _encode(self, texts: Sequence[str], role: Role) -> np.ndarray:
         keys = [hashlib.sha256(f"{role}\0{text}".encode()).hexdigest() for text in texts]
-        missing = self._missing(keys, texts)
+        self._load_new_shards()
+        missing = {key: position for position, key in enumerate(keys) if key not in self._vectors}
         if missing:
-            self._embed_shared(list(missing.items()), role)
+            self._embed_shared(texts, list(missing.items()), role)
         self.cache.hits["embeddings"] += len(keys) - len(missing)
         if not keys:
             return np.empty((0, 0), dtype=np.float32)
         return np.stack([self._vectors[key] for key in keys])
 
-    def _embed_shared(self, missing: list[tuple[str, str]], role: Role) -> None:
-        """Embed the missing texts in shards of `cache.embedding_shard`, each under its own lock: every process
-        that needs the same texts (the jobs of one chunking, on any node sharing the cache) takes the shards no
-        one holds and writes each as it finishes, then waits for the shards others hold, and embeds any whose
-        holder died without writing it. Each text is embedded once, by whichever process reached it first."""
+    def _embed_shared(self, texts: Sequence[str], missing: list[tuple[str, int]], role: Role) -> None:
+        """Embed the missing texts (key and position in `texts`) in shards of `cache.embedding_shard`, each under
+        its own lock: every process that needs the same texts (the jobs of one chunking, on any node sharing the
+        cache) takes the shards no one holds and writes each as it finishes, then waits for the shards others
+        hold, and embeds any whose holder died without writing it. Each text is embedded once, by whichever
+        process reached it first; a shard's texts are read only when it is embedded."""
         size = self.cache.embedding_shard
         shards = [dict(missing[start : start + size]) for start in range(0, len(missing), size)]
         waiting = []
         for shard in tqdm(shards, desc="embedding shards", unit="shard", disable=len(shards) < 2):
-            if not self._embed_shard(shard, role, blocking=False):
+            if not self._embed_shard(texts, shard, role, blocking=False):
                 waiting.append(shard)
         for shard in waiting:
-            self._embed_shard(shard, role, blocking=True)
+            self._embed_shard(texts, shard, role, blocking=True)
 
-    def _embed_shard(self, shard: dict[str, str], role: Role, blocking: bool) -> bool:
+    def _embed_shard(self, texts: Sequence[str], shard: dict[str, int], role: Role, blocking: bool) -> bool:
         """Embed what of `shard` no process has stored yet, under the shard's lock; False when another process
         holds it (without `blocking`)."""
         name = hashlib.sha256("".join(sorted(shard)).encode()).hexdigest()[:32]
@@ -84,17 +86,14 @@ class CachedEmbedder:
             if not held:
                 return False
             self._load_new_shards()
-            todo = {key: text for key, text in shard.items() if key not in self._vectors}
+            todo = {key: position for key, position in shard.items() if key not in self._vectors}
             if todo:
-                vectors = np.asarray(self.embedder.encode(list(todo.values()), role=role), dtype=np.float32)
+                vectors = np.asarray(self.embedder.encode([texts[position] for position in todo.values()], role=role),
+                                     dtype=np.float32)
                 self._store_shard(list(todo), vectors)
                 self.cache.misses["embeddings"] += len(todo)
             self.cache.hits["embeddings"] += len(shard) - len(todo)
         return True
-
-    def _missing(self, keys: list[str], texts: Sequence[str]) -> dict[str, str]:
-        self._load_new_shards()
-        return {key: text for key, text in zip(keys, texts) if key not in self._vectors}
 
     def _load_new_shards(self) -> None:
         if not self.folder.is_dir():

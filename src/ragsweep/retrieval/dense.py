@@ -8,7 +8,7 @@ import numpy as np
 
 from ragsweep.embedding.base import Embedder
 from ragsweep.stores.base import VectorStore
-from ragsweep.types import Chunk, Hit
+from ragsweep.types import Chunk, ChunkTexts, Hit
 
 
 class DenseRetriever:
@@ -27,12 +27,12 @@ class DenseRetriever:
     def prepare(self, chunks: Sequence[Chunk]) -> None:
         """Embed the chunks into the embedder's cache (shared out with other jobs that embed them), keeping the
         vectors for `index` of the same chunk list, so it neither hashes nor stacks them a second time."""
-        self._prepared = (chunks, self.embedder.encode([chunk.text for chunk in chunks], role="passage"))
+        self._prepared = (chunks, self.embedder.encode(ChunkTexts(chunks), role="passage"))
 
     def index(self, chunks: Sequence[Chunk]) -> None:
         prepared, self._prepared = self._prepared, None
         vectors = (prepared[1] if prepared is not None and prepared[0] is chunks
-                   else self.embedder.encode([chunk.text for chunk in chunks], role="passage"))
+                   else self.embedder.encode(ChunkTexts(chunks), role="passage"))
         self.store.add(vectors)
 
     def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:

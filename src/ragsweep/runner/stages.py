@@ -46,8 +46,8 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
         arrays = pipeline.cache.get_or_compute("chunks", key, compute)
         if "located" in arrays:
             _LOCATED[key] = dict(zip(("located_exact", "located_fuzzy"), arrays["located"].tolist(), strict=True))
-        spans = arrays["spans"]
-        return [Chunk(doc_ids[d], s, e, dataset.documents[doc_ids[d]].text[s:e]) for d, s, e in spans.tolist()]
+        documents = [dataset.documents[doc_id] for doc_id in doc_ids]
+        return [Chunk.of(documents[d], s, e) for d, s, e in arrays["spans"].tolist()]
 
     if not pipeline.cache.enabled:
         chunks = load()

@@ -7,12 +7,15 @@ import numpy as np
 from ragsweep.stores.base import check_k, normalised, top_k
 from ragsweep.types import Hit
 
+SCORES_BUDGET = 16 * 2**20  # floats of one batch's scores
+
 
 class NumpyStore:
     """Brute-force top-k by cosine similarity (batched matrix product + argpartition).
 
     Args:
-        batch_size: Query vectors scored per matrix product (bounds memory at batch x n floats).
+        batch_size: Query vectors scored per matrix product at most; fewer when the chunks are many, so one
+            product's scores stay within `SCORES_BUDGET` floats (64 MB) at any corpus size.
     """
 
     def __init__(self, batch_size: int = 256) -> None:
@@ -30,11 +33,16 @@ class NumpyStore:
         round computing two shards) starts from an empty index, not from the chunks twice over."""
         self._vectors = np.empty((0, 0), dtype=np.float32)
 
+    def queries_per_product(self) -> int:
+        return max(1, min(self.batch_size, SCORES_BUDGET // max(1, len(self._vectors))))
+
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
         check_k(k)
         queries = normalised(queries)
         results: list[list[Hit]] = []
-        for first in range(0, len(queries), self.batch_size):
-            scores = queries[first : first + self.batch_size] @ self._vectors.T
+        batch = self.queries_per_product()
+        for first in range(0, len(queries), batch):
+            scores = queries[first : first + batch] @ self._vectors.T
             results += [top_k(row, k) for row in scores]
+            del scores  # freed before the next product, not after it
         return results

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ragsweep import per_query
 from ragsweep.tracking.processes import alive, mark_lost, process_tags
 from ragsweep.tracking.record import RunRecord
 from ragsweep.tracking.store import absolute_uri, ensure_experiment, open_client
@@ -30,6 +31,7 @@ ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configurat
 PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"  # set in each job's process through the job's config (hydra.job.env_set)
 RERUN_ENV = "RAGSWEEP_RERUN"  # why this process reruns an export (verify, gate), tagged as RERUN_TAG
 RERUN_TAG = "ragsweep.rerun"
+PER_QUERY_TAG = "ragsweep.per_query"  # "dropped": the sweep kept per_query.jsonl for its best runs only
 
 
 def dotted_params(tree: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
@@ -62,12 +64,19 @@ class MlflowTracker:
         artifacts: Folder for run artifacts.
         trace_queries: Questions logged as MLflow traces per run with a generator (>= 0; 0 logs none).
             Changes what is logged, not a result, so it is not part of a configuration's fingerprint.
+        http_retries: A tracking server's retries (None: MLflow's own).
+        per_query_top: Keep per_query.jsonl only for a sweep's best N runs by its metric, dropping it from the
+            others' artifacts when the sweep ends (None keeps every run's).
     """
 
     def __init__(self, uri: str, experiment: str, artifacts: str, trace_queries: int = 20,
-                 http_retries: int | None = None) -> None:
+                 http_retries: int | None = None, per_query_top: int | None = None) -> None:
         if not isinstance(trace_queries, int) or isinstance(trace_queries, bool) or trace_queries < 0:
             raise ValueError(f"tracking.trace_queries must be an integer >= 0, got {trace_queries!r}")
+        if per_query_top is not None and (not isinstance(per_query_top, int) or isinstance(per_query_top, bool)
+                                          or per_query_top < 1):
+            raise ValueError(f"tracking.per_query_top must be an integer >= 1 or null, got {per_query_top!r}")
+        self.per_query_top = per_query_top
         self.uri = absolute_uri(uri)
         self.experiment = experiment
         self.artifacts = artifacts
@@ -184,6 +193,18 @@ class MlflowTracker:
         """Copy files into the run's artifacts through one repository (not one lookup per file)."""
         self._record.add("artifacts", [str(path) for path in paths])
         self._send("artifacts", lambda: self._log_artifacts(self._run.artifact_uri, paths))
+
+    def drop_per_query(self, run_ids: Sequence[str]) -> None:
+        """Delete these runs' per_query.jsonl(.gz) from their artifacts and tag each `PER_QUERY_TAG=dropped`, so a
+        reader can say why it is missing (see `per_query_top`)."""
+        from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+        client = self.client()
+        for run_id in run_ids:
+            repository = get_artifact_repository(client.get_run(run_id).info.artifact_uri)
+            for name in per_query.NAMES:
+                repository.delete_artifacts(name)
+            client.set_tag(run_id, PER_QUERY_TAG, "dropped")
 
     def sync(self, record_path: Path) -> str:
         """Log a job's record (`ragsweep sync`): into its own run when the store has it, else into a new

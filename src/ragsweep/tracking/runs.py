@@ -18,7 +18,7 @@ from ragsweep import per_query
 from ragsweep.metrics import registry
 from ragsweep.metrics.pareto import non_dominated
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, ROLE_TAG, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, PER_QUERY_TAG, ROLE_TAG, MlflowTracker
 from ragsweep.tracking.race import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG
 
 CONFIG = "tags.mlflow.runName"
@@ -170,6 +170,11 @@ def download_per_query(tracker: MlflowTracker, run_id: str, folder: str) -> Path
             return download(tracker, run_id, name, folder)
         except ValueError:
             continue
+    tags = tracker.client().get_run(run_id).data.tags
+    if tags.get(PER_QUERY_TAG) == "dropped":
+        raise ValueError(f"run {run_id}'s {per_query.NAME} was dropped when its sweep ended (tracking.per_query_top "
+                         f"kept it for the sweep's best runs only); run its configuration ({tags.get(LABEL_TAG)}) "
+                         "again with +force=true to have it")
     raise ValueError(f"run {run_id} has no artifact {per_query.NAME} in {tracker.uri}")
 
 

@@ -59,12 +59,25 @@ class Sweep:
         count = _count_by_status(jobs)
         front = self._tag_front(jobs) if len(self.objectives) > 1 else {}
         files, table = self._write_summary(jobs)
+        if self.tracker.per_query_top is not None and table is not None:
+            self._keep_per_query_of_best(table)
         status = "FAILED" if count["FAILED"] or count["KILLED"] else "FINISHED"
         end_parent(self.tracker, self.parent_run_id, status,
                    {"ragsweep.jobs": str(len(jobs)), "ragsweep.failed_jobs": str(count["FAILED"]),
                     "ragsweep.lost_jobs": str(count["KILLED"]), **front}, files)
         self.parent_run_id = None
         return jobs, count, files, table
+
+    def _keep_per_query_of_best(self, table: pd.DataFrame) -> None:
+        """Drop per_query.jsonl from every run of this sweep below its best `tracking.per_query_top` (runs it
+        reused from earlier sweeps keep theirs: another sweep may rank them first)."""
+        own = table.iloc[self.tracker.per_query_top:]
+        if "reused" in own:
+            own = own[own["reused"] != "yes"]
+        self.tracker.drop_per_query(list(own["run_id"]))
+        if len(own):
+            log.info("kept per_query.jsonl for the best %d runs by %s; dropped it from %d others",
+                     self.tracker.per_query_top, self.metric, len(own))
 
     def stop(self, status: str) -> str:
         """Close the runs a stop left RUNNING as KILLED, and the parent as `status` (KILLED after Ctrl-C, FAILED
