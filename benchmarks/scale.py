@@ -14,7 +14,8 @@ configuration runs as a real `python sweep.py` process, from its own cold stage 
                     distractors when that is larger; its encode rate estimates the rest)
 and the script prints, per configuration and size, each stage's seconds (the run's `seconds_*` metrics:
 load, chunk, embed, index, search, rerank, score, write; `rest` is the process's wall time left over: start,
-config, MLflow), its peak RSS (the process's, from wait4), its retrieval metrics, and then each stage's growth
+config, MLflow), its peak RSS (the process's, from wait4) beside a dense configuration's memory target
+(2.5 x its float32 embeddings + 1 GB), its retrieval metrics, and then each stage's growth
 exponent between consecutive sizes (the log-log slope against the chunk count; stages under 0.5 s at either
 size are left out as noise). The last line is `slope_max=S peak_rss_gb=R wall_s=W` for the largest size.
 
@@ -57,6 +58,15 @@ SMALLEST_ONLY = {"minilm/numpy"}  # run at the smallest size, at most SMALLEST_C
 SMALLEST_CAP = 1000
 STAGES = {"load": "loading", "chunk": "chunking", "embed": "embedding", "index": "index", "search": "search",
           "rerank": "rerank", "score": "scoring", "write": "writing"}
+DIMENSIONS = {"static": 64, "minilm": 384}  # each embedder's float32 vector length, for the memory target
+
+
+def rss_target_gb(name: str, chunks: int) -> float | None:
+    """The issue's memory bound for a dense configuration: 2.5 x its float32 embeddings + 1 GB (None for bm25)."""
+    dimension = DIMENSIONS.get(name.split("/")[0])
+    return None if dimension is None else 2.5 * chunks * dimension * 4 / 2**30 + 1
+
+
 METRICS = ("recall", "token_recall", "token_iou", "chunk_recall", "mrr", "ndcg")
 SENTENCE = re.compile(r"\S.*?(?:[.!?](?=\s)|\Z)", re.S)  # up to a full stop before white space
 
@@ -169,13 +179,13 @@ def slope(a: float, b: float, n_a: int, n_b: int) -> float | None:
 def report(results: dict[str, dict[int, dict]], corpora: dict[int, dict]) -> None:
     columns = [*STAGES, "rest"]
     print("\n| config | distractors | documents | chunks | " + " | ".join(f"{c} s" for c in columns)
-          + " | wall s | peak RSS GB | " + " | ".join(METRICS) + " |")
-    print("|" + "---|" * (6 + len(columns) + len(METRICS)))
+          + " | wall s | peak RSS GB | RSS target GB | " + " | ".join(METRICS) + " |")
+    print("|" + "---|" * (7 + len(columns) + len(METRICS)))
     for name, sizes in results.items():
         for size, result in sizes.items():
             print(f"| {name} | {size} | {corpora[size]['documents']} | {result['chunks']} | "
                   + " | ".join(f"{result['seconds'][c]:.1f}" for c in columns)
-                  + f" | {result['wall']:.1f} | {result['rss_gb']:.2f} | "
+                  + f" | {result['wall']:.1f} | {result['rss_gb']:.2f} | {_target(name, result['chunks'])} | "
                   + " | ".join(f"{result['metrics'][m]:.4f}" for m in METRICS) + " |")
     print("\nGrowth exponents (log-log slope of seconds against chunks; - where a stage took under 0.5 s):")
     print("| config | sizes | " + " | ".join(columns) + " | wall |")
@@ -193,6 +203,11 @@ def report(results: dict[str, dict[int, dict]], corpora: dict[int, dict]) -> Non
     at_largest = [sizes[largest] for sizes in results.values() if largest in sizes]
     print(f"slope_max={max(worst) if worst else math.nan:.2f} "
           f"peak_rss_gb={max(r['rss_gb'] for r in at_largest):.2f} wall_s={max(r['wall'] for r in at_largest):.1f}")
+
+
+def _target(name: str, chunks: int) -> str:
+    target = rss_target_gb(name, chunks)
+    return "-" if target is None else f"{target:.2f}"
 
 
 def main() -> None:
