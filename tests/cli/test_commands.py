@@ -7,6 +7,7 @@ import json
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,22 @@ def test_every_command_prints_its_help(command, capsys):
         main([command, "--help"])
     assert exit_.value.code == 0
     assert f"usage: ragsweep {command}" in capsys.readouterr().out
+
+
+def test_the_top_level_help_lists_every_command(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    shown = capsys.readouterr().out
+    assert all(f"\n    {command} " in shown for command in _commands())
+
+
+def test_project_and_tracking_uri_are_taken_before_or_after_the_command():
+    before = _parser().parse_args(["--project", "p", "--tracking-uri", "sqlite:///a.db", "best"])
+    after = _parser().parse_args(["best", "--project", "p", "--tracking-uri", "sqlite:///a.db"])
+    assert (before.project, before.tracking_uri) == (after.project, after.tracking_uri) == (Path("p"), "sqlite:///a.db")
+    plain = _parser().parse_args(["best"])
+    assert (plain.project, plain.tracking_uri) == (Path("."), None)
 
 
 @pytest.mark.parametrize("command", ["ui", "server"])
@@ -61,6 +78,11 @@ def test_init_writes_a_project_and_refuses_to_overwrite_one(tmp_path, capsys):
                                                "ragsweep init writes a new project: give an empty folder")
     assert {path.relative_to(tmp_path / "rag").as_posix(): path.read_bytes() if path.is_file() else None
             for path in sorted((tmp_path / "rag").rglob("*"))} == written
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["init", str(tmp_path / "notes.txt")]) == 2
+    assert capsys.readouterr().err.strip() == (f"ragsweep: error: {tmp_path / 'notes.txt'} is a file; ragsweep init "
+                                               "writes a project folder: give a new or empty folder's path")
+    assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
 def test_a_project_from_init_calibrates_a_packaged_judge(tmp_path, monkeypatch, capsys):

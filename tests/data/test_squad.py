@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragsweep.data.base import DatasetError, load_once
+from ragsweep.data.base import DatasetError, load_once, warn_if_few_questions
 from ragsweep.data.squad import SquadDataset
 from ragsweep.types import Span
 
@@ -147,3 +147,10 @@ def test_load_once_reloads_an_edited_file(tmp_path):
     assert len(load_once(SquadDataset(str(path))).queries) == 2
     _write(tmp_path, _article(dog_qas=[]))  # another size: the remembered dataset is stale
     assert len(load_once(SquadDataset(str(path))).queries) == 1
+
+
+def test_a_dataset_of_few_questions_is_said_to_give_intervals_that_mean_little_once(tmp_path, caplog):
+    dataset = load_once(SquadDataset(str(_write(tmp_path, _article()))))
+    warn_if_few_questions(dataset)
+    warn_if_few_questions(dataset)
+    assert caplog.text.count("has 2 question(s): a mean over so few, its 95% interval and any comparison") == 1

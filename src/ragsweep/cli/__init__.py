@@ -55,9 +55,18 @@ def _attach_signed_values(argv: list[str]) -> list[str]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragsweep", description=__doc__.splitlines()[0])
-    parser.add_argument("--project", type=Path, default=Path("."), help="folder with sweep.py and conf/ (default: .)")
-    parser.add_argument("--tracking-uri", help="MLflow store (default: sqlite:///<project>/mlruns/mlflow.db)")
+    _add_store_options(parser, defaults=True)
     commands = parser.add_subparsers(required=True, metavar="command")
     for module in (results, judges, labels, generate, project, serve):
         module.add_commands(commands)
+    for command in set(commands.choices.values()):  # `ragsweep best --tracking-uri URI` as well as before `best`
+        _add_store_options(command, defaults=False)
     return parser
+
+
+def _add_store_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
+    """--project and --tracking-uri; after a command they default to nothing, so one given before it stands."""
+    parser.add_argument("--project", type=Path, default=Path(".") if defaults else argparse.SUPPRESS,
+                        help="folder with sweep.py and conf/ (default: .)")
+    parser.add_argument("--tracking-uri", default=None if defaults else argparse.SUPPRESS,
+                        help="MLflow store (default: sqlite:///<project>/mlruns/mlflow.db)")

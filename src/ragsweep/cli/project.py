@@ -7,13 +7,15 @@ import sys
 from pathlib import Path
 
 
-
-
 def init_command(args: argparse.Namespace) -> int:
     """A project folder: conf/config.yaml extending the packaged defaults, a dataset and a grid to copy from."""
     from ragsweep.runner.entry import PROJECT_CONFIG
 
     folder = args.folder.resolve()
+    if folder.exists() and not folder.is_dir():
+        print(f"ragsweep: error: {args.folder} is a file; ragsweep init writes a project folder: give a new or empty "
+              "folder's path", file=sys.stderr)
+        return 2
     files = {folder / "conf" / "config.yaml": PROJECT_CONFIG,
              folder / "conf" / "dataset" / "my_data.yaml": MY_DATA,
              folder / "sweeps" / "my_grid.yaml": MY_GRID,

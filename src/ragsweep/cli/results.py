@@ -300,7 +300,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                       help="let --run be another configuration than the baseline's (other config fingerprint)")
     gate.set_defaults(command=gate_command)
     effects = commands.add_parser("effects", help="which swept setting moved a metric, and by how much: main effects "
-                                                  "and two-way interactions with 95% intervals, logged to the sweep")
+                                                  "and two-way interactions with 95%% intervals, logged to the sweep")
     effects.add_argument("--experiment", default="ragsweep")
     effects.add_argument("--sweep", help="a sweep's parent run id (default: the experiment's newest sweep)")
     effects.add_argument("--metric", help="a per-question metric (default: the one the sweep ranks by: its "

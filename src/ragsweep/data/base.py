@@ -239,6 +239,19 @@ def load_seconds(dataset: Dataset) -> float:
 _LOAD_SECONDS: dict[str, float] = {}
 
 
+def warn_if_few_questions(dataset: Dataset) -> None:
+    """Say once per process that a dataset of fewer than `FEW_QUESTIONS` questions gives means and intervals
+    that mean little (a run still scores it)."""
+    if len(dataset.queries) < FEW_QUESTIONS and dataset.fingerprint not in _FEW_WARNED:
+        _FEW_WARNED.add(dataset.fingerprint)
+        log.warning("%s has %d question(s): a mean over so few, its 95%% interval and any comparison of "
+                    "configurations mean little; use %d or more", dataset.name, len(dataset.queries), FEW_QUESTIONS)
+
+
+FEW_QUESTIONS = 10
+_FEW_WARNED: set[str] = set()
+
+
 def _stamps(loader: DatasetLoader) -> tuple[tuple[str, int, int], ...]:
     """(file, size, mtime) for the loader's `path`: the file itself, or every file under the folder."""
     if not getattr(loader, "path", None):

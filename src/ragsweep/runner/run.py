@@ -18,7 +18,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
-from ragsweep.data.base import DatasetError, load_once, load_seconds
+from ragsweep.data.base import DatasetError, load_once, load_seconds, warn_if_few_questions
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics import registry
 from ragsweep.metrics.costs import costs_per_query
@@ -207,6 +207,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
                                     resume=race[2] if race else None, step=len(dataset.queries) if race else 0):
         pipeline.tracker.log_dataset(dataset.name, whole.fingerprint, _dataset_source(cfg), len(whole.queries))
         seconds: dict[str, float] = {"loading": load_seconds(whole)}
+        warn_if_few_questions(whole)
         questions = [query.text for query in dataset.queries]
         shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]
         if plan.whole_retriever:  # it chunked and ranked on its own; its texts are located as spans

@@ -58,6 +58,9 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
         chunks = remember(_CHUNKS, key, load, limit=4)
     if not chunks:
         raise ConfigError("the chunker produced no chunks; check chunker settings and the dataset's documents")
+    if pipeline.k > len(chunks):
+        raise ConfigError(f"k={pipeline.k} is more than the {len(chunks)} chunks this chunker made of {dataset.name}, "
+                          f"so every chunk would be retrieved; set k to {len(chunks)} or less")
     if len(chunks) == len(doc_ids) and dataset.fingerprint not in _WHOLE_DOCUMENTS_WARNED:
         _WHOLE_DOCUMENTS_WARNED.add(dataset.fingerprint)
         longest = max(len(document.text) for document in dataset.documents.values())
