@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from ragsweep.data.base import DatasetError
+from ragsweep.data.base import DatasetError, QuestionChoice
 from ragsweep.data.beir import BeirDataset
 from ragsweep.data.chroma_general import ChromaGeneralDataset
 from ragsweep.data.native import NativeDataset
 from ragsweep.data.sotu_qa import SotuQADataset
+from ragsweep.runner.identity import config_fingerprint
+from ragsweep.types import Dataset, Document, Query, Span
 
 DOC = "The quick brown fox jumps over the lazy dog."
 
@@ -154,3 +157,31 @@ def test_beir_unknown_corpus_id(tmp_path):
     (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tzz\t1\n")
     with pytest.raises(DatasetError, match=r"test.tsv:2: unknown corpus-id 'zz'"):
         BeirDataset(str(tmp_path)).load()
+
+
+def _corpus_questions(counts: dict[str | None, int]) -> Dataset:
+    queries = [Query(f"{corpus}-{i}", f"question {i}?", (Span("d", 0, 1),), corpus=corpus)
+               for corpus, count in counts.items() for i in range(count)]
+    return Dataset("d", {"d": Document("d", "x")}, queries)
+
+
+def test_a_sample_keeps_each_corpus_share_and_a_limit_the_first_questions():
+    dataset = _corpus_questions({"a": 60, "b": 30, "c": 10})
+    drawn = QuestionChoice(sample=20, seed=1).apply(dataset)
+    assert Counter(q.corpus for q in drawn.queries) == {"a": 12, "b": 6, "c": 2}
+    assert [q.id for q in drawn.queries] == [q.id for q in dataset.queries if q in drawn.queries]  # dataset order
+    assert drawn.queries == QuestionChoice(sample=20, seed=1).apply(dataset).queries  # the seed fixes the draw
+    assert drawn.queries != QuestionChoice(sample=20, seed=2).apply(dataset).queries
+    assert drawn.loading == {"questions_left_out": 80} and drawn.fingerprint != dataset.fingerprint
+    assert Counter(q.corpus for q in QuestionChoice(sample=3).apply(dataset).queries) == {"a": 1, "b": 1, "c": 1}
+    assert [q.id for q in QuestionChoice(limit=3).apply(dataset).queries] == ["a-0", "a-1", "a-2"]
+    assert QuestionChoice(limit=500).apply(dataset) is dataset and QuestionChoice().apply(dataset) is dataset
+
+
+def test_choosing_questions_leaves_a_configuration_fingerprint_as_it_was():
+    """limit/sample/seed at their defaults (the keys the dataset YAMLs now carry) leave the fingerprint a
+    configuration had before those keys existed; what they choose is in the dataset's own fingerprint."""
+    before = {"dataset": {"_target_": "x.Loader", "path": "/a"}, "k": 5}
+    now = {"dataset": {**before["dataset"], "limit": None, "sample": None, "seed": 0}, "k": 5}
+    assert config_fingerprint(now, "f") == config_fingerprint(before, "f")
+    assert config_fingerprint(now, "g") != config_fingerprint(before, "f")

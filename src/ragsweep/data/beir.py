@@ -13,7 +13,8 @@ import csv
 from pathlib import Path
 
 from ragsweep.data.base import (
-    DatasetError, build_dataset, field, read_jsonl, read_text, require_dir, require_file, span_options,
+    DatasetError, QuestionChoice, build_dataset, field, read_jsonl, read_text, require_dir, require_file,
+    span_options,
 )
 from ragsweep.types import Dataset, Document, Query, Span
 
@@ -24,15 +25,18 @@ class BeirDataset:
     split: Which `qrels/<split>.tsv` to score.
     on_span_mismatch: `error` or `repair`; nothing can mismatch here (whole-document references).
     repair_window: Characters (>= 0); unused, as above.
+    limit, sample, seed: Ask only the first `limit` questions, or `sample` drawn with `seed`; see `QuestionChoice`.
     """
 
     def __init__(self, path: str, split: str = "test", on_span_mismatch: str = "error",
-                 repair_window: int = 10) -> None:
+                 repair_window: int = 10,
+                 limit: int | None = None, sample: int | None = None, seed: int = 0) -> None:
         span_options(on_span_mismatch, repair_window)
         self.path = path
         self.split = split
         self.on_span_mismatch = on_span_mismatch
         self.repair_window = repair_window
+        self.questions = QuestionChoice(limit, sample, seed)
 
     def load(self) -> Dataset:
         folder = require_dir(self.path, "dataset.path", "corpus.jsonl, queries.jsonl and qrels/")
@@ -55,7 +59,7 @@ class BeirDataset:
                 spans = tuple(Span(doc, 0, len(documents[doc].text)) for doc in relevant[query_id])
                 where = f"{queries_path}:{number}"
                 queries.append((where, Query(query_id, field(record, "text", where), spans, corpus=folder.name)))
-        return build_dataset(folder.name, located, queries, str(folder))
+        return self.questions.apply(build_dataset(folder.name, located, queries, str(folder)))
 
 
 def _read_qrels(path: Path, documents: dict[str, Document]) -> dict[str, list[str]]:

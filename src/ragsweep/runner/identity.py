@@ -15,15 +15,17 @@ LABEL_KEY = "label"  # set by an exported best config (conf/best/<name>.yaml) to
 # Keys that say where results go or how the sweep behaves, never what a job computes.
 NON_RESULT_KEYS = frozenset({"paths", "tracking", "cache", "experiment", "optimized_metric", "force", "fail_fast",
                              LABEL_KEY, "race"})  # race: which questions a racing round runs, not the configuration
+DATASET_CONTENT_KEYS = frozenset({"path", "limit", "sample", "seed"})  # what they choose is the dataset's fingerprint
 
 
 def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str) -> str:
     """sha256 of a planned job's resolved config (`JobPlan.resolved`: the groups it does not use already
     dropped) minus output paths and speed-only keys, plus the dataset's content (its path is left to that
-    fingerprint). Use `JobPlan.fingerprint`."""
+    fingerprint). Use `JobPlan.fingerprint`. The questions a dataset's `limit`, `sample` and `seed` choose are
+    in that fingerprint too, so those keys are left out here (a configuration without them keeps its fingerprint)."""
     tree = {key: value for key, value in resolved.items() if key not in NON_RESULT_KEYS and key != "hydra"}
     if isinstance(tree.get("dataset"), dict):
-        tree["dataset"] = {key: value for key, value in tree["dataset"].items() if key != "path"}
+        tree["dataset"] = {key: value for key, value in tree["dataset"].items() if key not in DATASET_CONTENT_KEYS}
     return fingerprint("config", semantic_config(tree), dataset_fingerprint)
 
 
