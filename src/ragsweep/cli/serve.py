@@ -25,7 +25,8 @@ def ui_command(args: argparse.Namespace) -> int:
     if not _port_free(args.port):
         print(f"ragsweep: error: port {args.port} is in use; pass --port", file=sys.stderr)
         return 2
-    print(f"MLflow UI for {uri}: http://127.0.0.1:{args.port}  (Ctrl-C stops it)", flush=True)
+    print(f"MLflow UI for {uri}: http://127.0.0.1:{args.port}/#/experiments?workflowType=machine_learning  "
+          "(Ctrl-C stops it)", flush=True)
     return _serve([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
                    "--host", "127.0.0.1", "--port", str(args.port), "--workers", "1"])
 

@@ -23,6 +23,7 @@ from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics import registry
 from ragsweep.metrics.costs import costs_per_query
 from ragsweep.runner.build import ConfigError, Pipeline, build
+from ragsweep.runner.contention import say_if_cores_are_taken
 from ragsweep.runner.failures import (JOB_FAILURES, fail_on_generation_errors, sweep_job_failed,
                                       write_generation_errors)
 from ragsweep.runner.identity import LABEL_KEY, config_label
@@ -208,6 +209,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         pipeline.tracker.log_dataset(dataset.name, whole.fingerprint, _dataset_source(cfg), len(whole.queries))
         seconds: dict[str, float] = {"loading": load_seconds(whole)}
         warn_if_few_questions(whole)
+        busy_elsewhere = say_if_cores_are_taken()
         questions = [query.text for query in dataset.queries]
         shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]
         if plan.whole_retriever:  # it chunked and ranked on its own; its texts are located as spans
@@ -260,6 +262,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
              **{f"{name}_{end}": values["ci95"][side] for name, values in summary.items()
                 if name.endswith("_corrected") for side, end in ((0, "low"), (1, "high"))},
              **({"judge_auc": float(pipeline.judge_auc)} if pipeline.judge_auc is not None else {}),
+             **({"cores_busy_elsewhere": busy_elsewhere} if busy_elsewhere is not None else {}),
              **pipeline.cache.counts()}
         )
         if generations is not None:

@@ -65,6 +65,10 @@ def store_lock(uri: str) -> AbstractContextManager:
     return exclusive(database.with_name(database.name + ".lock"))
 
 
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"  # MLflow 3's UI opens a model-training experiment on its runs table,
+EXPERIMENT_KIND = "custom_model_development"  # a GenAI one on an overview of traces
+
+
 def ensure_experiment(uri: str, name: str, artifacts: str) -> str:
     """The id of experiment `name` in the store at `uri`, created on first use with `artifacts` as its
     artifact root on a local store (a tracking server keeps its own); remembered for the process's later runs."""
@@ -74,12 +78,15 @@ def ensure_experiment(uri: str, name: str, artifacts: str) -> str:
     client = open_client(uri)
     with store_lock(uri):
         experiment = client.get_experiment_by_name(name)
+        kind = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}
         if experiment is None and uri.startswith(("http://", "https://")):
-            experiment_id = client.create_experiment(name)
+            experiment_id = client.create_experiment(name, tags=kind)
         elif experiment is None:
             Path(artifacts).mkdir(parents=True, exist_ok=True)
-            experiment_id = client.create_experiment(name, Path(artifacts).resolve().as_uri())
+            experiment_id = client.create_experiment(name, Path(artifacts).resolve().as_uri(), tags=kind)
         else:
             experiment_id = experiment.experiment_id
+            if experiment.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:  # made by an older ragsweep
+                client.set_experiment_tag(experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     _EXPERIMENT_IDS[(uri, name)] = experiment_id
     return experiment_id
