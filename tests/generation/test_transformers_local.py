@@ -38,3 +38,17 @@ def test_a_prompt_over_n_ctx_and_a_json_format_are_that_question_s_error(generat
 def test_a_missing_model_is_refused_when_built(tmp_path):
     with pytest.raises(ValueError, match=r"generator.model_path=.*nope.gguf does not exist"):
         TransformersGenerator(model_path=str(tmp_path / "nope.gguf"))
+
+
+def test_without_llama_cpp_its_generator_says_how_to_get_it_before_any_work(monkeypatch):
+    """An install without the `llama` extra: generator=llama_cpp's check (loading its model) names the extra and
+    generator=transformers."""
+    import sys
+
+    from ragsweep.generation.llama_cpp import LlamaCppGenerator
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` raises ImportError
+    monkeypatch.setattr("ragsweep.generation.llama_cpp._MODELS", {})
+    with pytest.raises(ValueError, match=r"llama.cpp is not installed: pip install 'ragsweep\[llama\]'.*"
+                                         r"or use generator=transformers, which needs no compiler"):
+        LlamaCppGenerator(n_ctx=512).preflight()
