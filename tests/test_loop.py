@@ -350,6 +350,12 @@ def test_ragsweep_ui_lists_the_experiment_and_its_runs_in_a_real_browser(project
         _wait_for(f"{base}/health")
         with urllib.request.urlopen(f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name=ragsweep") as answer:
             experiment_id = json.load(answer)["experiment"]["experiment_id"]
+        # the printed link opens the experiment on its runs table (MLflow's model-training view), not on
+        # MLflow 3's GenAI overview of traces
+        printed = next(line for line in iter(server.stdout.readline, "") if "runs of ragsweep: " in line).split()[-1]
+        assert printed == f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+        opened = _text(_browser(tmp_path, "--dump-dom", printed))
+        assert "Run Name" in opened and "Detect Issues" not in opened and "matching run" in opened, opened[:3000]
         page = f"{base}/#/experiments/{experiment_id}/runs?searchFilter=tags.%60ragsweep.role%60%20%3D%20%27job%27"
         for _ in range(5):  # a cold server can answer the page before its first search returns
             text = _text(_browser(tmp_path, "--dump-dom", page))
@@ -366,14 +372,18 @@ def test_ragsweep_ui_lists_the_experiment_and_its_runs_in_a_real_browser(project
         ARTIFACTS.mkdir(exist_ok=True)
         _browser(tmp_path, f"--screenshot={ARTIFACTS / 'mlflow_ui.png'}", page)
         assert (ARTIFACTS / "mlflow_ui.png").stat().st_size > 10_000
+        for width, height in ((1400, 900), (1920, 1080)):  # the printed link, as a laptop and a monitor show it
+            shot = ARTIFACTS / f"mlflow_ui_runs_{width}x{height}.png"
+            _browser(tmp_path, f"--screenshot={shot}", printed, f"--window-size={width},{height}")
+            assert shot.stat().st_size > 10_000
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
 
 
-def _browser(tmp_path: Path, action: str, url: str) -> str:
+def _browser(tmp_path: Path, action: str, url: str, *flags: str) -> str:
     profile = tmp_path / f"chromium-{time.monotonic_ns()}"
-    done = subprocess.run([CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={profile}", action, url],
+    done = subprocess.run([CHROMIUM, *BROWSER_FLAGS, *flags, f"--user-data-dir={profile}", action, url],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout

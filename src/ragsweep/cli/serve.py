@@ -25,10 +25,23 @@ def ui_command(args: argparse.Namespace) -> int:
     if not _port_free(args.port):
         print(f"ragsweep: error: port {args.port} is in use; pass --port", file=sys.stderr)
         return 2
-    print(f"MLflow UI for {uri}: http://127.0.0.1:{args.port}/#/experiments?workflowType=machine_learning  "
-          "(Ctrl-C stops it)", flush=True)
+    base = f"http://127.0.0.1:{args.port}"
+    print(f"MLflow UI for {uri}: {base}  (Ctrl-C stops it)", flush=True)
+    for name, experiment_id in _experiments(uri):
+        print(f"  runs of {name}: {base}/#/experiments/{experiment_id}/runs?{RUNS_VIEW}", flush=True)
     return _serve([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
                    "--host", "127.0.0.1", "--port", str(args.port), "--workers", "1"])
+
+
+RUNS_VIEW = "workflowType=machine_learning"  # MLflow 3 opens an experiment on its GenAI overview without it
+
+
+def _experiments(uri: str, most: int = 5) -> list[tuple[str, str]]:
+    """The store's experiments that hold runs, most recently changed first: (name, id)."""
+    from ragsweep.tracking.store import open_client
+
+    found = open_client(uri).search_experiments(order_by=["last_update_time DESC"], max_results=most + 1)
+    return [(e.name, e.experiment_id) for e in found if e.name != "Default"][:most]
 
 
 def _port_free(port: int, host: str = "127.0.0.1") -> bool:
