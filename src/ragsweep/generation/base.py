@@ -50,3 +50,17 @@ def check_positive(value: object, key: str, allow_zero: bool = False) -> None:
     low = 0 if allow_zero else 1
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ValueError(f"generator.{key} must be an integer >= {low}, got {value!r}")
+
+
+def check_local_model_settings(n_ctx: int, max_tokens: int, temperature: float, seed: int, repeat_penalty: float,
+                               threads: int | None) -> None:
+    """The settings a model run in the job's own process shares (llama_cpp, transformers), checked when built."""
+    check_positive(n_ctx, "n_ctx")
+    check_positive(max_tokens, "max_tokens")
+    check_positive(seed, "seed", allow_zero=True)
+    if threads is not None:
+        check_positive(threads, "threads")
+    if not 0 <= temperature <= 2:
+        raise ValueError(f"generator.temperature must be between 0 and 2, got {temperature}")
+    if not repeat_penalty > 0:
+        raise ValueError(f"generator.repeat_penalty must be > 0 (1.0 = none), got {repeat_penalty}")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragsweep.embedding.base import CoreShare
-from ragsweep.generation.base import Generation, Request, check_positive
+from ragsweep.generation.base import Generation, Request, check_local_model_settings
 from ragsweep.generation.llama_cpp import packaged_model
 
 
@@ -36,15 +36,7 @@ class TransformersGenerator:
     def __init__(self, model_path: str | None = None, n_ctx: int = 2048, max_tokens: int = 64,
                  temperature: float = 0.0, seed: int = 0, repeat_penalty: float = 1.1,
                  threads: int | None = None) -> None:
-        check_positive(n_ctx, "n_ctx")
-        check_positive(max_tokens, "max_tokens")
-        check_positive(seed, "seed", allow_zero=True)
-        if threads is not None:
-            check_positive(threads, "threads")
-        if not 0 <= temperature <= 2:
-            raise ValueError(f"generator.temperature must be between 0 and 2, got {temperature}")
-        if not repeat_penalty > 0:
-            raise ValueError(f"generator.repeat_penalty must be > 0 (1.0 = none), got {repeat_penalty}")
+        check_local_model_settings(n_ctx, max_tokens, temperature, seed, repeat_penalty, threads)
         self.model_path = str(Path(model_path).expanduser()) if model_path else str(packaged_model())
         if not Path(self.model_path).exists():
             raise ValueError(f"generator.model_path={self.model_path} does not exist; point it at a .gguf file "
