@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
