@@ -10,8 +10,8 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
