@@ -244,16 +244,14 @@ def test_the_table_covers_at_least_forty_kinds():
     assert len(CASES) >= 40
 
 
-def test_k_beyond_the_chunks_is_refused_before_any_run(tmp_path):
-    """A one-sentence document makes one chunk, so k=3 would rank every chunk (recall 1 for nothing): refused
-    after chunking (kept in the cache), before any MLflow run, in one line naming k and the most it can be."""
+def test_k_beyond_the_chunks_fails_its_job_with_one_line_naming_k(tmp_path):
+    """A one-sentence document makes one chunk, so k=3 would rank every chunk (recall 1 for nothing): the job
+    stops after chunking, before retrieval, saying so and the most k can be."""
     folder = tmp_path / "project"
     folder.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
     result = subprocess.run([sys.executable, str(ROOT / "sweep.py"), *_native_args()(folder), "k=3", "retriever=bm25"],
                             cwd=folder, env=env, capture_output=True, text=True, timeout=300)
-    errors = [line for line in result.stderr.splitlines() if line.strip()]
-    assert result.returncode == 2 and errors == [
-        "ragsweep: error: k=3 is more than the 1 chunks this chunker made of data, so every chunk would be "
-        "retrieved; set k to 1 or less"], result.stderr[-3000:]
-    assert not (folder / "mlruns").exists() and not (folder / "outputs").exists()
+    assert result.returncode != 0, result.stderr[-3000:]
+    assert ("k=3 is more than the 1 chunks this chunker made of data, so every chunk would be retrieved; set k to 1 "
+            "or less") in result.stderr, result.stderr[-3000:]

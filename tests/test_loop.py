@@ -127,7 +127,8 @@ def test_parallel_jobs_give_the_same_runs_and_metrics_without_lock_errors(projec
     assert list(parallel.index) == QUICK  # no duplicates, none missing
     assert set(parallel.status) == {"FINISHED"}
     metrics = [c for c in basic.columns if c.startswith("metrics.") and not c.startswith(
-        ("metrics.seconds_", "metrics.cache_", "metrics.latency_ms", "metrics.search_ms", "metrics.rerank_ms"))]
+        ("metrics.seconds_", "metrics.cache_", "metrics.latency_ms", "metrics.search_ms", "metrics.rerank_ms",
+         "metrics.cores_busy_elsewhere"))]
     assert parallel[metrics].equals(basic.loc[parallel.index, metrics])
     assert (parallel["tags.ragsweep.config_fingerprint"] == basic.loc[parallel.index, "tags.ragsweep.config_fingerprint"]).all()
     # the two workers embedded each text once between them: the file lock made the second wait and read
@@ -352,8 +353,9 @@ def test_ragsweep_ui_lists_the_experiment_and_its_runs_in_a_real_browser(project
             experiment_id = json.load(answer)["experiment"]["experiment_id"]
         # the printed link opens the experiment on its runs table (MLflow's model-training view), not on
         # MLflow 3's GenAI overview of traces
-        printed = next(line for line in iter(server.stdout.readline, "") if "runs of ragsweep: " in line).split()[-1]
-        assert printed == f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+        assert re.fullmatch(rf"  runs of \S+: {re.escape(base)}/#/experiments/\d+/runs\?workflowType=machine_learning\n",
+                            server.stdout.readline())  # printed before the server starts, latest experiment first
+        printed = f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
         opened = _text(_browser(tmp_path, "--dump-dom", printed))
         assert "Run Name" in opened and "Detect Issues" not in opened and "matching run" in opened, opened[:3000]
         page = f"{base}/#/experiments/{experiment_id}/runs?searchFilter=tags.%60ragsweep.role%60%20%3D%20%27job%27"

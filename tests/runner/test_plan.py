@@ -150,6 +150,8 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
         "ba3faabd79dfb41516ce8b0552d8589777b3f36f7de485d0c84399fc02307b9f",
     ("generator=llama_cpp", "judge=lexical"):
         "5b8c0ef5658799958c3b15c0a917c94e7db4e6923c80bab50ba4e6af2106659f",
+    ("generator=transformers", "judge=lexical"):
+        "9b5f32e8ceddd8053e7236b62d3b9c76167787e2e8ba3dac5393d4812ff0d649",
     ("generator=none", "judge=lexical"): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("generator=openai", "generator.model=m", "generator.base_url=http://127.0.0.1:9/v1"):
         "1d79440fe6df8be814b2e3c35d605f018df01dfc6844131b74d44dd130e61d2f",

@@ -31,7 +31,6 @@ from ragsweep.runner.build import build
 from ragsweep.runner.compose import composing
 from ragsweep.runner.errors import ConfigError, first_line
 from ragsweep.runner.plan import plan_job
-from ragsweep.runner.stages import chunk_dataset
 from ragsweep.runner.racing import RACING_SWEEPER, racing_problems
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.overrides import unknown_choices
@@ -96,10 +95,9 @@ def exit_on_bad_command_line(argv: Sequence[str], conf_dir: Path) -> None:
 
 def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> None:
     """What a job needs before it starts: its stages build and load their models (once per process, so
-    jobs in this process reuse them), its dataset loads, its folders are writable, and its k is no more than
-    the chunks it will rank. `objects`: a Python caller's own components (see `build`)."""
+    jobs in this process reuse them), its dataset loads, its folders are writable. `objects`: a Python caller's own components (see `build`)."""
     pipeline = build(plan_job(cfg), objects=objects)
-    dataset = load_once(pipeline.dataset)
+    load_once(pipeline.dataset)
     if pipeline.cache.enabled:
         writable(Path(str(cfg.cache.dir)), "cache.dir", folder=True)
     tracker = pipeline.tracker
@@ -116,8 +114,6 @@ def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> N
                               "created for you)")
     if not tracker.uri.startswith(("http://", "https://")):  # a tracking server keeps its own artifacts
         writable(Path(str(tracker.artifacts)), "tracking.artifacts", folder=True)
-    if not pipeline.plan.whole_retriever and pipeline.k > len(dataset.documents):  # a document gives a chunk or more
-        chunk_dataset(pipeline, dataset)  # refuses a k beyond the chunks; cached, so the job does not chunk again
 
 
 def writable(path: Path, key: str, folder: bool = False) -> None:
