@@ -37,7 +37,7 @@ RUNS_VIEW = "workflowType=machine_learning"  # MLflow 3 opens an experiment on i
 
 
 def _experiments(uri: str, most: int = 5) -> list[tuple[str, str]]:
-    """The store's experiments that hold runs, most recently changed first: (name, id)."""
+    """The store's experiments but MLflow's empty Default, most recently changed first: (name, id)."""
     from ragsweep.tracking.store import open_client
 
     found = open_client(uri).search_experiments(order_by=["last_update_time DESC"], max_results=most + 1)

@@ -65,8 +65,8 @@ def store_lock(uri: str) -> AbstractContextManager:
     return exclusive(database.with_name(database.name + ".lock"))
 
 
-EXPERIMENT_KIND_TAG = "mlflow.experimentKind"  # MLflow 3's UI opens a model-training experiment on its runs table,
-EXPERIMENT_KIND = "custom_model_development"  # a GenAI one on an overview of traces
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"  # what the experiment holds: model training, not a GenAI app; MLflow
+EXPERIMENT_KIND = "custom_model_development"  # 3.17's UI still opens on its GenAI view (see `ragsweep ui`'s links)
 
 
 def ensure_experiment(uri: str, name: str, artifacts: str) -> str:
