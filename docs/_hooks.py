@@ -1,11 +1,13 @@
 """mkdocs hooks (mkdocs.yml `hooks:`): the pages that are generated from the code at build time.
 
-Three markers in a page's Markdown are replaced before it renders, so these parts can never go stale:
+Four markers in a page's Markdown are replaced before it renders, so these parts can never go stale:
 
 - `<!-- ragsweep:cli -->`: the command-line reference, walked from the argparse parser that
   `ragsweep.cli._parser()` builds (every subcommand, its usage and its arguments with their help).
 - `<!-- ragsweep:conf GROUP -->`: every option of the config group `conf/GROUP/`, each YAML file shown
   whole, comments included (the comments document the keys).
+- `<!-- ragsweep:bad-input -->`: the table of refused inputs, read from `tests/test_bad_input.py`'s `CASES`
+  (each row there is a test: the command, and the start of the one line it must print).
 - `::: ragsweep.NAME` (a mkdocstrings block naming a public name of the package, such as
   `ragsweep.Evaluation`): rewritten to the module that defines it, read from `ragsweep._EXPORTS` (the
   package imports these lazily, so they cannot be found statically), so the API pages follow a class
@@ -15,6 +17,7 @@ Three markers in a page's Markdown are replaced before it renders, so these part
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 from pathlib import Path
 
@@ -22,12 +25,15 @@ ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
 _CONF_MARKER = re.compile(r"^<!-- ragsweep:conf (?P<group>[\w]+) -->$", re.M)
 _CLI_MARKER = "<!-- ragsweep:cli -->"
+_BAD_INPUT_MARKER = "<!-- ragsweep:bad-input -->"
 _EXPORT = re.compile(r"^::: ragsweep\.(?P<name>[A-Za-z_]+)[ \t]*$", re.M)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     if _CLI_MARKER in markdown:
         markdown = markdown.replace(_CLI_MARKER, cli_reference())
+    if _BAD_INPUT_MARKER in markdown:
+        markdown = markdown.replace(_BAD_INPUT_MARKER, bad_input_table())
     markdown = _CONF_MARKER.sub(lambda match: conf_options(match["group"]), markdown)
     return _EXPORT.sub(_public_name, markdown)
 
@@ -131,6 +137,55 @@ def _escape(text: str) -> str:
     parts = text.replace("|", "\\|").split("`")
     parts[::2] = [part.replace("<", "&lt;").replace(">", "&gt;") for part in parts[::2]]
     return "`".join(parts)
+
+
+# ---- the table of refused inputs -------------------------------------------------------------------------
+
+def bad_input_table(path: Path = ROOT / "tests" / "test_bad_input.py") -> str:
+    """One row per `CASES` entry: its name, the `python sweep.py` arguments (a row that first makes a file or
+    dataset in the project folder says so) and the text its one error line must contain. Read with `ast`, so
+    the docs build needs neither pytest nor the test's helpers."""
+    module = ast.parse(path.read_text())
+    lists = {node.targets[0].id: node.value for node in module.body if isinstance(node, ast.Assign)
+             and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.List)}
+    cases = next(node.value for node in module.body if isinstance(node, ast.Assign)
+                 and getattr(node.targets[0], "id", None) == "CASES")
+    rows = ["| case | `python sweep.py` ... | the error line contains |", "|---|---|---|"]
+    for key, call in zip(cases.keys, cases.values, strict=True):
+        arguments, message = call.args[0], ast.literal_eval(call.args[1])
+        rows.append(f"| {key.value} | {_escape('`' + _arguments(arguments, lists) + '`')} | "
+                    f"{_escape('`' + message + '`')} |")
+    return "\n".join(rows)
+
+
+def _arguments(node: ast.expr, lists: dict[str, ast.List]) -> str:
+    """A case's arguments as typed; `<file>` where the test makes one first."""
+    if isinstance(node, ast.Lambda):
+        return " ".join(_argument(part, lists) for part in _lambda_parts(node.body))
+    if isinstance(node, ast.List):
+        return " ".join(_argument(part, lists) for part in node.elts)
+    return _argument(node, lists)
+
+
+def _lambda_parts(body: ast.expr) -> list[ast.expr]:
+    if isinstance(body, ast.List):
+        return body.elts
+    if isinstance(body, ast.Lambda):
+        return _lambda_parts(body.body)
+    return [ast.Constant("dataset=native"), ast.Constant("dataset.path=<a dataset the test makes>")]
+
+
+def _argument(node: ast.expr, lists: dict[str, ast.List]) -> str:
+    if isinstance(node, ast.Constant):
+        return str(node.value)
+    if isinstance(node, ast.Starred) and isinstance(node.value, ast.Name):
+        return " ".join(_argument(part, lists) for part in lists[node.value.id].elts)
+    if isinstance(node, ast.JoinedStr):  # f"cache.dir={folder}/ro/cache"
+        return "".join(str(part.value) if isinstance(part, ast.Constant) else "<folder>" if
+                       isinstance(part.value, ast.Name) else "<file>" for part in node.values)
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_native_args":  # makes a dataset
+        return "dataset=native dataset.path=<a dataset the test makes>"
+    return "<a folder the test makes>"
 
 
 # ---- the options of a config group ------------------------------------------------------------------------

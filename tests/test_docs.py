@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_bad_input import CASES
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 NOT_GROUPS = {"best", "__pycache__"}  # conf/best/ holds a user's exports, not options
@@ -30,6 +32,8 @@ def test_the_site_builds_strict(tmp_path):
         f"extra:\n{result.stdout[-4000:]}\n{result.stderr[-8000:]}")
     cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "ragsweep gate" in cli and "--max-drop" in cli  # generated from the parsers, not left empty
+    refused = (site / "reference" / "bad-input" / "index.html").read_text(encoding="utf-8")
+    assert all(f"<td>{name}</td>" in refused for name in CASES)  # every row of the test's table, from the test
 
 
 @pytest.mark.parametrize("group", sorted(path.name for path in (ROOT / "conf").iterdir()

@@ -352,18 +352,29 @@ def test_ragsweep_ui_lists_the_experiment_and_its_runs_in_a_real_browser(project
         with urllib.request.urlopen(f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name=ragsweep") as answer:
             experiment_id = json.load(answer)["experiment"]["experiment_id"]
         # the printed link opens the experiment on its runs table (MLflow's model-training view), not on
-        # MLflow 3's GenAI overview of traces
-        assert re.fullmatch(rf"  runs of \S+: {re.escape(base)}/#/experiments/\d+/runs\?workflowType=machine_learning\n",
-                            server.stdout.readline())  # printed before the server starts, latest experiment first
-        printed = f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
-        opened = _text(_browser(tmp_path, "--dump-dom", printed))
-        assert "Run Name" in opened and "Detect Issues" not in opened and "matching run" in opened, opened[:3000]
+        # MLflow 3's GenAI overview of traces, in the view the latest sweep saved: its summary metrics as columns,
+        # best first, without the reruns of `best --verify` and `gate`
+        printed = f"{base}/#/experiments/{experiment_id}/runs?viewStateShareKey=ragsweep&workflowType=machine_learning"
+        listed = [server.stdout.readline()]  # one line per experiment, newest first, before the server starts
+        while listed[-1].startswith("  runs of ") and not listed[-1].startswith("  runs of ragsweep:"):
+            listed.append(server.stdout.readline())
+        assert listed[-1] == f"  runs of ragsweep: {printed}\n", listed
+        runs = _runs(project)
+        shown = runs["tags.ragsweep.rerun"].isna() if "tags.ragsweep.rerun" in runs else runs.index >= 0
+        assert 0 < shown.sum() < len(runs)  # the verify rerun and the gate's, left out
+        for _ in range(5):  # a cold server can answer the page before its first search returns
+            opened = _text(_browser(tmp_path, "--dump-dom", printed))
+            if "matching run" in opened:
+                break
+        assert "Run Name" in opened and "Detect Issues" not in opened, opened[:3000]
+        assert f" {shown.sum()} matching runs" in opened, opened[opened.find("matching run") - 300:][:400]
+        header = opened[opened.find("Run Name"):opened.find("Hide run")]  # ag-grid renders the columns in view
+        assert "Metrics" in header and all(name in header for name in ("token_iou", "token_recall", "recall")), header
         page = f"{base}/#/experiments/{experiment_id}/runs?searchFilter=tags.%60ragsweep.role%60%20%3D%20%27job%27"
         for _ in range(5):  # a cold server can answer the page before its first search returns
             text = _text(_browser(tmp_path, "--dump-dom", page))
             if "matching runs" in text:
                 break
-        runs = _runs(project)
         assert "Experiments ragsweep" in text  # the breadcrumb
         # every job run, found by the UI's own search, which lists each with its parent sweep run
         assert f" {len(runs)} matching runs" in text, text[text.find("matching runs") - 300:][:400]

@@ -31,6 +31,9 @@ def test_group_choices_keep_the_stages_and_drop_hydra_and_sweep_mechanics():
     ("", "best/quick", "chunker=recursive,k=3", "chunker=recursive,k=3"),  # the verify rerun, named like the winner
     ("", "best/old", None, "best/old"),  # an export written before exports carried a label
     ("k=5", "best/quick", "chunker=recursive,k=3", "k=5"),  # changed on the command line: not the winner any more
+    ("dataset.path=/srv/team/2026/questions.json,dataset=squad,k=3", "config", None,
+     "dataset.path=questions.json,dataset=squad,k=3"),  # a file by its name, not its folders
+    ("dataset.path=a.json,k=3", "config", None, "dataset.path=a.json,k=3"),
 ])
 def test_config_label(overrides, config_name, exported, label):
     assert config_label(overrides, config_name, exported) == label

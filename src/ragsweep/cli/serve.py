@@ -21,14 +21,17 @@ def ui_command(args: argparse.Namespace) -> int:
     session, a terminal's Ctrl-C reaches only this process, not each of them (each printed a
     traceback, and the job runner restarted its consumers); this process then stops the whole group.
     """
+    from ragsweep.tracking.sweep import VIEW_KEY
+
     uri = existing_store_uri(args)
     if not _port_free(args.port):
         print(f"ragsweep: error: port {args.port} is in use; pass --port", file=sys.stderr)
         return 2
     base = f"http://127.0.0.1:{args.port}"
     print(f"MLflow UI for {uri}: {base}  (Ctrl-C stops it)", flush=True)
-    for name, experiment_id in _experiments(uri):
-        print(f"  runs of {name}: {base}/#/experiments/{experiment_id}/runs?{RUNS_VIEW}", flush=True)
+    for name, experiment_id, shared in _experiments(uri):
+        view = f"viewStateShareKey={VIEW_KEY}&{RUNS_VIEW}" if shared else RUNS_VIEW
+        print(f"  runs of {name}: {base}/#/experiments/{experiment_id}/runs?{view}", flush=True)
     return _serve([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
                    "--host", "127.0.0.1", "--port", str(args.port), "--workers", "1"])
 
@@ -36,12 +39,14 @@ def ui_command(args: argparse.Namespace) -> int:
 RUNS_VIEW = "workflowType=machine_learning"  # MLflow 3 opens an experiment on its GenAI overview without it
 
 
-def _experiments(uri: str, most: int = 5) -> list[tuple[str, str]]:
-    """The store's experiments but MLflow's empty Default, most recently changed first: (name, id)."""
+def _experiments(uri: str, most: int = 5) -> list[tuple[str, str, bool]]:
+    """The store's experiments but MLflow's empty Default, most recently changed first: (name, id, whether a
+    sweep saved its view of the runs)."""
     from ragsweep.tracking.store import open_client
+    from ragsweep.tracking.sweep import VIEW_TAG
 
     found = open_client(uri).search_experiments(order_by=["last_update_time DESC"], max_results=most + 1)
-    return [(e.name, e.experiment_id) for e in found if e.name != "Default"][:most]
+    return [(e.name, e.experiment_id, VIEW_TAG in e.tags) for e in found if e.name != "Default"][:most]
 
 
 def _port_free(port: int, host: str = "127.0.0.1") -> bool:

@@ -8,6 +8,7 @@ from array import array
 from collections.abc import Sequence
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ragsweep.cache import StageCache, fingerprint
 from ragsweep.stores.base import check_k, top_k
@@ -54,7 +55,8 @@ class BM25Retriever:
 
         self._vocab = {}
         ids, ends, digest = array("i"), array("q"), hashlib.sha256()
-        for position, chunk in enumerate(chunks):  # one flat array of word ids: no list of words kept per chunk
+        words = tqdm(chunks, desc="bm25 words", unit="chunk", disable=len(chunks) < 10_000)
+        for position, chunk in enumerate(words):  # one flat array of word ids: no list of words kept per chunk
             ids.extend(self._vocab.setdefault(word, len(self._vocab)) for word in self._tokens(chunk.text))
             ends.append(len(ids))
             digest.update(b"\0" + chunk.text.encode() if position else chunk.text.encode())
@@ -63,7 +65,7 @@ class BM25Retriever:
         def build() -> dict[str, np.ndarray]:
             model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
             corpus = _WordIds(np.frombuffer(ids, dtype=np.int32), np.frombuffer(ends, dtype=np.int64))
-            model.index(bm25s.tokenization.Tokenized(ids=corpus, vocab=self._vocab), show_progress=False)
+            model.index(bm25s.tokenization.Tokenized(ids=corpus, vocab=self._vocab), show_progress=len(chunks) >= 10_000)
             arrays = {name: np.asarray(model.scores[name]) for name in ("data", "indices", "indptr", "num_docs")}
             if model.nonoccurrence_array is not None:  # bm25l and bm25+ score absent terms too
                 arrays["nonoccurrence"] = np.asarray(model.nonoccurrence_array)

@@ -6,6 +6,7 @@ fingerprint already has a finished run, and an exported best config can be check
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,10 +34,16 @@ def config_label(override_dirname: str, config_name: str | None, exported: str |
     """A configuration's name: the job's overrides (`chunker=fixed,k=3`), else the winner's label an exported
     best config carries (so its rerun is named like the run it reproduces), else `defaults` or the config's name."""
     if override_dirname:
-        return override_dirname
+        return _file_names(override_dirname)
     if exported:
         return str(exported)
     return "defaults" if config_name in (None, "config") else config_name
+
+
+def _file_names(overrides: str) -> str:
+    """`dataset.path=/data/team/2026/questions.json` as `dataset.path=questions.json`: a run's name stays short
+    (its dataset's fingerprint and `dataset.path` param say exactly which file)."""
+    return re.sub(r"((?:^|,)[\w.+~]*path=)[^,]*/", r"\1", overrides)
 
 
 def group_choices(choices: Mapping[str, Any]) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ragsweep.stores.base import check_k, ranked
 from ragsweep.types import Hit
@@ -48,7 +49,8 @@ class ChromaStore:
                 embedding_function=None,
             )
         vectors = np.asarray(vectors, dtype=np.float32)
-        for first in range(0, len(vectors), _ADD_BATCH):
+        starts = range(0, len(vectors), _ADD_BATCH)
+        for first in tqdm(starts, desc="chroma index", unit="batch", disable=len(starts) < 4):
             batch = vectors[first : first + _ADD_BATCH]
             ids = [str(self._size + first + i) for i in range(len(batch))]
             self._collection.add(ids=ids, embeddings=batch)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ragsweep.stores.base import check_k, normalised, ranked
 from ragsweep.types import Hit
@@ -46,7 +47,8 @@ class QdrantStore:
             self._client.create_collection(
                 self._collection, vectors_config=models.VectorParams(size=vectors.shape[1], distance=models.Distance.DOT)
             )
-        for first in range(0, len(vectors), _UPSERT_BATCH):
+        starts = range(0, len(vectors), _UPSERT_BATCH)
+        for first in tqdm(starts, desc="qdrant index", unit="batch", disable=len(starts) < 4):
             batch = vectors[first : first + _UPSERT_BATCH]
             self._client.upsert(self._collection, points=models.Batch(
                 ids=list(range(self._size + first, self._size + first + len(batch))), vectors=batch.tolist()))
@@ -63,7 +65,8 @@ class QdrantStore:
         check_k(k)
         queries = normalised(queries)
         results: list[list[Hit]] = []
-        for first in range(0, len(queries), self.query_batch):
+        starts = range(0, len(queries), self.query_batch)
+        for first in tqdm(starts, desc="qdrant search", unit="batch", disable=len(starts) < 4 or self._size < 100_000):
             requests = [models.QueryRequest(query=q.tolist(), limit=k) for q in queries[first : first + self.query_batch]]
             for response in self._client.query_batch_points(self._collection, requests=requests):
                 results.append(ranked([p.id for p in response.points], [p.score for p in response.points]))

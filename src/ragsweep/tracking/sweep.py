@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -11,7 +12,7 @@ import pandas as pd
 
 from ragsweep.metrics import registry
 from ragsweep.tracking.judges import judge_notes, summary_table
-from ragsweep.tracking.mlflow_tracker import ROLE_TAG, MlflowTracker, run_tags
+from ragsweep.tracking.mlflow_tracker import RERUN_TAG, ROLE_TAG, MlflowTracker, run_tags
 from ragsweep.tracking.race import RACE_METRIC_TAG
 from ragsweep.tracking.processes import kill_orphans, kill_running_children
 from ragsweep.tracking.provenance import git_sha, package_versions
@@ -135,6 +136,7 @@ class Sweep:
             self.tracker,
             f"**Latest sweep** ({self.name}, {time.strftime('%Y-%m-%d %H:%M')}, parent run {self.parent_run_id}): "
             f"top {len(shown)} of {len(table)} configurations by **{self.metric}**\n\n{notes}{markdown(shown)}")
+        share_view(self.tracker, self.metric, [c for c in table.columns if f"metrics.{c}" in jobs], self.parent_run_id)
         return files, table
 
 
@@ -165,6 +167,23 @@ def end_parent(tracker: MlflowTracker, run_id: str, status: str, tags: dict[str,
 def describe_experiment(tracker: MlflowTracker, text: str) -> None:
     """Markdown shown as the experiment's description at the top of its page in MLflow's UI."""
     tracker.client().set_experiment_tag(tracker.experiment_id(), "mlflow.note.content", text)
+
+
+VIEW_KEY = "ragsweep"  # MLflow's UI opens a view saved as the experiment tag mlflow.sharedViewState.<key>
+# with `#/experiments/<id>/runs?viewStateShareKey=<key>`: its search, sort, columns and expanded runs
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+HIDE_RERUNS = f"tags.`{RERUN_TAG}` IS NULL"  # best --verify, gate and exports run again by hand
+
+
+def share_view(tracker: MlflowTracker, metric: str, metrics: Sequence[str], parent_run_id: str) -> None:
+    """Save the runs table a sweep's user wants first as the experiment's shared view (`ragsweep ui` links it):
+    its summary metrics as columns, best first by its metric, its parent run opened on its jobs, reruns of
+    exports filtered out (MLflow's default view shows Source, Models and Dataset, newest first)."""
+    columns = [f"metrics.`{name}`" for name in metrics]
+    view = {"searchFilter": HIDE_RERUNS, "orderByKey": f"metrics.`{metric}`",
+            "orderByAsc": registry.metric(metric).direction == "minimize",
+            "selectedColumns": columns, "columnOrder": columns, "runsExpanded": {parent_run_id: True}}
+    tracker.client().set_experiment_tag(tracker.experiment_id(), VIEW_TAG, json.dumps(view))
 
 
 def sweep_metric(tracker: MlflowTracker, parent_run_id: str, jobs: pd.DataFrame, asked: str | None = None) -> str:
