@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -18,22 +20,54 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMA_GENERAL = ROOT.parent / "shared" / "data" / "chroma_general"
 
 
+# Seconds each scope (a test file, or the llama_cpp group) took in a full run of the suite: the scopes start
+# longest first, so the last to finish is a short one and both workers end together. Rewritten by
+# `RAGSWEEP_SCOPE_SECONDS=tests/scope_seconds.json make test`; a scope it does not list starts by its test count.
+SCOPE_SECONDS = ROOT / "tests" / "scope_seconds.json"
+_LLAMA_CPP = frozenset(path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").rglob("test_*.py")
+                       if "pytest.mark.llama_cpp" in path.read_text(encoding="utf-8"))
+_ran: Counter[str] = Counter()
+
+
+def scope(nodeid: str) -> str:
+    """What one worker runs whole: a test file (its module fixtures' sweeps run once), and every file marked
+    `llama_cpp` together, one at a time, as two llama.cpp processes on the same cores each slow ~10x (their
+    threads spin while they wait)."""
+    path = nodeid.split("::", 1)[0]
+    return "llama_cpp" if path in _LLAMA_CPP else path
+
+
 def pytest_xdist_make_scheduler(config, log):
-    """`make test` runs two workers (`-n 2`): each test file goes to one worker whole, so its module fixtures'
-    sweeps run once, and every file marked `llama_cpp` goes to the same worker, one at a time, as two llama.cpp
-    processes on the same cores each slow ~10x (their threads spin while they wait). A scheduler of our own:
-    pytest 9.2's structured node ids lost the `xdist_group` suffix `--dist loadgroup` reads (pytest-xdist#1386)."""
+    """`make test` runs two workers (`-n 2`), each taking a scope whole, in the order of the collection. A
+    scheduler of our own: pytest 9.2's structured node ids lost the `xdist_group` suffix `--dist loadgroup`
+    reads (pytest-xdist#1386)."""
     from xdist.scheduler import LoadScopeScheduling
 
-    llama_cpp = {path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").rglob("test_*.py")
-                 if "pytest.mark.llama_cpp" in path.read_text(encoding="utf-8")}
-
-    class ByFile(LoadScopeScheduling):
+    class ByScope(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return "llama_cpp" if path in llama_cpp else path
+            return scope(nodeid)
 
-    return ByFile(config, log)
+    config.option.loadscopereorder = False  # keep the longest-first order pytest_collection_modifyitems made
+    return ByScope(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Scopes longest first, by SCOPE_SECONDS (each scope's tests stay together and in their order)."""
+    seconds = json.loads(SCOPE_SECONDS.read_text()) if SCOPE_SECONDS.is_file() else {}
+    count = Counter(scope(item.nodeid) for item in items)
+    items.sort(key=lambda item: (-seconds.get(scope(item.nodeid), count[scope(item.nodeid)]), scope(item.nodeid)))
+
+
+def pytest_runtest_logreport(report):
+    _ran[scope(report.nodeid)] += report.duration
+
+
+def pytest_sessionfinish(session):
+    """With RAGSWEEP_SCOPE_SECONDS=FILE, write each scope's seconds (setup, call and teardown) there."""
+    target = os.environ.get("RAGSWEEP_SCOPE_SECONDS")
+    if target and not hasattr(session.config, "workerinput"):  # the controller, which has every report
+        Path(target).write_text(json.dumps({name: round(total, 1) for name, total in _ran.most_common()}, indent=1)
+                                + "\n")
 
 
 @pytest.fixture(scope="session", autouse=True)
