@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.utils import JobStatus
@@ -64,6 +63,7 @@ class RacingSweeper(Sweeper):
                                                                 task_function=task_function, config=config)
 
     def sweep(self, arguments: List[str]) -> Any:
+        from ragsweep.hydra_internals import sweep_points
         from ragsweep.runner.racing import RacingSettings, run_race
         from ragsweep.tracking.race import record_race
 
@@ -72,7 +72,7 @@ class RacingSweeper(Sweeper):
                                               self.config.get("optimized_metric"))
         lines = [*(f"{key}={value}" for key, value in self.params.items()), *arguments]
         parsed = OverridesParser.create(config_loader=self.hydra_context.config_loader).parse_overrides(lines)
-        grid = BasicSweeper.split_arguments(parsed, None)[0]
+        grid = sweep_points(parsed)
         sweep_dir = Path(self.config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hydra._internal.config_loader_impl import get_overrides_dirname
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
+from ragsweep.hydra_internals import overrides_dirname
 from ragsweep.runner.build import ConfigError
 from ragsweep.runner.compose import compose_config
 from ragsweep.runner.entry import conf_dirs
@@ -74,8 +74,8 @@ def compose_job(conf: Path, project: Path, config_dir: Path | None, choices: Map
         if named:  # the run's name, as if each object were an option of its group: chunker=my-splitter
             named_lines = parser.parse_overrides([f"{key}={node['name']}" for key, node in named])
             settings = cfg.hydra.job.config.override_dirname
-            cfg.hydra.job.override_dirname = get_overrides_dirname(
-                [*parsed, *named_lines], list(settings.exclude_keys), settings.item_sep, settings.kv_sep)
+            cfg.hydra.job.override_dirname = overrides_dirname(
+                [*parsed, *named_lines], settings.exclude_keys, settings.item_sep, settings.kv_sep)
     return cfg, objects
 
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from hydra.errors import InstantiationException
-from hydra._internal.utils import _locate
 from hydra.utils import instantiate
 from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 
@@ -16,6 +15,7 @@ from ragsweep.cache import StageCache, semantic_config
 from ragsweep.data.base import DatasetLoader, loaded
 from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.prompts import Prompt, load_prompt
+from ragsweep.hydra_internals import locate
 from ragsweep.judging.labels import LabelledClaim, load_claim_labels
 from ragsweep.metrics import registry
 from ragsweep.metrics.evaluate import CHUNKING_METRICS, SpanEvaluator
@@ -282,7 +282,7 @@ def instantiate_stage(cfg: DictConfig, group: str, stages: dict[str, Built], cac
     would copy it or turn a dataclass into a config."""
     config = {key: value for key, value in group_config(cfg, group).items() if key not in runner_keys}
     try:
-        component_class = _locate(config["_target_"])  # hydra's get_class also logs the error, on 3 lines
+        component_class = locate(config["_target_"])
     except (ImportError, ValueError) as error:  # a bad _target_
         lines = str(error).splitlines()
         reason = str(error.__cause__) if error.__cause__ else lines[0]

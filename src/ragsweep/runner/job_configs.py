@@ -13,13 +13,14 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
-from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra.core.config_loader import ConfigLoader
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
+
+from ragsweep.hydra_internals import apply_value_overrides, group_repository, overrides_dirname
 
 MAX_COMPOSED = 64  # distinct group choices kept; a grid visits its jobs choice by choice
 
@@ -58,14 +59,13 @@ class GroupChoiceLoader:
             self._composed[groups] = composed
         config = _copy(composed)
         try:
-            ConfigLoaderImpl._apply_overrides_to_config(values, config)
+            apply_value_overrides(values, config)
         except (HydraException, OmegaConfBaseException):
             return self._loader.load_sweep_config(master_config, lines)  # Hydra's own error
         names = config.hydra.job.config.override_dirname
         config.hydra.overrides.task = lines
-        config.hydra.job.override_dirname = get_overrides_dirname(overrides=overrides, kv_sep=names.kv_sep,
-                                                                  item_sep=names.item_sep,
-                                                                  exclude_keys=names.exclude_keys)
+        config.hydra.job.override_dirname = overrides_dirname(overrides, names.exclude_keys, names.item_sep,
+                                                              names.kv_sep)
         OmegaConf.copy_cache(from_config=master_config, to_config=config)
         return config
 
@@ -80,10 +80,9 @@ class GroupChoiceLoader:
     def _group_repository(self, master_config: DictConfig) -> Any:
         """Hydra's config repository of this sweep, which tells a group (`chunker`) from a value (`k`); None
         for a loader that is not Hydra's own, which then composes every job itself."""
-        if self._repository is None and isinstance(self._loader, ConfigLoaderImpl):
-            hydra_overrides = list(master_config.hydra.overrides.hydra)
-            self._repository = self._loader._parse_overrides_and_create_caching_repo(
-                master_config.hydra.job.config_name, hydra_overrides)[1]
+        if self._repository is None:
+            self._repository = group_repository(self._loader, master_config.hydra.job.config_name,
+                                                master_config.hydra.overrides.hydra)
         return self._repository
 
 

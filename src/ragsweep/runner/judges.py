@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.cache import StageCache
+from ragsweep.hydra_internals import locate
 from ragsweep.judging.base import Judge
 from ragsweep.judging.labelled_claims import LabelledClaim
 from ragsweep.packaged import with_packaged
@@ -91,9 +92,7 @@ def _parameters(target: str | None) -> set[str]:
     """The constructor arguments of `target`; empty when it cannot be imported (the build reports that)."""
     import inspect
 
-    from hydra._internal.utils import _locate
-
     try:
-        return set(inspect.signature(_locate(str(target))).parameters)
+        return set(inspect.signature(locate(str(target))).parameters)
     except (ImportError, ValueError, TypeError):
         return set()

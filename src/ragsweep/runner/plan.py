@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydra._internal.utils import _locate
 from omegaconf import DictConfig, OmegaConf
 
+from ragsweep.hydra_internals import locate
 from ragsweep.runner.errors import ConfigError, closest
 from ragsweep.runner.identity import LABEL_KEY, config_fingerprint, config_label, group_choices
 from ragsweep.tracking.mlflow_tracker import dotted_params
@@ -215,6 +215,6 @@ def _component_class(target: str | None) -> type | None:
     if target is None:
         return None
     try:
-        return _locate(str(target))
+        return locate(str(target))
     except (ImportError, ValueError):  # a bad _target_: build names it
         return None

@@ -18,14 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-from hydra._internal.utils import get_args_parser
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.data.base import DatasetError, load_once
+from ragsweep.hydra_internals import args_parser, sweep_points
 from ragsweep.metrics import registry
 from ragsweep.runner.build import build
 from ragsweep.runner.compose import composing
@@ -43,7 +42,7 @@ MAX_POINTS = 256  # a larger search space is checked one axis at a time (each va
 
 def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
     """One message per problem of `sweep.py argv`; empty when every point can run."""
-    args = get_args_parser().parse_args(list(argv))  # a bad flag: argparse's usage and exit 2, as Hydra would
+    args = args_parser().parse_args(list(argv))  # a bad flag: argparse's usage and exit 2, as Hydra would
     if args.help or args.hydra_help or args.cfg or args.info or args.shell_completion or args.experimental_rerun:
         return []  # Hydra answers these itself without running a job
     conf = (conf_dir.parent / args.config_path).resolve() if args.config_path else conf_dir
@@ -226,7 +225,7 @@ def _points(primary: DictConfig, overrides: list[Override]) -> list[list[str]]:
     except HydraException as error:
         raise ConfigError(f"hydra.sweeper.params: {first_line(error)}") from None
     if str(primary.hydra.sweeper.get("_target_", "")).endswith(("BasicSweeper", RACING_SWEEPER)):
-        return [list(point) for point in BasicSweeper.split_arguments(parsed, None)[0]]
+        return sweep_points(parsed)
     axes: dict[str, list[str]] = {}
     for override in parsed:  # later lines override earlier ones, as in the sweeper
         axes[override.input_line.split("=", 1)[0]] = _search_values(override)

@@ -1,0 +1,63 @@
+"""Every private part of Hydra 1.3 that ragsweep uses, in one place.
+
+Hydra has no public API for these: reusing its basic sweeper and launcher, composing a job's config as its
+launcher does, naming a job from its overrides, parsing `sweep.py`'s own command line, and locating a
+`_target_` without Hydra's error logging. A Hydra release may change any of them without notice;
+`tests/test_hydra_internals.py` checks each as ragsweep uses it and names the one that changed.
+
+The plugins in `src/hydra_plugins/ragsweep_grid` subclass Hydra's basic launcher and sweeper and import them
+from `hydra._internal` themselves: Hydra's plugin scan imports its core plugins' modules anew, so a class
+taken from here, imported before the scan, is not the one Hydra instantiates against.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra._internal.utils import _locate, get_args_parser
+from hydra.core.config_loader import ConfigLoader
+from hydra.core.override_parser.types import Override
+from omegaconf import DictConfig
+
+__all__ = ["apply_value_overrides", "args_parser", "group_repository", "locate", "overrides_dirname",
+           "sweep_points"]
+
+
+def locate(path: str) -> Any:
+    """The object a dotted `_target_` names; ImportError when it cannot be imported (Hydra's public
+    `get_class` also logs the error, over three lines)."""
+    return _locate(path)
+
+
+def overrides_dirname(overrides: Sequence[Override], exclude_keys: Sequence[str], item_sep: str = ",",
+                      kv_sep: str = "=") -> str:
+    """`hydra.job.override_dirname` as Hydra makes it: the overrides sorted, `exclude_keys` left out."""
+    return get_overrides_dirname(overrides=list(overrides), exclude_keys=list(exclude_keys), item_sep=item_sep,
+                                 kv_sep=kv_sep)
+
+
+def apply_value_overrides(overrides: Sequence[Override], config: DictConfig) -> None:
+    """Set, add or delete the values `overrides` name in `config`, as Hydra's loader does after composing."""
+    ConfigLoaderImpl._apply_overrides_to_config(list(overrides), config)
+
+
+def group_repository(loader: ConfigLoader, config_name: str | None, hydra_overrides: Sequence[str]) -> Any:
+    """Hydra's config repository for a sweep (its `group_exists(name)` tells a config group from a value);
+    None when `loader` is not Hydra's own."""
+    if not isinstance(loader, ConfigLoaderImpl):
+        return None
+    return loader._parse_overrides_and_create_caching_repo(config_name, list(hydra_overrides))[1]
+
+
+def sweep_points(overrides: Sequence[Override]) -> list[list[str]]:
+    """Every point of the grid that parsed command-line `overrides` make, as Hydra's basic sweeper expands it."""
+    return [list(point) for point in BasicSweeper.split_arguments(list(overrides), None)[0]]
+
+
+def args_parser() -> argparse.ArgumentParser:
+    """The argument parser of a Hydra app's command line (`-m`, `--config-name`, `--cfg`, the overrides)."""
+    return get_args_parser()
