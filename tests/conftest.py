@@ -55,7 +55,12 @@ def pytest_collection_modifyitems(config, items):
     """Scopes longest first, by SCOPE_SECONDS (each scope's tests stay together and in their order)."""
     seconds = json.loads(SCOPE_SECONDS.read_text()) if SCOPE_SECONDS.is_file() else {}
     count = Counter(scope(item.nodeid) for item in items)
-    items.sort(key=lambda item: (-seconds.get(scope(item.nodeid), count[scope(item.nodeid)]), scope(item.nodeid)))
+
+    def longest_first(item) -> tuple[float, str]:
+        name = scope(item.nodeid)
+        return -seconds.get(name, count[name]), name
+
+    items.sort(key=longest_first)
 
 
 def pytest_runtest_logreport(report):

@@ -15,6 +15,7 @@ from ragsweep.stores.base import check_k, top_k
 from ragsweep.types import Chunk, Hit
 
 _WORD = re.compile(r"\w+")
+PROGRESS_FROM = 10_000  # chunks from which indexing shows its progress bars
 
 
 class BM25Retriever:
@@ -55,7 +56,8 @@ class BM25Retriever:
 
         self._vocab = {}
         ids, ends, digest = array("i"), array("q"), hashlib.sha256()
-        words = tqdm(chunks, desc="bm25 words", unit="chunk", disable=len(chunks) < 10_000)
+        shown = len(chunks) >= PROGRESS_FROM
+        words = tqdm(chunks, desc="bm25 words", unit="chunk", disable=not shown)
         for position, chunk in enumerate(words):  # one flat array of word ids: no list of words kept per chunk
             ids.extend(self._vocab.setdefault(word, len(self._vocab)) for word in self._tokens(chunk.text))
             ends.append(len(ids))
@@ -65,7 +67,7 @@ class BM25Retriever:
         def build() -> dict[str, np.ndarray]:
             model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
             corpus = _WordIds(np.frombuffer(ids, dtype=np.int32), np.frombuffer(ends, dtype=np.int64))
-            model.index(bm25s.tokenization.Tokenized(ids=corpus, vocab=self._vocab), show_progress=len(chunks) >= 10_000)
+            model.index(bm25s.tokenization.Tokenized(ids=corpus, vocab=self._vocab), show_progress=shown)
             arrays = {name: np.asarray(model.scores[name]) for name in ("data", "indices", "indptr", "num_docs")}
             if model.nonoccurrence_array is not None:  # bm25l and bm25+ score absent terms too
                 arrays["nonoccurrence"] = np.asarray(model.nonoccurrence_array)
