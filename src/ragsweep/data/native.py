@@ -16,7 +16,7 @@ from ragsweep.data.base import (
     DatasetError, QuestionChoice, SpanChecker, build_dataset, field, read_jsonl, read_text, require_dir,
     require_file, span_options,
 )
-from ragsweep.types import Dataset, Document, Query, Span
+from ragsweep.types import Dataset, Document, FileDocument, Query, Span
 
 
 class NativeDataset:
@@ -50,11 +50,12 @@ class NativeDataset:
 
 
 def read_documents(folder: str | Path, key: str) -> dict[str, Document]:
-    """The UTF-8 `*.txt` files of `folder` by id (the file name without .txt), in id order."""
+    """The UTF-8 `*.txt` files of `folder` by id (the file name without .txt), in id order, each read again
+    when its text is needed (`FileDocument`)."""
     paths = sorted(require_dir(folder, key, "UTF-8 *.txt documents").glob("*.txt"))
     if not paths:
         raise DatasetError(f"{folder}: no *.txt documents found")
-    return {path.stem: Document(path.stem, read_text(path)) for path in paths}
+    return {path.stem: FileDocument(path.stem, str(path), read_text(path)) for path in paths}
 
 
 def read_queries(path: Path, checker: SpanChecker) -> list[tuple[str, Query]]:

@@ -32,9 +32,9 @@ class UnitLine:
         ids = sorted(documents)
         self._position = {doc_id: position for position, doc_id in enumerate(ids)}
         if unit == "tokens":  # a token holds at least one byte
-            lengths = np.fromiter((len(documents[i].text.encode()) for i in ids), dtype=np.int64, count=len(ids))
+            lengths = np.fromiter((documents[i].utf8_length for i in ids), dtype=np.int64, count=len(ids))
         else:
-            lengths = np.fromiter((len(documents[i].text) for i in ids), dtype=np.int64, count=len(ids))
+            lengths = np.fromiter((documents[i].length for i in ids), dtype=np.int64, count=len(ids))
         self._offset = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))  # the gap keeps documents from touching
         self._token_ranges: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 

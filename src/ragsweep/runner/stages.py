@@ -47,7 +47,8 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
         if "located" in arrays:
             _LOCATED[key] = dict(zip(("located_exact", "located_fuzzy"), arrays["located"].tolist(), strict=True))
         documents = [dataset.documents[doc_id] for doc_id in doc_ids]
-        return [Chunk.of(documents[d], s, e) for d, s, e in arrays["spans"].tolist()]
+        spans = arrays["spans"]  # a column at a time: a million rows as lists would be a transient 140 MB
+        return [Chunk.of(documents[d], s, e) for d, s, e in zip(*(spans[:, column].tolist() for column in range(3)))]
 
     if not pipeline.cache.enabled:
         chunks = load()
@@ -63,7 +64,7 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
                           f"so every chunk would be retrieved; set k to {len(chunks)} or less")
     if len(chunks) == len(doc_ids) and dataset.fingerprint not in _WHOLE_DOCUMENTS_WARNED:
         _WHOLE_DOCUMENTS_WARNED.add(dataset.fingerprint)
-        longest = max(len(document.text) for document in dataset.documents.values())
+        longest = max(document.length for document in dataset.documents.values())
         log.warning("every document of %s is a single chunk (the longest has %d characters), so every chunker "
                     "gives the same chunks and a comparison of chunkers shows nothing; lower chunker.size",
                     dataset.name, longest)
