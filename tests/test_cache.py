@@ -385,3 +385,22 @@ def test_a_cold_embedding_reads_each_missing_text_when_its_shard_is_embedded(tmp
     assert texts.reads == 10 and model.seen == list(texts)
     assert np.array_equal(vectors, cached_embedder(CountingEmbedder(), StageCache(tmp_path / "b"),
                                                    {"_target_": "m"}).encode(list(texts)))
+
+
+def test_an_embedder_remembers_where_vectors_lie_not_the_vectors(tmp_path):
+    """Vectors are read from their shards into the one array a call returns: the embedder holds no array
+    between calls, and a shard that went bad since it was read is embedded again (its texts count as missed)."""
+    texts = [f"text {i}" for i in range(10)]
+    model = CountingEmbedder()
+    cached = cached_embedder(model, StageCache(tmp_path, embedding_shard=4), {"_target_": "m"})
+    first = cached.encode(texts)
+    held = [*vars(cached).values(), *vars(cached._index).values()]
+    assert not [value for value in held if isinstance(value, np.ndarray) and value.dtype.kind == "f"]
+    assert len(cached._index) == 10
+    again = cached.encode(texts[::-1])
+    assert np.array_equal(again, first[::-1]) and len(model.seen) == 10
+    shard = sorted(cached.folder.glob("*.npz"))[0]
+    lost = len(read_entry(shard)["keys"])
+    shard.write_bytes(b"not a shard")
+    assert np.array_equal(cached.encode(texts), first)
+    assert len(model.seen) == 10 + lost and cached.cache.misses["embeddings"] == 10 + lost

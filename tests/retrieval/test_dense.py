@@ -16,8 +16,8 @@ def test_numpy_store_is_exact_and_breaks_ties_by_index():
     vectors = rng.normal(size=(300, 16)).astype(np.float32)
     vectors[7] = vectors[3]  # a tie
     store = NumpyStore(batch_size=32)
-    store.add(vectors[:150])
-    store.add(vectors[150:])
+    store.add(vectors[:150].copy())  # a store takes the array it is given
+    store.add(vectors[150:].copy())
     queries = np.vstack((rng.normal(size=(40, 16)), vectors[3:4])).astype(np.float32)
     normed = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     for query, hits in zip(queries, store.search(queries, k=10)):
@@ -26,6 +26,17 @@ def test_numpy_store_is_exact_and_breaks_ties_by_index():
         assert [hit.index for hit in hits] == expected
         assert [hit.score for hit in hits] == pytest.approx([scores[i] for i in expected], abs=1e-5)
     assert [hit.index for hit in store.search(queries[-1:], k=2)[0]] == [3, 7]
+
+
+def test_the_numpy_store_normalises_the_array_it_is_given_without_a_copy():
+    """A million vectors are held once: the store keeps the caller's array, divided by each row's norm in place,
+    the same numbers a copy would hold."""
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(50, 8)).astype(np.float32)
+    expected = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    store = NumpyStore()
+    store.add(vectors)
+    assert np.shares_memory(store._vectors, vectors) and np.array_equal(store._vectors, expected)
 
 
 def test_k_larger_than_the_store_returns_everything():

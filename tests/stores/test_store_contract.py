@@ -28,8 +28,8 @@ def test_hits_are_ranked_distinct_and_at_most_k(option, vectors):
     stored, queries = vectors
     store = instantiate_group(compose_option("store", option), "store")
     try:
-        store.add(stored[:25])
-        store.add(stored[25:])  # indices continue across calls
+        store.add(stored[:25].copy())  # a store takes the array it is given
+        store.add(stored[25:].copy())  # indices continue across calls
         for k in (1, 4, len(stored) + 10):
             results = store.search(queries, k)
             assert len(results) == len(queries)
@@ -48,7 +48,7 @@ def test_a_closed_store_indexes_anew(option, vectors):
     stored, queries = vectors
     store = instantiate_group(compose_option("store", option), "store")
     for _ in range(2):
-        store.add(stored)
+        store.add(stored.copy())
         for hits in store.search(queries, len(stored) + 10):
             assert_ranked(hits, len(stored) + 10, len(stored))
         store.close()

@@ -17,8 +17,8 @@ def vectors():
 
 
 def _search(store, data, queries, k):
-    store.add(data[:700])
-    store.add(data[700:])  # stores grow across calls, indices continue
+    store.add(data[:700].copy())  # a store takes the array it is given
+    store.add(data[700:].copy())  # stores grow across calls, indices continue
     return store.search(queries, k)
 
 

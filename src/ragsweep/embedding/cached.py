@@ -6,6 +6,7 @@ chunker, store, k or reranker asks for a text, its vector is read, not computed.
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import time
 import uuid
@@ -28,13 +29,21 @@ def cached_embedder(embedder: Embedder, cache: StageCache, signature: Any) -> Em
 
 
 class CachedEmbedder:
-    """Embeds only texts its shard folder has not seen; counts texts as hits or misses."""
+    """Embeds only texts its shard folder has not seen; counts texts as hits or misses.
+
+    It remembers, per text, only where its vector lies (`KeyRows`: the text's key and its row among the shards
+    read), not the vector: a call reads the shards its texts lie in and copies their rows into the one array it
+    returns, so a million chunks' vectors are in memory once, as that array.
+    """
 
     def __init__(self, embedder: Embedder, folder: Path, cache: StageCache) -> None:
         self.embedder = embedder
         self.folder = folder
         self.cache = cache
-        self._vectors: dict[str, np.ndarray] = {}
+        self._index = KeyRows()
+        self._shards: list[Path] = []
+        self._first_rows: list[int] = []  # the row each shard starts at
+        self._next_row = 0
         self._loaded: set[str] = set()
 
     def preflight(self) -> None:
@@ -53,47 +62,69 @@ class CachedEmbedder:
             self.cache.seconds["embedding"] += time.perf_counter() - started
 
     def _encode(self, texts: Sequence[str], role: Role) -> np.ndarray:
-        keys = [hashlib.sha256(f"{role}\0{text}".encode()).hexdigest() for text in texts]
+        keys = np.fromiter((hashlib.sha256(f"{role}\0{text}".encode()).digest() for text in texts), dtype=KEY,
+                           count=len(texts))
         self._load_new_shards()
-        missing = {key: position for position, key in enumerate(keys) if key not in self._vectors}
-        if missing:
-            self._embed_shared(texts, list(missing.items()), role)
+        absent = np.flatnonzero(self._index.rows(keys) < 0)
+        missing = np.sort(absent[np.unique(keys[absent], return_index=True)[1]])  # each text once, where first asked
+        if len(missing):
+            self._embed_shared(texts, keys, missing, role)
         self.cache.hits["embeddings"] += len(keys) - len(missing)
-        if not keys:
+        if not len(keys):
             return np.empty((0, 0), dtype=np.float32)
-        return np.stack([self._vectors[key] for key in keys])
+        vectors = self._gather(keys)
+        return vectors if vectors is not None else self._encode(texts, role)
 
-    def _embed_shared(self, texts: Sequence[str], missing: list[tuple[str, int]], role: Role) -> None:
-        """Embed the missing texts (key and position in `texts`) in shards of `cache.embedding_shard`, each under
-        its own lock: every process that needs the same texts (the jobs of one chunking, on any node sharing the
-        cache) takes the shards no one holds and writes each as it finishes, then waits for the shards others
-        hold, and embeds any whose holder died without writing it. Each text is embedded once, by whichever
-        process reached it first; a shard's texts are read only when it is embedded."""
+    def _embed_shared(self, texts: Sequence[str], keys: np.ndarray, missing: np.ndarray, role: Role) -> None:
+        """Embed the texts at positions `missing` in shards of `cache.embedding_shard`, each under its own lock:
+        every process that needs the same texts (the jobs of one chunking, on any node sharing the cache) takes
+        the shards no one holds and writes each as it finishes, then waits for the shards others hold, and
+        embeds any whose holder died without writing it. Each text is embedded once, by whichever process
+        reached it first; a shard's texts are read only when it is embedded."""
         size = self.cache.embedding_shard
-        shards = [dict(missing[start : start + size]) for start in range(0, len(missing), size)]
+        shards = [missing[start : start + size] for start in range(0, len(missing), size)]
         waiting = []
         for shard in tqdm(shards, desc="embedding shards", unit="shard", disable=len(shards) < 2):
-            if not self._embed_shard(texts, shard, role, blocking=False):
+            if not self._embed_shard(texts, keys, shard, role, blocking=False):
                 waiting.append(shard)
         for shard in waiting:
-            self._embed_shard(texts, shard, role, blocking=True)
+            self._embed_shard(texts, keys, shard, role, blocking=True)
 
-    def _embed_shard(self, texts: Sequence[str], shard: dict[str, int], role: Role, blocking: bool) -> bool:
-        """Embed what of `shard` no process has stored yet, under the shard's lock; False when another process
-        holds it (without `blocking`)."""
-        name = hashlib.sha256("".join(sorted(shard)).encode()).hexdigest()[:32]
+    def _embed_shard(self, texts: Sequence[str], keys: np.ndarray, shard: np.ndarray, role: Role,
+                     blocking: bool) -> bool:
+        """Embed what of `shard` (positions in `texts`) no process has stored yet, under the shard's lock; False
+        when another process holds it (without `blocking`)."""
+        name = hashlib.sha256("".join(sorted(_hex(keys[shard]))).encode()).hexdigest()[:32]
         with self.cache.lock(name, blocking=blocking, folder=self.folder / "locks") as held:
             if not held:
                 return False
             self._load_new_shards()
-            todo = {key: position for key, position in shard.items() if key not in self._vectors}
-            if todo:
-                vectors = np.asarray(self.embedder.encode([texts[position] for position in todo.values()], role=role),
+            todo = shard[self._index.rows(keys[shard]) < 0]
+            if len(todo):
+                vectors = np.asarray(self.embedder.encode([texts[position] for position in todo.tolist()], role=role),
                                      dtype=np.float32)
-                self._store_shard(list(todo), vectors)
+                self._store_shard(keys[todo], vectors)
                 self.cache.misses["embeddings"] += len(todo)
             self.cache.hits["embeddings"] += len(shard) - len(todo)
         return True
+
+    def _gather(self, keys: np.ndarray) -> np.ndarray | None:
+        """The keys' vectors, read shard by shard into one array; None when a shard could not be read (it is
+        forgotten, so its texts count as missing)."""
+        rows = self._index.rows(keys)
+        shard_of = np.searchsorted(self._first_rows, rows, side="right") - 1
+        order = np.argsort(shard_of, kind="stable")
+        vectors = None
+        for positions in np.split(order, np.flatnonzero(np.diff(shard_of[order])) + 1):
+            number = int(shard_of[positions[0]])
+            arrays = read_entry(self._shards[number])
+            if arrays is None:
+                self._forget(number)
+                return None
+            if vectors is None:
+                vectors = np.empty((len(keys), arrays["vectors"].shape[1]), dtype=np.float32)
+            vectors[positions] = arrays["vectors"][rows[positions] - self._first_rows[number]]
+        return vectors
 
     def _load_new_shards(self) -> None:
         if not self.folder.is_dir():
@@ -103,11 +134,79 @@ class CachedEmbedder:
                 continue
             shard = read_entry(path)
             if shard is not None:
-                self._vectors.update(zip(shard["keys"].tolist(), shard["vectors"]))
+                self._remember(path, np.frombuffer(binascii.unhexlify("".join(shard["keys"].tolist())), dtype=KEY))
             self._loaded.add(path.name)
 
-    def _store_shard(self, keys: list[str], vectors: np.ndarray) -> None:
-        name = f"{uuid.uuid4().hex}.npz"
-        write_entry(self.folder / name, {"keys": np.array(keys), "vectors": vectors})
-        self._loaded.add(name)
-        self._vectors.update(zip(keys, vectors))
+    def _store_shard(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        path = self.folder / f"{uuid.uuid4().hex}.npz"
+        write_entry(path, {"keys": np.array(_hex(keys)), "vectors": vectors})
+        self._loaded.add(path.name)
+        self._remember(path, keys)
+
+    def _remember(self, path: Path, keys: np.ndarray) -> None:
+        self._shards.append(path)
+        self._first_rows.append(self._next_row)
+        self._index.add(keys, self._next_row)
+        self._next_row += len(keys)
+
+    def _forget(self, number: int) -> None:
+        """Drop a shard that could not be read (deleted as corrupt), so that its texts are embedded again."""
+        end = self._first_rows[number + 1] if number + 1 < len(self._shards) else self._next_row
+        self._index.drop(self._first_rows[number], end)
+
+
+KEY = "S32"  # a text's key: the sha256 digest of its role and text
+
+
+class KeyRows:
+    """Keys to rows as two sorted arrays, searched in bulk: 40 bytes a text, where a dict of bytes to ints took
+    about 190. Keys added since the last lookup are sorted among the others at the next one; a key added
+    twice keeps its first row (two processes that embedded one text at once: the first shard read serves)."""
+
+    def __init__(self) -> None:
+        self._keys = np.empty(0, dtype=KEY)
+        self._rows = np.empty(0, dtype=np.int64)
+        self._added: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def __len__(self) -> int:
+        self._merge()
+        return len(self._keys)
+
+    def add(self, keys: np.ndarray, first_row: int) -> None:
+        """`keys` at rows first_row, first_row + 1, ..."""
+        self._added.append((keys, np.arange(first_row, first_row + len(keys), dtype=np.int64)))
+
+    def rows(self, keys: np.ndarray) -> np.ndarray:
+        """Each key's row, or -1 for a key not added."""
+        self._merge()
+        if not len(self._keys):
+            return np.full(len(keys), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return np.where(self._keys[at] == keys, self._rows[at], -1)
+
+    def drop(self, first_row: int, end_row: int) -> None:
+        """Forget the keys at rows [first_row, end_row)."""
+        self._merge()
+        kept = (self._rows < first_row) | (self._rows >= end_row)
+        self._keys, self._rows = self._keys[kept], self._rows[kept]
+
+    def _merge(self) -> None:
+        if not self._added:
+            return
+        keys = np.concatenate([added for added, _ in self._added])
+        rows = np.concatenate([added for _, added in self._added])
+        self._added = []
+        order = np.argsort(keys, kind="stable")
+        keys, rows = keys[order], rows[order]
+        first = np.ones(len(keys), dtype=bool)
+        first[1:] = keys[1:] != keys[:-1]
+        keys, rows = keys[first], rows[first]
+        new = self.rows(keys) < 0  # merged already: nothing pending
+        at = np.searchsorted(self._keys, keys[new])
+        self._keys, self._rows = np.insert(self._keys, at, keys[new]), np.insert(self._rows, at, rows[new])
+
+
+def _hex(keys: np.ndarray) -> list[str]:
+    """Each key as the 64 hex digits the shard files store."""
+    digits = binascii.hexlify(keys.tobytes()).decode()
+    return [digits[start : start + 64] for start in range(0, len(digits), 64)]

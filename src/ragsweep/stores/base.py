@@ -10,7 +10,11 @@ from ragsweep.types import Hit
 
 
 class VectorStore(Protocol):
-    """Holds passage vectors and returns, per query vector, the k nearest as hits (best first)."""
+    """Holds passage vectors and returns, per query vector, the k nearest as hits (best first).
+
+    `add` takes the array: a store may keep it and normalise it in place, so a million vectors are not held
+    twice; a caller that needs its vectors afterwards passes a copy.
+    """
 
     def add(self, vectors: np.ndarray) -> None: ...
 
@@ -34,11 +38,20 @@ def top_k(scores: np.ndarray, k: int) -> list[Hit]:
     return ranked(keep, scores[keep])[:k]
 
 
-def normalised(vectors: np.ndarray) -> np.ndarray:
-    """Unit-length float32 rows (zero rows stay zero), so a dot product is cosine similarity."""
+def normalised(vectors: np.ndarray, in_place: bool = False) -> np.ndarray:
+    """Unit-length float32 rows (zero rows stay zero), so a dot product is cosine similarity; `in_place`
+    divides float32 `vectors` themselves (the same numbers, without a second array)."""
     vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1, norms)
+    norms = np.empty((len(vectors), 1), dtype=np.float32)
+    for start in range(0, len(vectors), NORM_ROWS):  # norm squares its input: a block at a time, not a second array
+        norms[start : start + NORM_ROWS] = np.linalg.norm(vectors[start : start + NORM_ROWS], axis=1, keepdims=True)
+    norms[norms == 0] = 1
+    if in_place and vectors.flags.writeable:
+        return np.divide(vectors, norms, out=vectors)
+    return vectors / norms
+
+
+NORM_ROWS = 65_536
 
 
 def check_k(k: int) -> None:

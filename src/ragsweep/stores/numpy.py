@@ -25,7 +25,7 @@ class NumpyStore:
         self._vectors = np.empty((0, 0), dtype=np.float32)
 
     def add(self, vectors: np.ndarray) -> None:
-        vectors = normalised(vectors)
+        vectors = normalised(vectors, in_place=True)
         self._vectors = vectors if self._vectors.size == 0 else np.vstack((self._vectors, vectors))
 
     def close(self) -> None:
