@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.preloaded_sweep import PreloadedSweep
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = "The quick brown fox jumps over the lazy dog."
 
@@ -214,24 +216,37 @@ CASES = {
 }
 
 
+ENV = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
+
+
+@pytest.fixture(scope="module")
+def preloaded():
+    server = PreloadedSweep(ENV)
+    yield server
+    server.close()
+
+
 @pytest.mark.parametrize("name", CASES)
-def test_bad_input_is_refused_before_any_work_with_one_line(name, tmp_path):
+def test_bad_input_is_refused_before_any_work_with_one_line(name, tmp_path, preloaded):
+    """Each row is `python sweep.py ARGS` in a process of its own, forked from one that has imported what
+    sweep.py imports (tests/preloaded_sweep.py); a read-only row runs the real command in a mount namespace."""
     case = CASES[name]
     folder = tmp_path / "project"
     folder.mkdir()
     args = case.args(folder) if callable(case.args) else case.args
     before = sorted(folder.rglob("*"))
-    command = [sys.executable, str(ROOT / "sweep.py"), *args]
     if case.read_only:
         (folder / "ro").mkdir()
         mount = f"mount -t tmpfs -o ro tmpfs {folder / 'ro'} && exec \"$@\""
-        command = ["unshare", "-m", "sh", "-c", mount, "sh", *command]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
-    result = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
-    errors = [line for line in result.stderr.splitlines() if line.strip()]
-    assert result.returncode == 2, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    assert errors and all(line.startswith("ragsweep: error: ") for line in errors), result.stderr[-3000:]
+        command = ["unshare", "-m", "sh", "-c", mount, "sh", sys.executable, str(ROOT / "sweep.py"), *args]
+        done = subprocess.run(command, cwd=folder, env=ENV, capture_output=True, text=True, timeout=300)
+        code, stderr = done.returncode, done.stderr
+    else:
+        code, _, stderr = preloaded.run(args, folder, ENV, tmp_path)
+    errors = [line for line in stderr.splitlines() if line.strip()]
+    assert code == 2, stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert errors and all(line.startswith("ragsweep: error: ") for line in errors), stderr[-3000:]
     assert case.message in errors[0], errors
     if not args or args[0] != "-m":
         assert len(errors) == 1, errors
@@ -249,9 +264,8 @@ def test_k_beyond_the_chunks_fails_its_job_with_one_line_naming_k(tmp_path):
     stops after chunking, before retrieval, saying so and the most k can be."""
     folder = tmp_path / "project"
     folder.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
     result = subprocess.run([sys.executable, str(ROOT / "sweep.py"), *_native_args()(folder), "k=3", "retriever=bm25"],
-                            cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+                            cwd=folder, env=ENV, capture_output=True, text=True, timeout=300)
     assert result.returncode != 0, result.stderr[-3000:]
     assert ("k=3 is more than the 1 chunks this chunker made of data, so every chunk would be retrieved; set k to 1 "
             "or less") in result.stderr, result.stderr[-3000:]
