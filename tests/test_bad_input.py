@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.preloaded_sweep import PreloadedSweep
+from tests.preloaded import Preloaded
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = "The quick brown fox jumps over the lazy dog."
@@ -221,7 +221,7 @@ ENV = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"
 
 @pytest.fixture(scope="module")
 def preloaded():
-    server = PreloadedSweep(ENV)
+    server = Preloaded(ENV)
     yield server
     server.close()
 
@@ -229,7 +229,7 @@ def preloaded():
 @pytest.mark.parametrize("name", CASES)
 def test_bad_input_is_refused_before_any_work_with_one_line(name, tmp_path, preloaded):
     """Each row is `python sweep.py ARGS` in a process of its own, forked from one that has imported what
-    sweep.py imports (tests/preloaded_sweep.py); a read-only row runs the real command in a mount namespace."""
+    sweep.py imports (tests/preloaded.py); a read-only row runs the real command in a mount namespace."""
     case = CASES[name]
     folder = tmp_path / "project"
     folder.mkdir()
@@ -242,7 +242,7 @@ def test_bad_input_is_refused_before_any_work_with_one_line(name, tmp_path, prel
         done = subprocess.run(command, cwd=folder, env=ENV, capture_output=True, text=True, timeout=300)
         code, stderr = done.returncode, done.stderr
     else:
-        code, _, stderr = preloaded.run(args, folder, ENV, tmp_path)
+        code, _, stderr = preloaded.run("sweep.py", args, folder, ENV, tmp_path)
     errors = [line for line in stderr.splitlines() if line.strip()]
     assert code == 2, stderr[-3000:]
     assert "Traceback" not in stderr, stderr[-3000:]

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.preloaded import Preloaded
+
 ROOT = Path(__file__).resolve().parents[2]
 RAGSWEEP = Path(sys.executable).with_name("ragsweep")  # the installed console script
 TINY_DOCS = {"apples": "Apples grow on trees. Most apples are red or green.",
@@ -346,8 +348,17 @@ def _broken_files(project: Path) -> dict[str, Path]:
     return {"cut_manifest": folder / "cut.yaml", "bad_yaml": folder / "bad.yaml", "not_sqlite": folder / "not_sqlite.db"}
 
 
+@pytest.fixture(scope="module")
+def preloaded():
+    server = Preloaded(_env())
+    yield server
+    server.close()
+
+
 @pytest.mark.parametrize(("args", "code", "message"), BAD_INPUT, ids=[" ".join(row[0]) for row in BAD_INPUT])
-def test_bad_input_is_refused_in_one_line_and_writes_nothing(project, args, code, message):
+def test_bad_input_is_refused_in_one_line_and_writes_nothing(project, args, code, message, preloaded, tmp_path):
+    """Each row is `ragsweep ARGS` in a process of its own, forked from one that has imported what the
+    console script imports (tests/preloaded.py)."""
     import mlflow
 
     before = _written(project)
@@ -356,10 +367,11 @@ def test_bad_input_is_refused_in_one_line_and_writes_nothing(project, args, code
               "other_run": _jobs(project).set_index("tags.mlflow.runName").loc["chunker=fixed,k=3"].run_id,
               "missing_store": project / "nowhere" / "mlflow.db", "tiny_sweep": _parents(project)[0],
               **_broken_files(project)}
-    result = _ragsweep(project, *[arg.format(**places) for arg in args])
-    assert result.returncode == code, result.stdout + result.stderr
-    assert result.stderr.splitlines() == [result.stderr.strip()], result.stderr  # one line
-    assert result.stderr.startswith("ragsweep: error: ") and message.format(**places) in result.stderr, result.stderr
+    returncode, stdout, stderr = preloaded.run("ragsweep", [arg.format(**places) for arg in args], project, _env(),
+                                               tmp_path)
+    assert returncode == code, stdout + stderr
+    assert stderr.splitlines() == [stderr.strip()], stderr  # one line
+    assert stderr.startswith("ragsweep: error: ") and message.format(**places) in stderr, stderr
     assert _written(project) == before  # no export overwritten, no report, no run started
     assert not places["missing_store"].parent.exists()  # no empty store created
 

@@ -1,13 +1,14 @@
-"""`python sweep.py ARGS` without paying the interpreter's start each time: a server process imports what
-sweep.py imports, once, and forks a child for each command, which runs sweep.py's entry in the command's
-folder with the command's environment, its output in files, and exits with the entry's code.
+"""`python sweep.py ARGS` and `ragsweep ARGS` without paying the interpreter's start each time: a server
+process imports what they import, once, and forks a child for each command, which runs the command's entry
+point (sweep.py's `sweep`, the console script's `main`) in the command's folder with the command's
+environment, its output in files, and exits with the entry's code.
 
 A child starts from the server's untouched state (nothing has run in it but the imports), so each command
-sees what a fresh `python sweep.py` sees, less about 2 s of imports. Used by the tests that run many short
-refused commands (tests/test_bad_input.py).
+sees what a fresh process sees, less about 2 s of imports. Used by the tests that run many short refused
+commands (tests/test_bad_input.py, tests/cli/test_results.py).
 
-Run as a script it is the server: one JSON request per line on stdin ({"args", "cwd", "env", "out", "err"}),
-one line with the exit code back on stdout.
+Run as a script it is the server: one JSON request per line on stdin ({"command", "args", "cwd", "env",
+"out", "err"}), one line with the exit code back on stdout.
 """
 
 from __future__ import annotations
@@ -24,20 +25,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 300  # seconds a command may take
-PRELOAD = ("hydra", "omegaconf", "mlflow", "ragsweep.runner.run", "ragsweep.runner.preflight")
+PRELOAD = ("hydra", "omegaconf", "mlflow", "ragsweep.cli", "ragsweep.runner.run", "ragsweep.runner.preflight")
 
 
-class PreloadedSweep:
-    """A server forking `sweep.py` runs; `run` returns (exit code, stdout, stderr)."""
+class Preloaded:
+    """A server forking `sweep.py` and `ragsweep` commands; `run` returns (exit code, stdout, stderr)."""
 
     def __init__(self, env: dict[str, str]) -> None:
         self._server = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         cwd=ROOT, env=env, text=True)
         self._lock = threading.Lock()
 
-    def run(self, args: list[str], cwd: Path, env: dict[str, str], output: Path) -> tuple[int, str, str]:
+    def run(self, command: str, args: list[str], cwd: Path, env: dict[str, str], output: Path) -> tuple[int, str, str]:
+        """`command` ("sweep.py" or "ragsweep") with `args` in `cwd`; its output goes to files in `output`."""
         out, err = output / "stdout.txt", output / "stderr.txt"
-        request = {"args": args, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err)}
+        request = {"command": command, "args": args, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err)}
         with self._lock:
             self._server.stdin.write(json.dumps(request) + "\n")
             self._server.stdin.flush()
@@ -51,7 +53,10 @@ class PreloadedSweep:
 
 def _serve() -> None:
     import ragsweep  # noqa: F401  (what sweep.py imports, in its order)
+    from ragsweep.cli import main
     from ragsweep.runner.entry import sweep
+
+    entries = {"sweep.py": lambda args: sweep(args, ROOT / "conf"), "ragsweep": main}
 
     for module in PRELOAD:  # what a run imports later anyway; a child finds them loaded
         importlib.import_module(module)
@@ -60,7 +65,7 @@ def _serve() -> None:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
-            _child(request, sweep)
+            _child(request, entries[request["command"]])
         print(_wait(pid, TIMEOUT), flush=True)
 
 
@@ -76,7 +81,7 @@ def _wait(pid: int, timeout: float) -> int:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
-def _child(request: dict, sweep) -> None:
+def _child(request: dict, entry) -> None:
     from ragsweep import _offline
 
     code = 1
@@ -89,9 +94,8 @@ def _child(request: dict, sweep) -> None:
             handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.dup2(handle, stream)
             os.close(handle)
-        sys.argv = [str(ROOT / "sweep.py"), *request["args"]]
-        sweep(request["args"], ROOT / "conf")
-        code = 0
+        sys.argv = [str(ROOT / "sweep.py") if request["command"] == "sweep.py" else "ragsweep", *request["args"]]
+        code = entry(request["args"]) or 0
     except SystemExit as done:
         if isinstance(done.code, str):
             print(done.code, file=sys.stderr)
