@@ -42,6 +42,13 @@ def project(tmp_path, scratch_project) -> Path:
     return scratch_project(tmp_path / "project")
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C and SIGTERM at their defaults in the started command, as a shell starts it, whatever the test
+    process inherited (an ignored signal stays ignored across exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _runs(project: Path) -> pd.DataFrame:
     import mlflow
 
@@ -82,7 +89,7 @@ def test_ctrl_c_ends_the_sweep_in_one_line_with_runs_killed_and_a_rerun_finishes
     stderr_path = tmp_path / "stderr.txt"
     with stderr_path.open("wb") as stderr:
         sweep = subprocess.Popen(command, cwd=project, env=_env(), stdout=subprocess.DEVNULL, stderr=stderr,
-                                 start_new_session=True)  # its own group, as a terminal's foreground job
+                                 start_new_session=True, preexec_fn=_as_from_a_terminal)  # its own group, as a terminal's foreground job
         try:
             busy = _busy_jobs(project, sweep)
             done = set(_jobs(_runs(project)).query("status == 'FINISHED'").run_id)
@@ -177,6 +184,7 @@ def _ui(project: Path, env: dict[str, str]) -> Iterator[tuple[subprocess.Popen, 
     stderr = project / "ui.stderr"
     with stderr.open("w") as out:
         ui = subprocess.Popen([str(RAGSWEEP), "ui", "--port", str(port)], cwd=project, env=env,
+                              preexec_fn=_as_from_a_terminal,
                               stdout=subprocess.DEVNULL, stderr=out, start_new_session=True)
     groups = {ui.pid}
     try:
@@ -291,7 +299,8 @@ def test_the_ui_server_keeps_telemetry_off_and_never_fetches_its_config(tmp_path
 
 def test_ctrl_c_ends_a_single_run_in_one_line_with_its_run_killed(project):
     run = subprocess.Popen([sys.executable, "sweep.py", "chunker=sentence"], cwd=project, env=_env(),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                           preexec_fn=_as_from_a_terminal)
     deadline = time.monotonic() + 300  # the store is not read before the end: opening it while the job
     while time.monotonic() < deadline and run.poll() is None:  # creates its tables races with that
         time.sleep(0.3)
