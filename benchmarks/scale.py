@@ -19,12 +19,13 @@ config, MLflow), its peak RSS (the process's, from wait4) beside a dense configu
 exponent between consecutive sizes (the log-log slope against the chunk count; stages under 0.5 s at either
 size are left out as noise). The last line is `slope_max=S peak_rss_gb=R wall_s=W` for the largest size.
 
-With `--spread`, each size's static embedding is also shared out by two joblib workers (`store=numpy,chroma`,
+With `--spread`, each size's static embedding (or, `--spread minilm/numpy`, minilm's, where it ran) is also
+shared out by two joblib workers (`store=numpy,chroma`,
 two jobs of one chunking from a cold cache, `cache.embedding_shard` shards each taken by whichever job is
 free), and `spread_embed_ratio` is their embedding's span (the longer job's `seconds_embedding`, waiting
-included) over static/numpy's embedding alone.
+included) over the same configuration's embedding alone.
 
-Usage: python benchmarks/scale.py [--docs 1000 10000 100000] [--configs bm25 static/numpy ...] [--spread]
+Usage: python benchmarks/scale.py [--docs 1000 10000 100000] [--configs bm25 static/numpy ...] [--spread [CONFIG]]
                                   [--data ../shared/data/chroma_general] [--workdir DIR] [--keep]
 """
 
@@ -149,14 +150,15 @@ def run_config(corpus: Path, workdir: Path, name: str, overrides: list[str]) -> 
             "embedded": metrics.get("cache_misses_embeddings", 0.0)}
 
 
-def run_spread(corpus: Path, workdir: Path, alone: dict) -> dict:
-    """The static embedding of the corpus shared out by two joblib workers (two jobs of one chunking, stores
-    numpy and chroma, from a cold cache), against one job embedding it alone (`alone`, static/numpy's run)."""
+def run_spread(corpus: Path, workdir: Path, name: str, alone: dict) -> dict:
+    """Configuration `name`'s embedding of the corpus shared out by two joblib workers (two jobs of one chunking,
+    stores numpy and chroma, from a cold cache), against one job embedding it alone (`alone`, its own run)."""
     home = workdir / "spread"
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
-    command = sweep_command(corpus, home, "-m", f"hydra.sweep.dir={home / 'sweep'}", *CONFIGS["static/numpy"][:2],
-                            "store=numpy,chroma", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    command = sweep_command(corpus, home, "-m", f"hydra.sweep.dir={home / 'sweep'}", *CONFIGS[name][:2],
+                            "store=numpy,chroma", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                            f"cache.embedding_shard={spread_shard(alone['chunks'])}")
     started = time.perf_counter()
     with open(home / "log.txt", "w") as log:
         code = subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT).returncode
@@ -167,6 +169,12 @@ def run_spread(corpus: Path, workdir: Path, alone: dict) -> dict:
     return {"wall": time.perf_counter() - started, "embed": embed, "embed_alone": alone["seconds"]["embed"],
             "ratio": embed / alone["seconds"]["embed"],
             "embedded": [record.get("cache_misses_embeddings", 0.0) for record in records]}
+
+
+def spread_shard(chunks: int) -> int:
+    """The shard size for a spread embedding: the default 8192, smaller on a small corpus (an eighth of it, at
+    least 256), so that two workers have shards to split (minilm's corpus is the smallest)."""
+    return min(8192, max(256, chunks // 8))
 
 
 def slope(a: float, b: float, n_a: int, n_b: int) -> float | None:
@@ -218,8 +226,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
     parser.add_argument("--workdir", type=Path, help="where corpora, caches and runs go (default: a temporary folder)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
-    parser.add_argument("--spread", action="store_true",
-                        help="also embed each size's corpus by two joblib workers sharing its shards, against static/numpy alone")
+    parser.add_argument("--spread", nargs="?", const="static/numpy", choices=["static/numpy", "minilm/numpy"],
+                        help="also embed each size's corpus by two joblib workers sharing its shards, against the "
+                             "configuration alone (default static/numpy)")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-scale-"))
     requested = sorted(set(args.docs))
@@ -246,15 +255,16 @@ def main() -> None:
                 if name == "minilm/numpy" and result["seconds"]["embed"] > 0:
                     rate = result["embedded"] / result["seconds"]["embed"]
                     print(f"  minilm encodes {rate:.0f} texts/s here: {1e6 / rate / 60:.0f} min for 1 M chunks", flush=True)
-            if args.spread and size in results.get("static/numpy", {}):
-                spread = spreads[size] = run_spread(corpus, workdir / f"runs-{size}", results["static/numpy"][size])
-                print(f"  static embedding by 2 workers: {spread['embed']:.1f} s against {spread['embed_alone']:.1f} s "
+            if args.spread and size in results.get(args.spread, {}):
+                spread = spreads[size] = run_spread(corpus, workdir / f"runs-{size}", args.spread,
+                                                    results[args.spread][size])
+                print(f"  {args.spread} embedding by 2 workers: {spread['embed']:.1f} s against {spread['embed_alone']:.1f} s "
                       f"alone (ratio {spread['ratio']:.2f}); texts embedded by each: {spread['embedded']}", flush=True)
             if not args.keep:
                 shutil.rmtree(workdir / f"runs-{size}", ignore_errors=True)
         report({name: sizes_ for name, sizes_ in results.items() if sizes_}, corpora)
         for size, spread in spreads.items():
-            print(f"spread_embed_ratio={spread['ratio']:.2f} at {size} distractors "
+            print(f"spread_embed_ratio={spread['ratio']:.2f} for {args.spread} at {size} distractors "
                   f"({spread['embed']:.1f} s by 2 workers, {spread['embed_alone']:.1f} s by 1)")
     finally:
         if not args.keep and args.workdir is None:
