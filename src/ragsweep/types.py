@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
 class Document:
-    """A document's id and text. Loaders of many files use `FileDocument`, which keeps its path, not its text."""
+    """A document's id and text. Loaders of many files use `data.base.FileDocument`, which keeps its path, not its
+    text."""
 
     __slots__ = ("id", "_text")
     id: str
@@ -51,77 +50,6 @@ class Document:
 
     def __reduce__(self) -> tuple:
         return Document, (self.id, self.text)
-
-
-class FileDocument(Document):
-    """A document read from a UTF-8 file, whose text is read again when asked for.
-
-    A corpus of a million chunks is larger than the memory it needs: the most recently read texts, up to
-    `TEXT_CACHE_CHARACTERS`, stay in one cache per process, which chunking and embedding (in document
-    order) read through once. A file whose length changed since it was loaded is an error, not other text.
-    """
-
-    __slots__ = ("path", "_length", "_utf8_length")
-    path: str
-
-    def __init__(self, id: str, path: str, text: str) -> None:
-        """`text` is the file's text as just read (`read`), for the lengths and the cache."""
-        super().__init__(id, "")
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "_length", len(text))
-        object.__setattr__(self, "_utf8_length", len(text.encode()))
-        _TEXTS.put(path, text)
-
-    @property
-    def text(self) -> str:
-        text = _TEXTS.get(self.path)
-        if text is None:
-            with open(self.path, encoding="utf-8") as handle:
-                text = handle.read()
-            if len(text) != self._length:
-                raise ValueError(f"{self.path} changed since the dataset was loaded ({self._length} characters then, "
-                                 f"{len(text)} now); run again on the changed files")
-            _TEXTS.put(self.path, text)
-        return text
-
-    @property
-    def length(self) -> int:
-        return self._length
-
-    @property
-    def utf8_length(self) -> int:
-        return self._utf8_length
-
-
-TEXT_CACHE_CHARACTERS = 32 * 2**20
-
-
-class _RecentTexts:
-    """The most recently read texts by path, at most `limit` characters in all (the newest always kept)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._texts: OrderedDict[str, str] = OrderedDict()
-        self._characters = 0
-        self._lock = threading.Lock()
-
-    def get(self, path: str) -> str | None:
-        with self._lock:
-            text = self._texts.get(path)
-            if text is not None:
-                self._texts.move_to_end(path)
-            return text
-
-    def put(self, path: str, text: str) -> None:
-        with self._lock:
-            old = self._texts.pop(path, None)
-            self._characters += len(text) - (len(old) if old is not None else 0)
-            self._texts[path] = text
-            while self._characters > self.limit and len(self._texts) > 1:
-                self._characters -= len(self._texts.popitem(last=False)[1])
-
-
-_TEXTS = _RecentTexts(TEXT_CACHE_CHARACTERS)
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -47,12 +47,12 @@ def test_native_documents_are_read_from_their_files_when_needed(tmp_path, monkey
     of it holds the document, not the text; a file changed since loading is an error, not other text."""
     import pickle
 
-    from ragsweep import types
+    from ragsweep.data import base
     from ragsweep.types import Chunk
 
     docs = {"fox": DOC, "accents": "Où est la clé ? Ça dépend.\r\nLigne deux.", "big": "word " * 400}
     folder = _native(tmp_path, [_query()], docs)
-    monkeypatch.setattr(types, "_TEXTS", types._RecentTexts(limit=100))
+    monkeypatch.setattr(base, "_TEXTS", base._RecentTexts(limit=100))
     dataset = NativeDataset(str(folder)).load()
     held = Dataset("n", {doc_id: Document(doc_id, document.text) for doc_id, document in dataset.documents.items()},
                    dataset.queries)
@@ -61,13 +61,13 @@ def test_native_documents_are_read_from_their_files_when_needed(tmp_path, monkey
     assert accents.text == "Où est la clé ? Ça dépend.\nLigne deux."  # universal newlines, as read_text
     assert (accents.length, accents.utf8_length) == (len(accents.text), len(accents.text.encode()))
     assert dataset.documents["big"].text == "word " * 400
-    assert list(types._TEXTS._texts) == [str(folder / "documents" / "big.txt")]  # the newest kept, over the limit
+    assert list(base._TEXTS._texts) == [str(folder / "documents" / "big.txt")]  # the newest kept, over the limit
     chunk = Chunk.of(accents, 0, 3)
     assert chunk.text == "Où " and len(pickle.dumps(chunk)) < 200
     assert pickle.loads(pickle.dumps(accents)) == accents
     (folder / "documents" / "accents.txt").write_text("Shorter now.")
     dataset.documents["big"].text  # noqa: B018  (pushes the changed file's old text out of the cache)
-    with pytest.raises(ValueError, match=r"accents.txt changed since the dataset was loaded"):
+    with pytest.raises(DatasetError, match=r"accents.txt changed since the dataset was loaded"):
         chunk.text  # noqa: B018
 
 

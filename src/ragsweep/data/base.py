@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,76 @@ def read_text(path: Path) -> str:
             return handle.read()
     except UnicodeDecodeError as error:
         raise DatasetError(f"{path}: not UTF-8 ({error.reason} at byte {error.start}); re-save it as UTF-8") from None
+
+
+class FileDocument(Document):
+    """A document read from a UTF-8 file, whose text is read again when asked for.
+
+    A corpus of a million chunks is larger than the memory it needs: the most recently read texts, up to
+    `TEXT_CACHE_CHARACTERS`, stay in one cache per process, which chunking and embedding (in document
+    order) read through once. A file whose length changed since it was loaded is an error, not other text.
+    """
+
+    __slots__ = ("path", "_length", "_utf8_length")
+    path: str
+
+    def __init__(self, id: str, path: str, text: str) -> None:
+        """`text` is the file's text as just read (`read_text`), for the lengths and the cache."""
+        super().__init__(id, "")
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "_length", len(text))
+        object.__setattr__(self, "_utf8_length", len(text.encode()))
+        _TEXTS.put(path, text)
+
+    @property
+    def text(self) -> str:
+        text = _TEXTS.get(self.path)
+        if text is None:
+            text = read_text(Path(self.path))
+            if len(text) != self._length:
+                raise DatasetError(f"{self.path} changed since the dataset was loaded ({self._length} characters "
+                                   f"then, {len(text)} now); run again on the changed files")
+            _TEXTS.put(self.path, text)
+        return text
+
+    @property
+    def length(self) -> int:
+        return self._length
+
+    @property
+    def utf8_length(self) -> int:
+        return self._utf8_length
+
+
+TEXT_CACHE_CHARACTERS = 32 * 2**20
+
+
+class _RecentTexts:
+    """The most recently read texts by path, at most `limit` characters in all (the newest always kept)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._characters = 0
+        self._lock = threading.Lock()
+
+    def get(self, path: str) -> str | None:
+        with self._lock:
+            text = self._texts.get(path)
+            if text is not None:
+                self._texts.move_to_end(path)
+            return text
+
+    def put(self, path: str, text: str) -> None:
+        with self._lock:
+            old = self._texts.pop(path, None)
+            self._characters += len(text) - (len(old) if old is not None else 0)
+            self._texts[path] = text
+            while self._characters > self.limit and len(self._texts) > 1:
+                self._characters -= len(self._texts.popitem(last=False)[1])
+
+
+_TEXTS = _RecentTexts(TEXT_CACHE_CHARACTERS)
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

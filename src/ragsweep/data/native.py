@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragsweep.data.base import (
-    DatasetError, QuestionChoice, SpanChecker, build_dataset, field, read_jsonl, read_text, require_dir,
-    require_file, span_options,
+    DatasetError, FileDocument, QuestionChoice, SpanChecker, build_dataset, field, read_jsonl, read_text,
+    require_dir, require_file, span_options,
 )
-from ragsweep.types import Dataset, Document, FileDocument, Query, Span
+from ragsweep.types import Dataset, Document, Query, Span
 
 
 class NativeDataset:
