@@ -75,6 +75,17 @@ def pytest_sessionfinish(session):
                                 + "\n")
 
 
+@pytest.fixture(scope="module")
+def preloaded():
+    """A server that forks `sweep.py` and `ragsweep` commands (tests/preloaded.py), with the environment the
+    entry points see when a user runs them (their own HF_ and MLFLOW_ defaults, none of the suite's)."""
+    from tests.preloaded import Preloaded
+
+    server = Preloaded({k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))})
+    yield server
+    server.close()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _worker_holds_a_core_share():
     """Under `-n 2`, each worker counts as one busy process in `CoreShare` while it lives, so the models of the

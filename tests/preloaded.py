@@ -19,7 +19,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -34,16 +33,14 @@ class Preloaded:
     def __init__(self, env: dict[str, str]) -> None:
         self._server = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         cwd=ROOT, env=env, text=True)
-        self._lock = threading.Lock()
 
     def run(self, command: str, args: list[str], cwd: Path, env: dict[str, str], output: Path) -> tuple[int, str, str]:
         """`command` ("sweep.py" or "ragsweep") with `args` in `cwd`; its output goes to files in `output`."""
         out, err = output / "stdout.txt", output / "stderr.txt"
         request = {"command": command, "args": args, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err)}
-        with self._lock:
-            self._server.stdin.write(json.dumps(request) + "\n")
-            self._server.stdin.flush()
-            code = int(self._server.stdout.readline())
+        self._server.stdin.write(json.dumps(request) + "\n")
+        self._server.stdin.flush()
+        code = int(self._server.stdout.readline())
         return code, out.read_text(), err.read_text()
 
     def close(self) -> None:

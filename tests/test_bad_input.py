@@ -22,8 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.preloaded import Preloaded
-
 ROOT = Path(__file__).resolve().parents[1]
 DOC = "The quick brown fox jumps over the lazy dog."
 
@@ -217,13 +215,6 @@ CASES = {
 
 
 ENV = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
-
-
-@pytest.fixture(scope="module")
-def preloaded():
-    server = Preloaded(ENV)
-    yield server
-    server.close()
 
 
 @pytest.mark.parametrize("name", CASES)

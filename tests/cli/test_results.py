@@ -17,8 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.preloaded import Preloaded
-
 ROOT = Path(__file__).resolve().parents[2]
 RAGSWEEP = Path(sys.executable).with_name("ragsweep")  # the installed console script
 TINY_DOCS = {"apples": "Apples grow on trees. Most apples are red or green.",
@@ -346,13 +344,6 @@ def _broken_files(project: Path) -> dict[str, Path]:
     (folder / "bad.manifest.json").write_text(manifest.read_text())
     (folder / "not_sqlite.db").write_bytes(b"not a database, " * 100)
     return {"cut_manifest": folder / "cut.yaml", "bad_yaml": folder / "bad.yaml", "not_sqlite": folder / "not_sqlite.db"}
-
-
-@pytest.fixture(scope="module")
-def preloaded():
-    server = Preloaded(_env())
-    yield server
-    server.close()
 
 
 @pytest.mark.parametrize(("args", "code", "message"), BAD_INPUT, ids=[" ".join(row[0]) for row in BAD_INPUT])
