@@ -20,10 +20,10 @@ exponent between consecutive sizes (the log-log slope against the chunk count; s
 size are left out as noise). The last line is `slope_max=S peak_rss_gb=R wall_s=W` for the largest size.
 
 With `--spread`, each size's static embedding (or, `--spread minilm/numpy`, minilm's, where it ran) is also
-shared out by two joblib workers (`store=numpy,chroma`,
-two jobs of one chunking from a cold cache, `cache.embedding_shard` shards each taken by whichever job is
-free), and `spread_embed_ratio` is their embedding's span (the longer job's `seconds_embedding`, waiting
-included) over the same configuration's embedding alone.
+run as a sweep of that one configuration on two joblib workers from a cold cache: the idle worker runs an
+embedding helper (`ragsweep.runner.embedding_helpers`), and the job and the helper take the `cache.embedding_shard`
+shards in turn. `spread_embed_ratio` is the job's embedding (its `seconds_embedding`, waiting for the helper's
+shards included) over the same configuration's embedding alone.
 
 Usage: python benchmarks/scale.py [--docs 1000 10000 100000] [--configs bm25 static/numpy ...] [--spread [CONFIG]]
                                   [--data ../shared/data/chroma_general] [--workdir DIR] [--keep]
@@ -151,24 +151,28 @@ def run_config(corpus: Path, workdir: Path, name: str, overrides: list[str]) -> 
 
 
 def run_spread(corpus: Path, workdir: Path, name: str, alone: dict) -> dict:
-    """Configuration `name`'s embedding of the corpus shared out by two joblib workers (two jobs of one chunking,
-    stores numpy and chroma, from a cold cache), against one job embedding it alone (`alone`, its own run)."""
+    """Configuration `name` as a one-job sweep on two joblib workers, the second running its embedding helper, from
+    a cold cache, against the same configuration embedding alone (`alone`, its own run)."""
     home = workdir / "spread"
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
-    command = sweep_command(corpus, home, "-m", f"hydra.sweep.dir={home / 'sweep'}", *CONFIGS[name][:2],
-                            "store=numpy,chroma", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+    command = sweep_command(corpus, home, "-m", f"hydra.sweep.dir={home / 'sweep'}", *CONFIGS[name],
+                            "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
                             f"cache.embedding_shard={spread_shard(alone['chunks'])}")
     started = time.perf_counter()
     with open(home / "log.txt", "w") as log:
         code = subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT).returncode
     if code != 0:
         raise SystemExit(f"the spread embedding failed (exit {code}); see {home / 'log.txt'}")
-    records = [json.loads(path.read_text())["metrics"] for path in sorted((home / "sweep").glob("*/mlflow_run.json"))]
-    embed = max(record.get("seconds_embedding", 0.0) for record in records)
+    job = next((home / "sweep").glob("*/mlflow_run.json"), None)
+    helper = next((home / "sweep").glob("*/embedding_helper.json"), None)
+    if job is None or helper is None:
+        raise SystemExit(f"the spread embedding left no run or no helper record; see {home / 'log.txt'}")
+    metrics = json.loads(job.read_text())["metrics"]
+    embed = metrics.get("seconds_embedding", 0.0)
     return {"wall": time.perf_counter() - started, "embed": embed, "embed_alone": alone["seconds"]["embed"],
             "ratio": embed / alone["seconds"]["embed"],
-            "embedded": [record.get("cache_misses_embeddings", 0.0) for record in records]}
+            "embedded": [metrics.get("cache_misses_embeddings", 0.0), json.loads(helper.read_text())["embedded"]]}
 
 
 def spread_shard(chunks: int) -> int:
@@ -259,7 +263,7 @@ def main() -> None:
                 spread = spreads[size] = run_spread(corpus, workdir / f"runs-{size}", args.spread,
                                                     results[args.spread][size])
                 print(f"  {args.spread} embedding by 2 workers: {spread['embed']:.1f} s against {spread['embed_alone']:.1f} s "
-                      f"alone (ratio {spread['ratio']:.2f}); texts embedded by each: {spread['embedded']}", flush=True)
+                      f"alone (ratio {spread['ratio']:.2f}); texts embedded by the job and its helper: {spread['embedded']}", flush=True)
             if not args.keep:
                 shutil.rmtree(workdir / f"runs-{size}", ignore_errors=True)
         report({name: sizes_ for name, sizes_ in results.items() if sizes_}, corpora)

@@ -135,6 +135,25 @@ def test_parallel_jobs_give_the_same_runs_and_metrics_without_lock_errors(projec
     assert parallel["metrics.cache_misses_embeddings"].sum() == basic["metrics.cache_misses_embeddings"].sum()
 
 
+def test_a_lone_job_shares_its_embedding_with_a_helper_on_the_idle_worker(project, tmp_path):
+    """One configuration on two joblib workers: the second worker runs an embedding helper, which takes shards of
+    the job's embedding (32 of ~455 passages each, minilm: seconds each), so both embed and no text twice."""
+    from tests.cluster.cluster_scenario import SPREAD_CHUNK, distinct_texts
+
+    sweep_dir = tmp_path / "sweep"
+    result = _sweep(project, "-m", "retriever=dense", "embedder=minilm", f"chunker.size={SPREAD_CHUNK}",
+                    "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "cache.embedding_shard=32",
+                    "experiment=helped", f"cache.dir={tmp_path / 'cache'}", f"hydra.sweep.dir={sweep_dir}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    job = _jobs(_runs(project, "helped"))
+    assert len(job) == 1 and job.status.iloc[0] == "FINISHED"  # the helper records no run
+    helped = [json.loads(path.read_text()) for path in sweep_dir.glob("*/embedding_helper.json")]
+    assert len(helped) == 1 and helped[0]["embedded"] > 0, helped
+    assert helped[0]["ragsweep.pid"] != job["tags.ragsweep.pid"].iloc[0]
+    embedded = job["metrics.cache_misses_embeddings"].iloc[0]
+    assert embedded > 0 and embedded + helped[0]["embedded"] == distinct_texts(SPREAD_CHUNK)
+
+
 def test_a_killed_sweep_resumes_without_losing_or_repeating_runs(project):
     args = [sys.executable, "sweep.py", "-m", "chunker=recursive,fixed,sentence", "k=3,5", "experiment=killed"]
     sweep = subprocess.Popen(args, cwd=project, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -124,19 +124,23 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             pd.testing.assert_frame_equal(ours, theirs, check_exact=False, rtol=0, atol=1e-9)
             phase("grid on one machine")
 
-            # 2b. One embedding spread over both nodes: the two jobs of one chunking start together, one a node,
-            # and share out its shards (cache.embedding_shard); each text is embedded once in all.
+            # 2b. One embedding spread over both nodes: a sweep of one job on a 2-CPU cluster gets an embedding
+            # helper for the idle node, and the two share out its shards (cache.embedding_shard); each text is
+            # embedded once in all.
             spread = subprocess.run(
-                sweep_command(project, "retriever=dense", f"chunker.size={SPREAD_CHUNK}", "k=3,5",
-                              "cache.embedding_shard=16", *on_cluster(head, server, tmp_path / "spread-cache", "spread")),
+                sweep_command(project, "retriever=dense", f"chunker.size={SPREAD_CHUNK}", "k=3",
+                              "cache.embedding_shard=16", f"hydra.sweep.dir={tmp_path / 'spread-sweep'}",
+                              *on_cluster(head, server, tmp_path / "spread-cache", "spread")),
                 cwd=project, capture_output=True, text=True, timeout=600)
             assert spread.returncode == 0, spread.stderr[-5000:]
-            spreaders = jobs(runs(server, "spread"))
-            assert len(spreaders) == 2 and set(spreaders.status) == {"FINISHED"}
-            assert set(spreaders["tags.ragsweep.ray_node"]) == set(nodes)
-            embedded = spreaders["metrics.cache_misses_embeddings"]
-            assert (embedded > 0).all(), spreaders[["tags.ragsweep.ray_node", "metrics.cache_misses_embeddings"]]
-            assert embedded.sum() == distinct_texts(SPREAD_CHUNK)
+            spreader = jobs(runs(server, "spread"))
+            assert len(spreader) == 1 and spreader.status.iloc[0] == "FINISHED"
+            helped = [json.loads(path.read_text()) for path in (tmp_path / "spread-sweep").glob("*/embedding_helper.json")]
+            assert len(helped) == 1 and helped[0]["embedded"] > 0, helped
+            nodes_used = {spreader["tags.ragsweep.ray_node"].iloc[0], helped[0]["ragsweep.ray_node"]}
+            assert nodes_used == set(nodes)
+            embedded = spreader["metrics.cache_misses_embeddings"].iloc[0]
+            assert embedded > 0 and embedded + helped[0]["embedded"] == distinct_texts(SPREAD_CHUNK)
             phase("one embedding on both nodes")
 
             # 3. The worker node dies inside a job.

@@ -1,4 +1,5 @@
-"""Which libraries a parallel sweep's fork server preloads, read from the sweep's own config."""
+"""Which libraries a parallel sweep's fork server preloads, and how many embedding helpers it adds, read from the
+sweep's own config."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import open_dict
 
-from ragsweep.runner.workers import _cold, _component_modules, _joblib_workers
+from ragsweep.runner.embedding_helpers import HELPER_KEY, helper_jobs
+from ragsweep.runner.workers import _cold, _component_modules, _joblib_workers, launcher_workers
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -55,3 +57,16 @@ def test_only_a_joblib_launcher_with_several_workers_gets_the_server():
     assert _joblib_workers(_multirun_config("hydra/launcher=joblib")) == os.cpu_count()  # joblib's n_jobs=-1
     assert _joblib_workers(_multirun_config("hydra/launcher=joblib", "hydra.launcher.n_jobs=-2")) == max(
         1, os.cpu_count() - 1)
+
+
+def test_a_batch_with_fewer_jobs_than_workers_gets_an_embedding_helper_for_each_idle_worker():
+    four = _multirun_config("hydra/launcher=joblib", "hydra.launcher.n_jobs=4")
+    assert launcher_workers(four) == 4 and launcher_workers(_multirun_config()) == 1
+    batch = [["embedder=static"], ["embedder=minilm"]]
+    assert helper_jobs(four, batch) == [[*job, f"+{HELPER_KEY}=true"] for job in batch]
+    assert helper_jobs(four, batch * 2) == []  # no worker idles
+    assert helper_jobs(_multirun_config("hydra/launcher=joblib", "hydra.launcher.n_jobs=3"), [[]]) == [
+        [f"+{HELPER_KEY}=true"]] * 2  # the defaults, helped twice
+    assert helper_jobs(_multirun_config(), [["k=3"]]) == []  # one job at a time: a helper would only follow it
+    assert helper_jobs(_multirun_config("hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "cache=off"),
+                       [["k=3"]]) == []  # helpers share their work through the cache

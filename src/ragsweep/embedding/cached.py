@@ -61,7 +61,23 @@ class CachedEmbedder:
         finally:
             self.cache.seconds["embedding"] += time.perf_counter() - started
 
+    def fill(self, texts: Sequence[str], role: Role = "passage") -> int:
+        """Embed into the cache the texts it lacks, sharing the work out with every other process embedding
+        them (see `_embed_shared`), and return none of the vectors: a helper's share of another job's embedding.
+        Returns how many texts this process embedded."""
+        embedded = self.cache.misses["embeddings"]
+        self._embed_missing(texts, role)
+        return self.cache.misses["embeddings"] - embedded
+
     def _encode(self, texts: Sequence[str], role: Role) -> np.ndarray:
+        keys = self._embed_missing(texts, role)
+        if not len(keys):
+            return np.empty((0, 0), dtype=np.float32)
+        vectors = self._gather(keys)
+        return vectors if vectors is not None else self._encode(texts, role)
+
+    def _embed_missing(self, texts: Sequence[str], role: Role) -> np.ndarray:
+        """Embed the texts no shard holds yet; return every text's key."""
         keys = np.fromiter((hashlib.sha256(f"{role}\0{text}".encode()).digest() for text in texts), dtype=KEY,
                            count=len(texts))
         self._load_new_shards()
@@ -70,10 +86,7 @@ class CachedEmbedder:
         if len(missing):
             self._embed_shared(texts, keys, missing, role)
         self.cache.hits["embeddings"] += len(keys) - len(missing)
-        if not len(keys):
-            return np.empty((0, 0), dtype=np.float32)
-        vectors = self._gather(keys)
-        return vectors if vectors is not None else self._encode(texts, role)
+        return keys
 
     def _embed_shared(self, texts: Sequence[str], keys: np.ndarray, missing: np.ndarray, role: Role) -> None:
         """Embed the texts at positions `missing` in shards of `cache.embedding_shard`, each under its own lock:

@@ -29,6 +29,12 @@ class DenseRetriever:
         vectors for `index` of the same chunk list, so it neither hashes nor stacks them a second time."""
         self._prepared = (chunks, self.embedder.encode(ChunkTexts(chunks), role="passage"))
 
+    def embed_passages(self, chunks: Sequence[Chunk]) -> int:
+        """Embed the chunks into the embedder's cache without keeping their vectors (an embedding helper's work,
+        `runner.embedding_helpers`); how many this process embedded (0 without a cache)."""
+        fill = getattr(self.embedder, "fill", None)
+        return fill(ChunkTexts(chunks), role="passage") if fill is not None else 0
+
     def index(self, chunks: Sequence[Chunk]) -> None:
         prepared, self._prepared = self._prepared, None
         vectors = (prepared[1] if prepared is not None and prepared[0] is chunks

@@ -28,6 +28,7 @@ from ragsweep.runner.failures import (JOB_FAILURES, fail_on_generation_errors, s
                                       write_generation_errors)
 from ragsweep.runner.identity import LABEL_KEY, config_label
 from ragsweep.runner.corrections import corrected_estimates, judge_source
+from ragsweep.runner.embedding_helpers import help_embed, is_helper
 from ragsweep.runner.judging import fail_on_judge_failures, judge_answers, run_summaries, write_failed_calls
 from ragsweep.runner.outputs import query_traces, write_latency, write_results
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
@@ -65,6 +66,8 @@ def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> floa
     raises is already recorded as FAILED (with its traceback) and the sweep goes on, unless
     `fail_fast=true`, which ends it there.
     """
+    if is_helper(cfg):
+        return help_embed(cfg, naming, context.output_dir)
     name = config_label(naming.overrides, naming.config_name, None) if naming else "run"
     try:
         means = run(plan_job(cfg, naming), context)

@@ -81,6 +81,19 @@ def located_counts(chunks_key: str) -> dict[str, int]:
     return _LOCATED.get(chunks_key, {})
 
 
+def embed_passages(pipeline: Pipeline, dataset: Dataset) -> tuple[int, int]:
+    """An embedding helper's work (`runner.embedding_helpers`): the passages of the job's chunking embedded into
+    the cache, their shards shared out with the job and its other helpers, none of the vectors kept. Returns the
+    chunks and how many of them this process embedded; (0, 0) when the job's retriever embeds no passages."""
+    retriever = pipeline.retriever.component
+    sides = retriever.ranked_lists().values() if hasattr(retriever, "fuse") else [retriever]
+    embedding = [side for side in sides if hasattr(side, "embed_passages")]
+    if pipeline.chunker is None or not embedding:
+        return 0, 0
+    chunks, _ = chunk_dataset(pipeline, dataset)
+    return len(chunks), sum(side.embed_passages(chunks) for side in embedding)
+
+
 def whole_retrieval(pipeline: Pipeline, dataset: Dataset,
                     questions: Sequence[str]) -> tuple[list[Chunk], list[list[Hit]], np.ndarray, dict[str, int]]:
     """A whole retriever's top k per question, its texts located as spans: the chunks it returned (each

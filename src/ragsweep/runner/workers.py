@@ -117,6 +117,28 @@ if os.environ.get(LAUNCHER_ENV):  # imported by the fork server, which then fork
     _share_progress_bar_lock()
 
 
+def launcher_workers(config: DictConfig) -> int:
+    """How many jobs the sweep's launcher runs at once: joblib's worker count, the CPUs of the Ray cluster over
+    each job's (`hydra.launcher.ray.remote.num_cpus`, 1 by default), else 1 (jobs one after another)."""
+    joblib_workers = _joblib_workers(config)
+    if joblib_workers is not None:
+        return joblib_workers
+    launcher = config.hydra.launcher
+    if not str(launcher.get("_target_", "")).endswith("RayLauncher"):
+        return 1
+    import ray
+
+    if not ray.is_initialized():  # as the launcher starts Ray, which then finds it started
+        settings = OmegaConf.to_container(launcher.ray.init, resolve=True)
+        settings.setdefault("object_store_memory", RAY_LAUNCHER_OBJECT_STORE)
+        ray.init(**settings)
+    per_job = float((launcher.ray.get("remote") or {}).get("num_cpus", 1))
+    return max(1, int(ray.cluster_resources().get("CPU", 1) // per_job))
+
+
+RAY_LAUNCHER_OBJECT_STORE = 78643200  # bytes: hydra-ray-launcher's own default when it starts Ray
+
+
 def _joblib_workers(config: DictConfig) -> int | None:
     """Worker count of a joblib launcher, as joblib counts its n_jobs, or None for another launcher."""
     import joblib
