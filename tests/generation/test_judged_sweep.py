@@ -95,6 +95,10 @@ def test_a_judged_sweep_logs_every_metric_and_pays_for_each_verdict_once(tmp_pat
     again = _sweep(tmp_path, *args, "+force=true", f"judge.labels={labels}")
     assert again.returncode == 0, again.stderr[-3000:]
     rerun = _jobs(tmp_path).iloc[2:]
+    logged = [column.removeprefix("metrics.") for column in rerun.columns
+              if column.startswith("metrics.") and rerun[column].notna().any()]
+    assert any(name.endswith("_corrected_low") for name in logged) and any(name.endswith("_std") for name in logged)
+    assert [name for name in logged if not registry.declares(name)] == []  # every name MLflow holds, derived ones too
     assert (rerun["metrics.cache_misses_verdicts"] == 0).all()
     assert (rerun["metrics.cache_hits_verdicts"] > 0).all()
     threshold = float(rerun["params.judge.threshold"].iloc[0])

@@ -47,3 +47,22 @@ def test_the_gate_reads_worse_in_the_metrics_own_direction():
                        ["answer_f1", "completion_tokens_mean"], drop, 0.05, samples=200).set_index("metric")
     assert table.loc["answer_f1", "ok"]
     assert table.loc["completion_tokens_mean", "verdict"].startswith("FAIL: rose more than 20%")
+
+
+def test_the_registry_declares_derived_and_work_names_and_nothing_else():
+    assert registry.declares("token_iou") and registry.declares(registry.std_name("token_iou"))
+    assert all(registry.declares(end) for end in registry.interval_names("faithfulness_corrected"))
+    assert registry.declares("seconds_embedding") and registry.declares("cache_misses_verdicts")
+    assert registry.declares("n_chunks") and registry.declares("dataset_documents")
+    assert not registry.declares("latency_ms_p95_std")  # one value per run: no spread across questions
+    assert not registry.declares("token_iou_low")  # only a corrected estimate has an interval
+    assert not registry.declares("tokn_iou")
+
+
+def test_summary_columns_and_the_metrics_a_whole_retriever_cannot_score_come_from_the_registry():
+    assert registry.summary_columns("retrieval") == ("token_recall", "token_precision", "token_iou",
+                                                     "precision_omega", "recall", "mrr", "ndcg")
+    assert registry.summary_columns("generation")[-2:] == ("generation_error_rate", "latency_ms_p50")
+    assert registry.summary_columns("judged")[-1] == "judge_failure_rate"
+    assert registry.names(whole_chunking=True) == ("precision_omega", "recall", "ndcg", "map")
+    assert registry.DEFAULT_RANKING in registry.names(headline=True)

@@ -29,6 +29,7 @@ from ragsweep.cache import StageCache
 from ragsweep.data.base import DatasetError, load_once
 from ragsweep.results.best import ResultsError, read_per_query
 from ragsweep.results.diff import Diff, diff_runs
+from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_test
 from ragsweep.runner.build import ConfigError, instantiate_stage
 from ragsweep.runner.entry import conf_dir
@@ -39,7 +40,7 @@ from ragsweep.runner.run import RunContext, run as run_job
 from ragsweep.tracking.sweep import Sweep
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
 from ragsweep.tracking.record import RECORD_FILE, RunRecord
-from ragsweep.tracking.runs import DEFAULT_RANKING_METRIC, download_per_query
+from ragsweep.tracking.runs import download_per_query
 from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)
@@ -156,7 +157,7 @@ class Evaluation:
             return jobs
         return table
 
-    def compare(self, run_a: str, run_b: str, metric: str = DEFAULT_RANKING_METRIC,
+    def compare(self, run_a: str, run_b: str, metric: str = registry.DEFAULT_RANKING,
                 samples: int = 10_000) -> dict[str, Any]:
         """Is run `run_a` better than run `run_b` on `metric`? The paired bootstrap over the questions both
         answered (as `ragsweep report` tests the best against each runner-up): mean difference a - b, its 95%

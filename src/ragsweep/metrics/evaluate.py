@@ -18,7 +18,8 @@ from ragsweep.metrics.answers import (
     strip_citations,
     token_f1,
 )
-from ragsweep.metrics.chunk import CHUNK_METRICS, chunk_scores
+from ragsweep.metrics import registry
+from ragsweep.metrics.chunk import chunk_scores
 from ragsweep.metrics.compat import (
     compat_precision_omega,
     compat_token_scores,
@@ -26,15 +27,13 @@ from ragsweep.metrics.compat import (
 )
 from ragsweep.metrics.intervals import IntervalIndex, intersection_length, union_length
 from ragsweep.metrics.ranking import RANKING_METRICS
-from ragsweep.metrics.token import TOKEN_METRICS, precision_omega, token_scores
+from ragsweep.metrics.token import precision_omega, token_scores
 from ragsweep.metrics.units import UNITS, UnitLine
 from ragsweep.tokenizer import Tokenizer
 from ragsweep.types import Chunk, Dataset, Hit, Span
 
-METRIC_KEYS = (*TOKEN_METRICS, "precision_omega", *CHUNK_METRICS, *RANKING_METRICS)
-# Metrics that count every relevant chunk of the chunking (recall, nDCG's and MAP's ideal) or its best
-# possible precision (precision-Ω): unknown when only a retriever's returned chunks are known.
-CHUNKING_METRICS = ("precision_omega", "recall", "ndcg", "map")
+METRIC_KEYS = registry.names(stage="retrieval")  # what `SpanEvaluator.score` returns per question
+CHUNKING_METRICS = registry.names(whole_chunking=True)  # unknown with a whole retriever (see `registry.Metric`)
 MODES = ("standard", "chroma_compat")
 GAINS = ("binary", "overlap")
 

@@ -22,7 +22,6 @@ from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import download_per_query, one_run
 
-SHOWN = ("token_iou", "recall", "mrr", "answer_f1", "answer_correctness", "faithfulness")  # beside the sorted one
 
 
 @dataclass(frozen=True)
@@ -86,7 +85,8 @@ def diff_runs(tracker: MlflowTracker, run_a: str, run_b: str, metric: str | None
     if not shared:
         raise ResultsError(f"runs {run_a} and {run_b} share no question id (different datasets?); diff two runs "
                            "on one dataset")
-    metric = metric or ("answer_f1" if all(_has(side, "answer_f1") for side in (a, b)) else "token_iou")
+    answered = all(_has(side, registry.DEFAULT_ANSWER_RANKING) for side in (a, b))
+    metric = metric or (registry.DEFAULT_ANSWER_RANKING if answered else registry.DEFAULT_RANKING)
     if metric not in registry.METRICS or not registry.METRICS[metric].per_question:
         raise ResultsError(f"--metric {metric}: not a per-question metric; choose one of "
                            f"{', '.join(registry.names(rankable=True, per_question=True))}")
@@ -128,7 +128,7 @@ def _spans(record: dict) -> str:
 
 
 def _shown(record: dict, sorted_by: str) -> dict[str, float]:
-    return {name: record["metrics"][name] for name in SHOWN if name != sorted_by and name in record["metrics"]}
+    return {name: record["metrics"][name] for name in registry.names(headline=True) if name != sorted_by and name in record["metrics"]}
 
 
 def _number(value, signed: bool = False) -> str:

@@ -31,12 +31,11 @@ from ragsweep.results.plots import MAX_BARS, bars, effects_chart, heatmap, img_o
 from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.race import stopped_lines
-from ragsweep.metrics.answers import ANSWER_METRICS
-from ragsweep.metrics.costs import COST_METRICS
 from ragsweep.tracking.runs import download_per_query, generators, has_generator
 
-GENERATION_COLUMNS = (*ANSWER_METRICS, *COST_METRICS, "generation_ms_p50", "generation_ms_p95", "latency_ms_p50",
-                      "latency_ms_p95")
+# answer metrics, costs, and the latency of answering and end to end
+GENERATION_COLUMNS = (*registry.names(stage="answer"),
+                      *(name for name in registry.names(stage="latency") if name.startswith(("generation_", "latency_"))))
 RUNNERS_UP = 5  # configs the winner is tested against
 
 

@@ -256,14 +256,14 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         files.append(write_latency(output_dir, samples))
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
         pipeline.tracker.log_metrics(
-            {**means, **{f"{name}_std": v["std"] for name, v in summary.items() if "std" in v},
+            {**means, **{registry.std_name(name): v["std"] for name, v in summary.items() if "std" in v},
              **({"n_chunks": float(len(chunks))} if pipeline.chunker else {}),
              **{name: float(count) for name, count in located.items()},
              **{f"seconds_{stage}": s for stage, s in seconds.items()},
              **timings, **{f"dataset_{name}": float(count) for name, count in dataset.loading.items()},
              **{name: values["value"] for name, values in summary.items() if "value" in values},
-             **{f"{name}_{end}": values["ci95"][side] for name, values in summary.items()
-                if name.endswith("_corrected") for side, end in ((0, "low"), (1, "high"))},
+             **{end: values["ci95"][side] for name, values in summary.items() if name.endswith("_corrected")
+                for side, end in enumerate(registry.interval_names(name))},
              **({"judge_auc": float(pipeline.judge_auc)} if pipeline.judge_auc is not None else {}),
              **({"cores_busy_elsewhere": busy_elsewhere} if busy_elsewhere is not None else {}),
              **pipeline.cache.counts()}

@@ -35,7 +35,6 @@ log = logging.getLogger(__name__)
 JUDGED_RANKABLE = registry.names(stage="judged", rankable=True)
 JUDGED_RECORDED = registry.names(stage="judged")  # every number a judge moves, and its failure rates
 # the judged columns of summary tables, when some run has them; judge_failure_rate closes the group
-JUDGED_SUMMARY = (*JUDGED_METRICS, "judge_failure_rate")
 NOT_SCORING = ("auc", "max_failure_rate", "labels")  # judge settings that change no judged number
 JUDGE_HINT = "judged metrics need a generator and a judge (python sweep.py -m generator=extractive judge=lexical)"
 def judge_off_note() -> str:
@@ -192,7 +191,7 @@ def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     if all(label == "none" for label in judges.values()):
         return table
     tail = [column for column in ("reused", "run_id") if column in table]
-    judged = [m for m in JUDGED_SUMMARY if m != metric and f"metrics.{m}" in runs and m not in table]
+    judged = [m for m in registry.summary_columns("judged") if m != metric and f"metrics.{m}" in runs and m not in table]
     for name in judged:
         table[name] = table["run_id"].map(runs[f"metrics.{name}"]).round(4)
     table["judge"] = table["run_id"].map(judges)

@@ -27,15 +27,8 @@ DATASET = "tags.dataset.name"
 FINGERPRINT = f"tags.{FINGERPRINT_TAG}"
 RACE_QUESTIONS = f"tags.{RACE_QUESTIONS_TAG}"
 RACE_FINGERPRINT = f"tags.{RACE_FINGERPRINT_TAG}"
-DEFAULT_RANKING_METRIC = "token_iou"  # when a sweep sets no optimized_metric, and for `ragsweep best/report`
 PARETO_TAG = "ragsweep.pareto"  # on a multi-objective sweep's runs: on its front or not; on its parent: the front
-SUMMARY_METRICS = ("token_recall", "token_precision", "token_iou", "precision_omega", "recall", "mrr", "ndcg")
-# shown when some run of the table has them (a job with a generator); latency_ms_p50 is then end to end
-GENERATION_SUMMARY = ("answer_exact_match", "answer_f1", "answer_similarity", "answer_correctness",
-                      "generation_error_rate", "latency_ms_p50")
 GENERATOR = "params.generator"
-# shown when some run of the table had a relevance judge: the span truth, the judge's view, their agreement
-RELEVANCE_SUMMARY = ("context_relevance", "context_relevance_judged", "context_relevance_auc")
 
 
 def sweep_jobs(tracker: MlflowTracker, parent_run_id: str) -> pd.DataFrame:
@@ -193,10 +186,10 @@ def default_ranking_metric(runs: pd.DataFrame) -> str:
     in their reranker, by ndcg (the order within the k); otherwise token_iou. Never a judged metric."""
     varied = {column.removeprefix("params.") for column in runs.columns
               if column.startswith("params.") and runs[column].nunique(dropna=False) > 1}
-    for stage, metric in (("generator", "answer_f1"), ("reranker", "ndcg")):
+    for stage, metric in registry.RANKING_BY_VARIED_STAGE.items():
         if any(key == stage or key.startswith(f"{stage}.") for key in varied) and f"metrics.{metric}" in runs:
             return metric
-    return DEFAULT_RANKING_METRIC
+    return registry.DEFAULT_RANKING
 
 
 def tie_note(runs: pd.DataFrame, metric: str) -> str | None:
@@ -291,11 +284,11 @@ def unjudged_summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     ran = race_questions(runs)
     if ran is not None:  # a race: the configurations that ran every question are ranked, those stopped follow
         runs, ran = _ran_everything_first(runs, ran)
-    metrics = [metric, *[m for m in SUMMARY_METRICS if m != metric and f"metrics.{m}" in runs]]
+    metrics = [metric, *[m for m in registry.summary_columns("retrieval") if m != metric and f"metrics.{m}" in runs]]
     if has_generator(runs).any():  # a retrieval-only table keeps its columns
-        metrics += [m for m in GENERATION_SUMMARY if m != metric and f"metrics.{m}" in runs]
-    if "metrics.context_relevance_judged" in runs:
-        metrics += [m for m in RELEVANCE_SUMMARY if m not in metrics and f"metrics.{m}" in runs]
+        metrics += [m for m in registry.summary_columns("generation") if m != metric and f"metrics.{m}" in runs]
+    if "metrics.context_relevance_judged" in runs:  # a relevance judge: the span truth, its view, their agreement
+        metrics += [m for m in registry.summary_columns("relevance") if m not in metrics and f"metrics.{m}" in runs]
     table = pd.DataFrame({"rank": range(1, len(runs) + 1), "config": labels(runs), "status": runs["status"]})
     if ran is not None:
         full = (ran == ran.max()).to_numpy()

@@ -16,7 +16,7 @@ from ragsweep.tracking.mlflow_tracker import RERUN_TAG, ROLE_TAG, MlflowTracker,
 from ragsweep.tracking.race import RACE_METRIC_TAG
 from ragsweep.tracking.processes import kill_orphans, kill_running_children
 from ragsweep.tracking.provenance import git_sha, package_versions
-from ragsweep.tracking.runs import (DEFAULT_RANKING_METRIC, PARETO_TAG, default_ranking_metric, labels, markdown,
+from ragsweep.tracking.runs import (PARETO_TAG, default_ranking_metric, labels, markdown,
                                     pareto_split, sweep_jobs, tie_note)
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class Sweep:
         self.tracker, self.name, self.overrides = tracker, name, overrides
         self.objectives = registry.objectives(metric)  # several: a multi-objective sweep, its front tagged at the end
         self.sweep_dir, self.asked = Path(sweep_dir), (self.objectives[0] if self.objectives else None)
-        self.metric = self.asked or DEFAULT_RANKING_METRIC  # until the jobs say which stage the sweep varies
+        self.metric = self.asked or registry.DEFAULT_RANKING  # until the jobs say which stage the sweep varies
         self.parent_run_id: str | None = None
         self.front_note: str | None = None
 
