@@ -200,3 +200,13 @@ def test_every_option_of_every_group_has_a_pinned_fingerprint():
                if group.is_dir() and group.name not in SKIPPED for option in group.glob("*.yaml")]
     missing = [option for option in options if option not in pinned]
     assert not missing, f"pin these options' fingerprints, so a later change to them shows: {missing}"
+
+
+def test_the_plan_says_which_metrics_the_job_logs():
+    retrieval, whole = plan_job(_compose("paths.root=/tmp/fpx")), plan_job(_whole("paths.root=/tmp/fpx"))
+    judged = plan_job(_compose("generator=extractive", "judge=lexical", "relevance_judge=lexical",
+                               "paths.root=/tmp/fpx"))
+    assert retrieval.logs("recall") and not whole.logs("recall") and whole.logs("token_iou")  # its chunking is unknown
+    assert not retrieval.logs("answer_f1") and not retrieval.logs("generation_ms_p50") and retrieval.logs("search_ms_p50")
+    assert not retrieval.logs("context_relevance_judged") and judged.logs("context_relevance_judged")
+    assert judged.logs("faithfulness") and judged.logs("generation_ms_p95") and not judged.logs("tokn_iou")

@@ -33,7 +33,6 @@ from ragsweep.tokenizer import Tokenizer
 from ragsweep.types import Chunk, Dataset, Hit, Span
 
 METRIC_KEYS = registry.names(stage="retrieval")  # what `SpanEvaluator.score` returns per question
-CHUNKING_METRICS = registry.names(whole_chunking=True)  # unknown with a whole retriever (see `registry.Metric`)
 MODES = ("standard", "chroma_compat")
 GAINS = ("binary", "overlap")
 

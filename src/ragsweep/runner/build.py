@@ -18,9 +18,8 @@ from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.hydra_internals import locate
 from ragsweep.judging.labels import LabelledClaim, load_claim_labels
 from ragsweep.metrics import registry
-from ragsweep.metrics.evaluate import CHUNKING_METRICS, SpanEvaluator
+from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
-from ragsweep.metrics.relevance import RELEVANCE_JUDGED
 from ragsweep.runner.errors import ConfigError, closest
 from ragsweep.runner.plan import JobPlan, enabled, plan_job
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
@@ -119,10 +118,8 @@ def _check_objectives(optimized_metric: Any, plan: JobPlan) -> None:
     metrics = registry.objectives(optimized_metric)
     if not metrics:
         return
-    known = [name for name in registry.names(rankable=True, per_question=True)  # a job's mean is what a sweep optimizes
-             if registry.METRICS[name].stage in plan.metric_stages
-             and (not plan.whole_retriever or name not in CHUNKING_METRICS)
-             and (plan.judges_relevance or name not in RELEVANCE_JUDGED)]
+    # a job's mean is what a sweep optimizes
+    known = [name for name in registry.names(rankable=True, per_question=True) if plan.logs(name)]
     listed = not isinstance(optimized_metric, str)
     shown = f"[{','.join(metrics)}]" if listed else metrics[0]
     if listed and len(metrics) == 1:
@@ -136,12 +133,7 @@ def _check_objectives(optimized_metric: Any, plan: JobPlan) -> None:
                           f"{', '.join(known)}")
     if len(set(metrics)) < len(metrics):
         raise ConfigError(f"optimized_metric={shown}: a metric is named twice; name each once")
-    stages = {*plan.metric_stages, "latency"}
-    traded = [name for name, declared in registry.METRICS.items()
-              if declared.direction != "none" and declared.stage in stages
-              and (plan.generates or not name.startswith("generation_ms"))
-              and (not plan.whole_retriever or name not in CHUNKING_METRICS)
-              and (plan.judges_relevance or name not in RELEVANCE_JUDGED)]
+    traded = [name for name, declared in registry.METRICS.items() if declared.direction != "none" and plan.logs(name)]
     for name in metrics[1:]:
         if name not in traded:
             raise ConfigError(f"optimized_metric={shown}: {name} is not a metric this configuration logs with a "

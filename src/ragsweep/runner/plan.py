@@ -23,6 +23,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.hydra_internals import locate
+from ragsweep.metrics import registry
+from ragsweep.metrics.relevance import RELEVANCE_JUDGED
 from ragsweep.runner.errors import ConfigError, closest
 from ragsweep.runner.identity import LABEL_KEY, config_fingerprint, config_label, group_choices
 from ragsweep.tracking.mlflow_tracker import dotted_params
@@ -84,6 +86,16 @@ class JobPlan:
         """The registry stages whose metrics the job produces (`ragsweep.metrics.registry.Metric.stage`)."""
         return frozenset({*ALWAYS_SCORED, *(["answer"] if self.generates else []),
                           *(["judged"] if self.judges else [])})
+
+    def logs(self, name: str) -> bool:
+        """Whether the job logs registry metric `name`: one of its stages' metrics or a latency, unless it needs the
+        whole chunking and the job has a whole retriever, is the judged relevance and the job has no relevance
+        judge, or times generation and the job generates nothing."""
+        metric = registry.METRICS.get(name)
+        return (metric is not None and metric.stage in {*self.metric_stages, "latency"}
+                and not (self.whole_retriever and metric.whole_chunking)
+                and (self.judges_relevance or name not in RELEVANCE_JUDGED)
+                and (self.generates or not name.startswith("generation_ms")))
 
     def fingerprint(self, dataset_fingerprint: str) -> str:
         """The configuration's identity over this dataset's content: equal fingerprints, equal numbers."""

@@ -10,7 +10,6 @@ from ragsweep.generation.base import Generation
 from ragsweep.judging.base import Verdict
 from ragsweep.metrics import judged
 from ragsweep.metrics.costs import end_to_end_ms, percentile_summaries, percentiles
-from ragsweep.metrics.evaluate import CHUNKING_METRICS
 from ragsweep.metrics.relevance import context_relevance
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.judging import Judgement, judged_scores
@@ -27,7 +26,7 @@ def score_questions(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk
     reference answers); with a judge its judged metrics, and each question's claims and diagnostics."""
     per_query = pipeline.evaluator.score(dataset, chunks, hits, pipeline.k)
     if pipeline.plan.whole_retriever:  # chunks are only what it returned, not its whole chunking
-        per_query = [{name: value for name, value in scores.items() if name not in CHUNKING_METRICS}
+        per_query = [{name: value for name, value in scores.items() if pipeline.plan.logs(name)}
                      for scores in per_query]
     for position, scores in enumerate(per_query):
         found = {"context_relevance": context_relevance(labels[position]),
