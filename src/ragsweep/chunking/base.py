@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from ragsweep.contract import PREFLIGHT, PRELOAD, OptionalAttribute
 from ragsweep.types import Chunk, Document
 
 
@@ -11,6 +12,15 @@ class Chunker(Protocol):
     """Splits one document into chunks whose spans point back into it."""
 
     def split(self, doc: Document) -> list[Chunk]: ...
+
+
+# What the engine reads on a chunker beyond the protocol, when it has it (`ragsweep.contract`).
+OPTIONAL = {
+    "located": OptionalAttribute("mapping", "a dict of how many of a splitter's strings were found verbatim (`exact`) "
+                                            "and fuzzily (`fuzzy`), read once a chunking is done (a property)"),
+    "preflight": PREFLIGHT,
+    "preload": PRELOAD,
+}
 
 
 def make_chunk(doc: Document, start: int, end: int) -> Chunk:

@@ -14,6 +14,7 @@ import psutil
 from tqdm.auto import tqdm
 
 from ragsweep._memory import release_memory
+from ragsweep.contract import PREFLIGHT, PRELOAD, OptionalAttribute
 
 Role = Literal["query", "passage"]
 
@@ -22,6 +23,15 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised vectors; `role` lets models that prefix queries do so."""
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray: ...
+
+
+# What the engine reads on a embedder beyond the protocol, when it has it (`ragsweep.contract`).
+OPTIONAL = {
+    "fill": OptionalAttribute("method", "fill(texts, role) -> int: embed into the cache without returning vectors "
+                                        "(the cache's wrapper, `embedding.cached`)"),
+    "preflight": PREFLIGHT,
+    "preload": PRELOAD,
+}
 
 
 def check_batching(batch_size: int, threads: int | None) -> None:

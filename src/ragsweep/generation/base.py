@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ragsweep.contract import ENABLED, PREFLIGHT, PRELOAD, OptionalAttribute
+
 
 @dataclass(frozen=True)
 class Request:
@@ -43,6 +45,16 @@ class Generator(Protocol):
     with `error` set, never an exception (bad settings still raise when the generator is built)."""
 
     def generate(self, requests: Sequence[Request]) -> list[Generation]: ...
+
+
+# What the engine reads on a generator beyond the protocol, when it has it (`ragsweep.contract`).
+OPTIONAL = {
+    "max_tokens": OptionalAttribute("count", "the answer's token budget, which `ragsweep generate` reads to size its "
+                                             "questions"),
+    "enabled": ENABLED,
+    "preflight": PREFLIGHT,
+    "preload": PRELOAD,
+}
 
 
 def check_positive(value: object, key: str, allow_zero: bool = False) -> None:

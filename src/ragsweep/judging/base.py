@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from ragsweep.contract import ENABLED, PREFLIGHT, PRELOAD, OptionalAttribute
+
 Task = Literal["support", "relevance"]
 VALIDATED_AUC = 0.6  # a judge's AUC on data it was not fitted on below this (or none) marks its numbers unvalidated
 Status = Literal["ok", "parse_failed", "error"]
@@ -61,6 +63,26 @@ class Judge(Protocol):
     threshold: float
 
     def judge(self, pairs: Sequence[Pair]) -> list[Verdict]: ...
+
+
+# What the engine reads on a judge beyond the protocol, when it has it (`ragsweep.contract`).
+OPTIONAL = {
+    "cached": OptionalAttribute("flag", "False: its verdicts are computed every time, never stored (default True)"),
+    "model_key": OptionalAttribute("text", "what identifies the model it loads or trains, added to its cache keys so "
+                                           "that two models never share verdicts (None: its settings say it all)"),
+    "decompose_claims": OptionalAttribute("flag", "True: answers are split into atomic claims by the judge (cached), "
+                                                  "not into sentences"),
+    "questions_for": OptionalAttribute("method", "questions_for(answer) -> [question]: the questions an answer "
+                                                 "answers, for answer_relevance in the RAGAS form (the llm judge)"),
+    "fit": OptionalAttribute("method", "fit(claims): learned from labelled claims; calibration reads its out-of-fold "
+                                       "scores and `ragsweep calibrate` writes its fitted weights as a judge option "
+                                       "(the ensemble)"),
+    "aligned": OptionalAttribute("method", "aligned(claims) -> judge: a trained judge trained again with people's "
+                                           "labelled claims, which `ragsweep align-judge` measures"),
+    "enabled": ENABLED,
+    "preflight": PREFLIGHT,
+    "preload": PRELOAD,
+}
 
 
 def check_threshold(threshold: float) -> None:

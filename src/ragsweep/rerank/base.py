@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from ragsweep.contract import PREFLIGHT, PRELOAD
 from ragsweep.types import Chunk, Hit
 
 
@@ -18,3 +19,10 @@ class Reranker(Protocol):
     candidates: int
 
     def rerank(self, questions: Sequence[str], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]]) -> list[list[Hit]]: ...
+
+
+# What the engine reads on a reranker beyond the protocol, when it has it (`ragsweep.contract`).
+OPTIONAL = {
+    "preflight": PREFLIGHT,
+    "preload": PRELOAD,
+}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from ragsweep.contract import PREFLIGHT, PRELOAD, OptionalAttribute
 from ragsweep.types import Chunk, Hit
 
 
@@ -15,12 +16,27 @@ class Retriever(Protocol):
 
     def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]: ...
 
-    # Optional: `close()` releases what `index` built; the runner calls it when the results are in.
-    # Optional: `search_breadth(k) -> int | None`: an approximate search returns the first k of a
-    # candidate list of this length, so its top k is the first k of a deeper search only when both
-    # have the same breadth; None (or no method) means exact: any deeper list cut to k is the top k.
-    # Optional, for fusion: `ranked_lists() -> {name: Retriever}` and `fuse({name: hits}, k)`; the
-    # runner then caches each list on its own and fuses at the requested depth.
-    # Optional: `prepare(chunks)` does the part of `index` that jobs of other configurations share (a dense
-    # retriever embeds the chunks into the per-text cache); the runner calls it before it waits for another
-    # job computing the same first stage, so that job's embedding is shared out instead of waited for.
+
+# What the engine reads on a retriever beyond the protocol, when it has it (`ragsweep.contract`).
+OPTIONAL = {
+    "close": OptionalAttribute("method", "close(): release what `index` built; the runner calls it when the results "
+                                         "are in"),
+    "search_breadth": OptionalAttribute("method", "search_breadth(k) -> int | None: an approximate search returns the "
+                                                  "first k of a candidate list of this length, so its top k is the "
+                                                  "first k of a deeper search only when both have the same breadth; "
+                                                  "None (or no method): exact"),
+    "ranked_lists": OptionalAttribute("method", "ranked_lists() -> {name: Retriever}, with `fuse`: the runner caches "
+                                                "each list on its own and fuses them at the requested depth"),
+    "fuse": OptionalAttribute("method", "fuse({name: hits}, k) -> hits: the fused top k of each question"),
+    "prepare": OptionalAttribute("method", "prepare(chunks): the part of `index` that jobs of other configurations "
+                                           "share (a dense retriever embeds the chunks into the per-text cache), "
+                                           "called before the runner waits for another job computing the same first "
+                                           "stage"),
+    "embed_passages": OptionalAttribute("method", "embed_passages(chunks) -> int: embed the chunks into the cache "
+                                                  "without keeping them (an embedding helper's work, "
+                                                  "runner.embedding_helpers)"),
+    "retrieve": OptionalAttribute("method", "retrieve(question, k) -> [(text, score)]: a whole retriever, which "
+                                            "chunks and indexes on its own; its texts are located as spans"),
+    "preflight": PREFLIGHT,
+    "preload": PRELOAD,
+}

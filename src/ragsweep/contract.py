@@ -1,0 +1,45 @@
+"""What the engine may read on a component beyond its stage's protocol, declared beside the protocol.
+
+Each stage's `base.py` lists, as `OPTIONAL`, the attributes the runner, the launcher or the CLI read on its
+components when present (`getattr`/`hasattr`), each with its kind and what it means; a component that has one
+must give it that kind. tests/test_contracts.py finds every attribute the engine reads this way and fails on
+one no table declares, and checks every YAML option's class against its group's table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Kind = Literal["method", "flag", "count", "modules", "text", "mapping"]
+
+
+@dataclass(frozen=True)
+class OptionalAttribute:
+    """An attribute a component may have: its kind and what the engine does with it."""
+
+    kind: Kind
+    meaning: str
+
+    def accepts(self, value: Any) -> bool:
+        """Whether `value` is of this kind (a class attribute, or an instance's)."""
+        if self.kind == "method":
+            return callable(value)
+        if self.kind == "flag":
+            return isinstance(value, bool)
+        if self.kind == "count":
+            return isinstance(value, int) and not isinstance(value, bool)
+        if self.kind == "modules":
+            return isinstance(value, tuple) and all(isinstance(name, str) for name in value)
+        if self.kind == "mapping":
+            return value is None or isinstance(value, dict)
+        return value is None or isinstance(value, str)
+
+
+# What any stage's component may have.
+PREFLIGHT = OptionalAttribute("method", "preflight(): load the model or check the service before any work, raising "
+                                        "a ValueError, OSError or RuntimeError that the runner turns into one line")
+PRELOAD = OptionalAttribute("modules", "libraries its work imports, imported once by a parallel sweep's fork server "
+                                       "(runner.workers) when the stage cache is cold")
+ENABLED = OptionalAttribute("flag", "False on a `none` option's class: the stage does no work and the plan leaves "
+                                    "it out")

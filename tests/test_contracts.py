@@ -1,0 +1,65 @@
+"""Every attribute the engine reads on a component is declared by its stage (the protocol, or the `OPTIONAL`
+table beside it), and every YAML option's class gives the declared ones it has their declared kind."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from ragsweep.chunking import base as chunking
+from ragsweep.embedding import base as embedding
+from ragsweep.generation import base as generation
+from ragsweep.hydra_internals import locate
+from ragsweep.judging import base as judging
+from ragsweep.rerank import base as rerank
+from ragsweep.retrieval import base as retrieval
+from tests.conf_options import compose_option, options
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "ragsweep"
+STAGES = {  # config group: (the stage's protocol, its table of optional attributes)
+    "chunker": (chunking.Chunker, chunking.OPTIONAL),
+    "embedder": (embedding.Embedder, embedding.OPTIONAL),
+    "retriever": (retrieval.Retriever, retrieval.OPTIONAL),
+    "reranker": (rerank.Reranker, rerank.OPTIONAL),
+    "generator": (generation.Generator, generation.OPTIONAL),
+    "judge": (judging.Judge, judging.OPTIONAL),
+    "relevance_judge": (judging.Judge, judging.OPTIONAL),
+}
+# Where the engine and the commands read components' attributes by name.
+READERS = [*sorted((SRC / "runner").glob("*.py")), SRC / "embedding" / "cached.py", SRC / "judging" / "calibration.py",
+           SRC / "cli" / "judges.py"]
+# Names read that are not a component's: a YAML error's position (runner.errors, runner.compose), a database
+# error's cause (runner.failures), a loaded dataset's questions (runner.build), PyYAML's C dumper
+# (runner.outputs), an Optuna direction's name (runner.preflight).
+NOT_COMPONENTS = {"problem_mark", "problem", "orig", "queries", "CDumper", "name"}
+READ = re.compile(r"\b(?:getattr|hasattr)\(\s*[\w.]+\s*,\s*\"(\w+)\"")
+
+
+def _members(protocol: type) -> set[str]:
+    return {name for name in {*vars(protocol), *getattr(protocol, "__annotations__", {})} if not name.startswith("_")}
+
+
+def test_every_attribute_the_engine_reads_on_a_component_is_declared_by_a_stage():
+    declared = {name for protocol, table in STAGES.values() for name in (*_members(protocol), *table)}
+    read = {(path.name, name) for path in READERS for name in READ.findall(path.read_text())}
+    assert {name for _, name in read} >= {"cached", "model_key", "prepare", "preload"}  # the scan sees them
+    undeclared = sorted((file, name) for file, name in read if name not in declared | NOT_COMPONENTS)
+    assert not undeclared, f"declare these in the stage's OPTIONAL table (ragsweep.contract): {undeclared}"
+
+
+@pytest.mark.parametrize("group, option", [(group, option) for group in STAGES for option in options(group)])
+def test_each_options_class_gives_the_optional_attributes_it_has_their_declared_kind(group, option):
+    target = compose_option(group, option)[group]._target_
+    component = locate(target)
+    _, table = STAGES[group]
+    for name, attribute in table.items():
+        try:
+            value = inspect.getattr_static(component, name)
+        except AttributeError:
+            continue
+        if isinstance(value, (property, staticmethod, classmethod)) or hasattr(value, "__set_name__"):
+            continue  # an instance's value: the stage's contract test builds the option
+        assert attribute.accepts(value), f"{target}.{name} must be a {attribute.kind}: {attribute.meaning}"
