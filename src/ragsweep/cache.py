@@ -37,10 +37,6 @@ from tqdm.auto import tqdm
 log = logging.getLogger(__name__)
 
 CACHE_VERSION = "1"
-# Settings that change how fast a component runs, not what it returns; left out of cache keys.
-NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress", "concurrency", "timeout", "max_retries", "api_key_env",
-                               "auc"})  # auc: a judge's measured agreement, recorded with its results, not a setting
-
 Arrays = dict[str, np.ndarray]
 EMBEDDING_SHARD = 8192  # texts a shard: a few seconds of a static model, minutes of a transformer on 2 cores
 
@@ -49,15 +45,6 @@ def fingerprint(*parts: Any) -> str:
     """sha256 of JSON-serialisable parts (dict keys sorted), with the cache version mixed in."""
     payload = json.dumps([CACHE_VERSION, *parts], sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-def semantic_config(config: Any) -> Any:
-    """A component config without the keys that cannot change its output."""
-    if isinstance(config, dict):
-        return {k: semantic_config(v) for k, v in config.items() if k not in NON_SEMANTIC_KEYS}
-    if isinstance(config, list):
-        return [semantic_config(v) for v in config]
-    return config
 
 
 class StageCache:

@@ -13,7 +13,7 @@ from ragsweep.data.beir import BeirDataset
 from ragsweep.data.chroma_general import ChromaGeneralDataset
 from ragsweep.data.native import NativeDataset
 from ragsweep.data.sotu_qa import SotuQADataset
-from ragsweep.runner.identity import config_fingerprint
+from ragsweep.identity import config_fingerprint
 from ragsweep.types import Dataset, Document, Query, Span
 
 DOC = "The quick brown fox jumps over the lazy dog."

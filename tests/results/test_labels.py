@@ -8,7 +8,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from ragsweep.runner.identity import LABEL_KEY, config_fingerprint, config_label, group_choices
+from ragsweep.identity import LABEL_KEY, config_fingerprint, config_label, group_choices
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 

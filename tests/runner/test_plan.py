@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
+from omegaconf import OmegaConf, open_dict
 
 from ragsweep.runner.errors import ConfigError
 from ragsweep.runner.plan import JobNaming, plan_job
@@ -210,3 +210,10 @@ def test_the_plan_says_which_metrics_the_job_logs():
     assert not retrieval.logs("answer_f1") and not retrieval.logs("generation_ms_p50") and retrieval.logs("search_ms_p50")
     assert not retrieval.logs("context_relevance_judged") and judged.logs("context_relevance_judged")
     assert judged.logs("faithfulness") and judged.logs("generation_ms_p95") and not judged.logs("tokn_iou")
+
+
+def test_a_runs_name_leaves_out_the_keys_identity_says():
+    from ragsweep.identity import NOT_IN_NAMES
+
+    packaged = OmegaConf.load(Path(__file__).resolve().parents[2] / "src" / "ragsweep" / "conf" / "ragsweep.yaml")
+    assert tuple(packaged.hydra.job.config.override_dirname.exclude_keys) == NOT_IN_NAMES

@@ -18,7 +18,7 @@ import pandas as pd
 from ragsweep.metrics import registry
 from ragsweep.metrics.pareto import non_dominated
 from ragsweep.metrics.registry import Direction
-from ragsweep.runner.identity import NON_RESULT_KEYS
+from ragsweep.identity import NON_RESULT_KEYS
 from ragsweep.tracking.runs import has_generator
 
 if TYPE_CHECKING:

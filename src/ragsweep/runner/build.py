@@ -11,11 +11,12 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 
-from ragsweep.cache import StageCache, semantic_config
+from ragsweep.cache import StageCache
 from ragsweep.data.base import DatasetLoader, loaded
 from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.hydra_internals import locate
+from ragsweep.identity import semantic_config
 from ragsweep.judging.labels import LabelledClaim, load_claim_labels
 from ragsweep.metrics import registry
 from ragsweep.metrics.evaluate import SpanEvaluator

@@ -26,7 +26,7 @@ from ragsweep.hydra_internals import locate
 from ragsweep.metrics import registry
 from ragsweep.metrics.relevance import RELEVANCE_JUDGED
 from ragsweep.runner.errors import ConfigError, closest
-from ragsweep.runner.identity import LABEL_KEY, config_fingerprint, config_label, group_choices
+from ragsweep.identity import LABEL_KEY, config_fingerprint, config_label, group_choices
 from ragsweep.tracking.mlflow_tracker import dotted_params
 from ragsweep.tracking.provenance import sweep_name
 

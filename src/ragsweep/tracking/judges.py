@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import pandas as pd
 from omegaconf import OmegaConf
 
+from ragsweep.identity import JUDGE_NOT_SCORING
 from ragsweep.judging.base import VALIDATED_AUC
 from ragsweep.metrics import registry
 from ragsweep.metrics.judged import JUDGED_METRICS
@@ -35,7 +36,6 @@ log = logging.getLogger(__name__)
 JUDGED_RANKABLE = registry.names(stage="judged", rankable=True)
 JUDGED_RECORDED = registry.names(stage="judged")  # every number a judge moves, and its failure rates
 # the judged columns of summary tables, when some run has them; judge_failure_rate closes the group
-NOT_SCORING = ("auc", "max_failure_rate", "labels")  # judge settings that change no judged number
 JUDGE_HINT = "judged metrics need a generator and a judge (python sweep.py -m generator=extractive judge=lexical)"
 def judge_off_note() -> str:
     """The line under an answering sweep that judged nothing: how to add judged metrics and check them."""
@@ -90,7 +90,7 @@ def from_params(params: Mapping[str, object], metrics: Mapping[str, float]) -> J
     target = str(params["judge._target_"])
     settings = tuple(sorted((key.removeprefix("judge."), str(value)) for key, value in params.items()
                             if key.startswith("judge.") and key != "judge._target_" and not _missing(value)
-                            and key.removeprefix("judge.").split(".")[0] not in NOT_SCORING))
+                            and key.removeprefix("judge.").split(".")[0] not in JUDGE_NOT_SCORING))
     auc = metrics.get("judge_auc")
     name = params.get("judge")
     return JudgeInfo(str(name) if not _missing(name) else _stem(target), target, settings,

@@ -1,7 +1,9 @@
-"""What identifies a job's result: its config fingerprint; and what names it: its label and group choices.
+"""What identifies a result, decided here and nowhere else: which settings enter a fingerprint, which are left out
+(and why), which a run's name leaves out; and what names a job: its label and group choices.
 
 Two jobs with the same config fingerprint compute the same numbers, so a sweep can skip one whose
-fingerprint already has a finished run, and an exported best config can be checked against it.
+fingerprint already has a finished run, and an exported best config can be checked against it. A stage's
+cache key holds its component's `semantic_config`, so speed-only settings never split a cache entry.
 """
 
 from __future__ import annotations
@@ -10,8 +12,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ragsweep.cache import fingerprint, semantic_config
+from ragsweep.cache import fingerprint
 
+# Settings that change how fast a component runs, not what it returns; left out of cache keys.
+NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress", "concurrency", "timeout", "max_retries", "api_key_env",
+                               "auc"})  # auc: a judge's measured agreement, recorded with its results, not a setting
+# A judge's settings that change no judged number: two runs whose judges differ only in these were judged alike.
+JUDGE_NOT_SCORING = ("auc", "max_failure_rate", "labels")
+# Keys a run's name (Hydra's override_dirname) leaves out: conf/ragsweep.yaml's
+# hydra.job.config.override_dirname.exclude_keys, which a test holds equal to this.
+NOT_IN_NAMES = ("experiment", "sweep", "race", "embedding_helper", "force", "fail_fast", "optimized_metric", "cache",
+                "cache.dir", "cache.enabled", "cache.locks", "cache.embedding_shard", "tracking.trace_queries",
+                "tracking.http_retries", "tracking.per_query_top", "paths.root", "paths.data", "paths.outputs",
+                "paths.mlruns", "paths.cache", "tracking.uri", "tracking.artifacts")
 LABEL_KEY = "label"  # set by an exported best config (conf/best/<name>.yaml) to the winner's label
 # Keys that say where results go or how the sweep behaves, never what a job computes.
 NON_RESULT_KEYS = frozenset({"paths", "tracking", "cache", "experiment", "optimized_metric", "force", "fail_fast",
@@ -28,6 +41,15 @@ def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str) -> st
     if isinstance(tree.get("dataset"), dict):
         tree["dataset"] = {key: value for key, value in tree["dataset"].items() if key not in DATASET_CONTENT_KEYS}
     return fingerprint("config", semantic_config(tree), dataset_fingerprint)
+
+
+def semantic_config(config: Any) -> Any:
+    """A component config without the keys that cannot change its output."""
+    if isinstance(config, dict):
+        return {k: semantic_config(v) for k, v in config.items() if k not in NON_SEMANTIC_KEYS}
+    if isinstance(config, list):
+        return [semantic_config(v) for v in config]
+    return config
 
 
 def config_label(override_dirname: str, config_name: str | None, exported: str | None) -> str:
