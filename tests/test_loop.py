@@ -33,8 +33,10 @@ def _env() -> dict[str, str]:
     return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))}
 
 
-def _sweep(project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "sweep.py", *args], cwd=project, env=_env(),
+def _sweep(project: Path, *args: str, version: str | None = None) -> subprocess.CompletedProcess:
+    """`python sweep.py ARGS` in the project; `version`: the one tests.own_components.VersionedBM25 declares."""
+    env = {**_env(), **({"TEST_BM25_VERSION": version} if version else {})}
+    return subprocess.run([sys.executable, "sweep.py", *args], cwd=project, env=env,
                           capture_output=True, text=True, timeout=900)
 
 
@@ -152,6 +154,25 @@ def test_a_lone_job_shares_its_embedding_with_a_helper_on_the_idle_worker(projec
     assert helped[0]["ragsweep.pid"] != job["tags.ragsweep.pid"].iloc[0]
     embedded = job["metrics.cache_misses_embeddings"].iloc[0]
     assert embedded > 0 and embedded + helped[0]["embedded"] == distinct_texts(SPREAD_CHUNK)
+
+
+def test_a_finished_run_of_older_code_is_run_again_and_the_sweep_says_why(project):
+    """A class declaring a new version of its code (the same BM25, version 2) gives the configuration a new
+    fingerprint: the sweep warns that run X finished it with other versions and runs it again, once."""
+    args = ("-m", "retriever=bm25", "retriever._target_=tests.own_components.VersionedBM25", "k=3",
+            "experiment=versions")
+    assert _sweep(project, *args).returncode == 0
+    again = _sweep(project, *args, version="2")
+    assert again.returncode == 0, again.stderr[-3000:]
+    first = _jobs(_runs(project, "versions")).sort_values("start_time").iloc[0]
+    assert (f"run {first.run_id} finished this configuration with code of other versions (then: none declared; "
+            "now: retriever=2)") in again.stdout + again.stderr
+    jobs = _jobs(_runs(project, "versions")).sort_values("start_time")
+    assert len(jobs) == 2 and jobs["metrics.ndcg"].nunique() == 1  # the same numbers, recomputed
+    assert jobs["tags.ragsweep.config_fingerprint_unversioned"].nunique() == 1
+    assert jobs["tags.ragsweep.code_versions"].iloc[1] == "retriever=2"
+    third = _sweep(project, *args, version="2")
+    assert "skipped" in third.stdout + third.stderr and len(_jobs(_runs(project, "versions"))) == 2
 
 
 def test_a_killed_sweep_resumes_without_losing_or_repeating_runs(project):

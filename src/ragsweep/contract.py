@@ -41,5 +41,8 @@ PREFLIGHT = OptionalAttribute("method", "preflight(): load the model or check th
                                         "a ValueError, OSError or RuntimeError that the runner turns into one line")
 PRELOAD = OptionalAttribute("modules", "libraries its work imports, imported once by a parallel sweep's fork server "
                                        "(runner.workers) when the stage cache is cold")
+VERSION = OptionalAttribute("text", "what its numbers come from, as a version (class attribute): raised when a change "
+                                    "changes them, so configurations using it get a new fingerprint and a FINISHED "
+                                    "run made before runs again, with a warning (`ragsweep.identity.code_versions`)")
 ENABLED = OptionalAttribute("flag", "False on a `none` option's class: the stage does no work and the plan leaves "
                                     "it out")

@@ -9,7 +9,7 @@ cache key holds its component's `semantic_config`, so speed-only settings never 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ragsweep.cache import fingerprint
@@ -32,15 +32,41 @@ NON_RESULT_KEYS = frozenset({"paths", "tracking", "cache", "experiment", "optimi
 DATASET_CONTENT_KEYS = frozenset({"path", "limit", "sample", "seed"})  # what they choose is the dataset's fingerprint
 
 
-def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str) -> str:
+def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str,
+                       versions: Mapping[str, str] | None = None) -> str:
     """sha256 of a planned job's resolved config (`JobPlan.resolved`: the groups it does not use already
     dropped) minus output paths and speed-only keys, plus the dataset's content (its path is left to that
-    fingerprint). Use `JobPlan.fingerprint`. The questions a dataset's `limit`, `sample` and `seed` choose are
-    in that fingerprint too, so those keys are left out here (a configuration without them keeps its fingerprint)."""
+    fingerprint), plus the `versions` its classes declare (`code_versions`). Use `JobPlan.fingerprint`. The
+    questions a dataset's `limit`, `sample` and `seed` choose are in that fingerprint too, so those keys are left
+    out here (a configuration without them keeps its fingerprint), as are no versions (a configuration whose
+    classes declare none keeps the fingerprint it had before classes could)."""
     tree = {key: value for key, value in resolved.items() if key not in NON_RESULT_KEYS and key != "hydra"}
     if isinstance(tree.get("dataset"), dict):
         tree["dataset"] = {key: value for key, value in tree["dataset"].items() if key not in DATASET_CONTENT_KEYS}
+    if versions:
+        return fingerprint("config", semantic_config(tree), dataset_fingerprint, {"versions": dict(versions)})
     return fingerprint("config", semantic_config(tree), dataset_fingerprint)
+
+
+def code_versions(resolved: Mapping[str, Any], locate: Callable[[str], type | None]) -> dict[str, str]:
+    """The `version` (`ragsweep.contract.VERSION`) each class named by a `_target_` in the config declares, by
+    where it is named (`reranker`, `reranker.rescoring_embedder`); `locate` gives a target's class, or None."""
+    found: dict[str, str] = {}
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, Mapping):
+            component = locate(node["_target_"]) if isinstance(node.get("_target_"), str) else None
+            version = getattr(component, "version", None)
+            if isinstance(version, str):
+                found[where] = version
+            for key, value in node.items():
+                walk(value, f"{where}.{key}" if where else str(key))
+        elif isinstance(node, list):
+            for position, value in enumerate(node):
+                walk(value, f"{where}.{position}")
+
+    walk(resolved, "")
+    return found
 
 
 def semantic_config(config: Any) -> Any:

@@ -217,3 +217,17 @@ def test_a_runs_name_leaves_out_the_keys_identity_says():
 
     packaged = OmegaConf.load(Path(__file__).resolve().parents[2] / "src" / "ragsweep" / "conf" / "ragsweep.yaml")
     assert tuple(packaged.hydra.job.config.override_dirname.exclude_keys) == NOT_IN_NAMES
+
+
+def test_a_class_that_declares_a_version_puts_it_in_the_fingerprint_and_none_keeps_it_as_pinned(monkeypatch):
+    import tests.own_components as own
+
+    cfg = _compose("retriever=bm25", "paths.root=/tmp/fpx")
+    cfg.retriever._target_ = "tests.own_components.VersionedBM25"
+    unversioned = plan_job(cfg)
+    monkeypatch.setattr(own.VersionedBM25, "version", "2")
+    versioned = plan_job(cfg)
+    assert unversioned.versions == {} and versioned.versions == {"retriever": "2"}
+    assert versioned.fingerprint("data") != unversioned.fingerprint("data")
+    assert versioned.unversioned_fingerprint("data") == unversioned.fingerprint("data")  # what finds older runs
+    assert plan_job(_compose("retriever=bm25", "paths.root=/tmp/fpx")).versions == {}  # no class declares one yet

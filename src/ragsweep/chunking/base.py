@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ragsweep.contract import PREFLIGHT, PRELOAD, OptionalAttribute
+from ragsweep.contract import PREFLIGHT, PRELOAD, VERSION, OptionalAttribute
 from ragsweep.types import Chunk, Document
 
 
@@ -20,6 +20,7 @@ OPTIONAL = {
                                             "and fuzzily (`fuzzy`), read once a chunking is done (a property)"),
     "preflight": PREFLIGHT,
     "preload": PRELOAD,
+    "version": VERSION,
 }
 
 

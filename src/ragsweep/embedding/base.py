@@ -14,7 +14,7 @@ import psutil
 from tqdm.auto import tqdm
 
 from ragsweep._memory import release_memory
-from ragsweep.contract import PREFLIGHT, PRELOAD, OptionalAttribute
+from ragsweep.contract import PREFLIGHT, PRELOAD, VERSION, OptionalAttribute
 
 Role = Literal["query", "passage"]
 
@@ -31,6 +31,7 @@ OPTIONAL = {
                                         "(the cache's wrapper, `embedding.cached`)"),
     "preflight": PREFLIGHT,
     "preload": PRELOAD,
+    "version": VERSION,
 }
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ragsweep.contract import ENABLED, PREFLIGHT, PRELOAD, OptionalAttribute
+from ragsweep.contract import ENABLED, PREFLIGHT, PRELOAD, VERSION, OptionalAttribute
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ OPTIONAL = {
     "enabled": ENABLED,
     "preflight": PREFLIGHT,
     "preload": PRELOAD,
+    "version": VERSION,
 }
 
 

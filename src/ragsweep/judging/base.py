@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ragsweep.contract import ENABLED, PREFLIGHT, PRELOAD, OptionalAttribute
+from ragsweep.contract import ENABLED, PREFLIGHT, PRELOAD, VERSION, OptionalAttribute
 
 Task = Literal["support", "relevance"]
 VALIDATED_AUC = 0.6  # a judge's AUC on data it was not fitted on below this (or none) marks its numbers unvalidated
@@ -82,6 +82,7 @@ OPTIONAL = {
     "enabled": ENABLED,
     "preflight": PREFLIGHT,
     "preload": PRELOAD,
+    "version": VERSION,
 }
 
 

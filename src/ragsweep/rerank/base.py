@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ragsweep.contract import PREFLIGHT, PRELOAD
+from ragsweep.contract import PREFLIGHT, PRELOAD, VERSION
 from ragsweep.types import Chunk, Hit
 
 
@@ -25,4 +25,5 @@ class Reranker(Protocol):
 OPTIONAL = {
     "preflight": PREFLIGHT,
     "preload": PRELOAD,
+    "version": VERSION,
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ragsweep.contract import PREFLIGHT, PRELOAD, OptionalAttribute
+from ragsweep.contract import PREFLIGHT, PRELOAD, VERSION, OptionalAttribute
 from ragsweep.types import Chunk, Hit
 
 
@@ -39,4 +39,5 @@ OPTIONAL = {
                                             "chunks and indexes on its own; its texts are located as spans"),
     "preflight": PREFLIGHT,
     "preload": PRELOAD,
+    "version": VERSION,
 }

@@ -26,7 +26,7 @@ from ragsweep.hydra_internals import locate
 from ragsweep.metrics import registry
 from ragsweep.metrics.relevance import RELEVANCE_JUDGED
 from ragsweep.runner.errors import ConfigError, closest
-from ragsweep.identity import LABEL_KEY, config_fingerprint, config_label, group_choices
+from ragsweep.identity import LABEL_KEY, code_versions, config_fingerprint, config_label, group_choices
 from ragsweep.tracking.mlflow_tracker import dotted_params
 from ragsweep.tracking.provenance import sweep_name
 
@@ -70,6 +70,7 @@ class JobPlan:
     sweep: str  # the named grid (`+sweep=<name>`), or `adhoc`
     params: Mapping[str, Any]  # logged to MLflow: every resolved key, plus each used group's option name
     targets: Mapping[str, str]  # the `_target_` of each stage group the job builds
+    versions: Mapping[str, str] = field(default_factory=dict)  # the versions its classes declare, by where named
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -98,7 +99,13 @@ class JobPlan:
                 and (self.generates or not name.startswith("generation_ms")))
 
     def fingerprint(self, dataset_fingerprint: str) -> str:
-        """The configuration's identity over this dataset's content: equal fingerprints, equal numbers."""
+        """The configuration's identity over this dataset's content and its code's versions: equal fingerprints,
+        equal numbers."""
+        return config_fingerprint(dict(self.resolved), dataset_fingerprint, self.versions)
+
+    def unversioned_fingerprint(self, dataset_fingerprint: str) -> str:
+        """The identity without its code's versions: shared by the runs of this configuration that older code
+        made, which a sweep finds to say why it runs the configuration again."""
         return config_fingerprint(dict(self.resolved), dataset_fingerprint)
 
 
@@ -156,7 +163,8 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     targets = {group: str(resolved[group]["_target_"]) for group in STAGE_GROUPS
                if isinstance(resolved.get(group), dict) and "_target_" in resolved[group]}
     return JobPlan(config, resolved, whole, generates, judges, judges_relevance, k, candidates, depth, label,
-                   sweep_name(naming.choices if naming else {}), params, targets)
+                   sweep_name(naming.choices if naming else {}), params, targets,
+                   code_versions(resolved, _component_class))
 
 
 def check_settings(cfg: DictConfig) -> None:

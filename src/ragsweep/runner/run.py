@@ -40,7 +40,8 @@ from ragsweep.runner.relevance import (fail_on_relevance_failures, judge_relevan
 from ragsweep.runner.scoring import latency_metrics, latency_samples, score_questions
 from ragsweep.runner.generating import generate
 from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shards, whole_retrieval_in_shards
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG
+from ragsweep.tracking.mlflow_tracker import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG, UNVERSIONED_TAG,
+                                              VERSIONS_TAG)
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.race import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG, RACE_SEED_TAG, adopt, race_run
 from ragsweep.tracking.runs import download_per_query
@@ -122,12 +123,28 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
                          plan.label, finished.info.run_id)
                 pipeline.tracker.note_reused(parent, config_id, finished.info.run_id)
                 return dict(finished.data.metrics)
+            _say_if_older_code_ran_it(pipeline, plan.unversioned_fingerprint(dataset.fingerprint), config_id)
         try:
             if race is not None:  # a race finds its own earlier rounds (`_run_race_round`)
                 return _run_race_round(pipeline, dataset, config_id, context, race)
             return _run_job(pipeline, dataset, config_id, context)
         finally:
             _freeze_loaded_heap(computed=sum(pipeline.cache.misses.values()) > 0)
+
+
+def _say_if_older_code_ran_it(pipeline: Pipeline, unversioned: str, config_id: str) -> None:
+    """Warn when this configuration has a FINISHED run made by code of other versions: it runs again, and the
+    user learns why a configuration they had run is not skipped."""
+    older = pipeline.tracker.finished_by_other_code(unversioned, config_id)
+    if older is not None:
+        then = older.data.tags.get(VERSIONS_TAG) or "none declared"
+        now = versions_text(pipeline.plan.versions) or "none declared"
+        log.warning("%s: run %s finished this configuration with code of other versions (then: %s; now: %s), "
+                    "so its numbers may differ; running it again", pipeline.plan.label, older.info.run_id, then, now)
+
+
+def versions_text(versions: Mapping[str, str]) -> str:
+    return ", ".join(f"{where}={version}" for where, version in sorted(versions.items()))
 
 
 def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext,
@@ -195,8 +212,9 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
     plan, output_dir, parent = pipeline.plan, context.output_dir, context.parent
     cfg = plan.config
     label = plan.label
-    identity = {FINGERPRINT_TAG: config_id}
     whole = race[1] if race else dataset
+    identity = {FINGERPRINT_TAG: config_id, UNVERSIONED_TAG: plan.unversioned_fingerprint(whole.fingerprint),
+                **({VERSIONS_TAG: versions_text(plan.versions)} if plan.versions else {})}
     if race is not None:
         asked = len(dataset.queries)
         identity = {RACE_FINGERPRINT_TAG: config_id, RACE_SEED_TAG: str(race[0].seed),

@@ -25,6 +25,8 @@ from ragsweep.tracking.traces import log_claim_feedback, log_dataset, log_traces
 log = logging.getLogger(__name__)
 
 FINGERPRINT_TAG = "ragsweep.config_fingerprint"
+UNVERSIONED_TAG = "ragsweep.config_fingerprint_unversioned"  # the fingerprint without its code's versions
+VERSIONS_TAG = "ragsweep.code_versions"  # the versions its classes declared: `reranker=2, metrics=1`
 LABEL_TAG = "ragsweep.config_label"  # how tables, plots and run names call a configuration: chunker=fixed,k=3
 JUDGE_TAG = "ragsweep.judge"  # a judged run's judge as its feedback names it (class:digest); labels pool by it
 ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configuration's
@@ -290,6 +292,18 @@ class MlflowTracker:
             order_by=["attributes.start_time DESC"], max_results=1,
         )
         return runs[0] if runs else None
+
+    def finished_by_other_code(self, unversioned: str, config_fingerprint: str):
+        """The newest FINISHED job run of this configuration made by code of other versions (its unversioned
+        fingerprint equal, its fingerprint not), or None. A run from before versions were tagged carries its
+        unversioned fingerprint as its fingerprint."""
+        found = []
+        for tag in (UNVERSIONED_TAG, FINGERPRINT_TAG):
+            found += self.client().search_runs(
+                [self.experiment_id()], filter_string=f"tags.`{tag}` = '{unversioned}' and attributes.status = 'FINISHED'",
+                order_by=["attributes.start_time DESC"], max_results=5)
+        others = [run for run in found if run.data.tags.get(FINGERPRINT_TAG) != config_fingerprint]
+        return max(others, key=lambda run: run.info.start_time) if others else None
 
     def note_reused(self, parent_run_id: str, config_fingerprint: str, run_id: str) -> None:
         """Record on the parent that a skipped job's result is the finished run `run_id` (one tag per job)."""
