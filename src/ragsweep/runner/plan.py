@@ -23,10 +23,10 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.hydra_internals import locate
+from ragsweep.identity import LABEL_KEY, code_versions, config_fingerprint, config_label, group_choices
 from ragsweep.metrics import registry
 from ragsweep.metrics.relevance import RELEVANCE_JUDGED
 from ragsweep.runner.errors import ConfigError, closest
-from ragsweep.identity import LABEL_KEY, code_versions, config_fingerprint, config_label, group_choices
 from ragsweep.tracking.mlflow_tracker import dotted_params
 from ragsweep.tracking.provenance import sweep_name
 

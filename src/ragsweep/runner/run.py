@@ -19,6 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
 from ragsweep.data.base import DatasetError, load_once, load_seconds, warn_if_few_questions
+from ragsweep.identity import LABEL_KEY, config_label
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics import registry
 from ragsweep.metrics.costs import costs_per_query
@@ -26,7 +27,6 @@ from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.contention import say_if_cores_are_taken
 from ragsweep.runner.failures import (JOB_FAILURES, fail_on_generation_errors, sweep_job_failed,
                                       write_generation_errors)
-from ragsweep.identity import LABEL_KEY, config_label
 from ragsweep.runner.corrections import corrected_estimates, judge_source
 from ragsweep.runner.embedding_helpers import help_embed, is_helper
 from ragsweep.runner.judging import fail_on_judge_failures, judge_answers, run_summaries, write_failed_calls
