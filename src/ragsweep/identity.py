@@ -69,6 +69,11 @@ def code_versions(resolved: Mapping[str, Any], locate: Callable[[str], type | No
     return found
 
 
+def versions_text(versions: Mapping[str, str]) -> str:
+    """Code versions as a run's tag shows them: `reranker=2, metrics=1`."""
+    return ", ".join(f"{where}={version}" for where, version in sorted(versions.items()))
+
+
 def semantic_config(config: Any) -> Any:
     """A component config without the keys that cannot change its output."""
     if isinstance(config, dict):

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragsweep.data.base import DatasetError, nearest
+from ragsweep.data.base import DatasetError
+from ragsweep.data.spans import nearest
 from ragsweep.data.beir import BeirDataset
 from ragsweep.data.chroma_general import ChromaGeneralDataset
 from ragsweep.data.native import NativeDataset

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ragsweep.memo import remember
-from ragsweep.types import Dataset, Document, Query, Span
+from ragsweep.types import Dataset, Document, Query
 
 log = logging.getLogger(__name__)
 
@@ -155,98 +155,6 @@ def field(record: dict[str, Any], name: str, where: str, kind: type | tuple[type
     return value
 
 
-SPAN_MISMATCH = ("error", "repair")
-
-
-def span_options(on_span_mismatch: str, repair_window: int) -> None:
-    """Reject bad `dataset.on_span_mismatch` / `dataset.repair_window` values when the loader is built."""
-    if on_span_mismatch not in SPAN_MISMATCH:
-        raise DatasetError(f"dataset.on_span_mismatch must be one of {', '.join(SPAN_MISMATCH)}, "
-                           f"got {on_span_mismatch!r}")
-    if not isinstance(repair_window, int) or isinstance(repair_window, bool) or repair_window < 0:
-        raise DatasetError(f"dataset.repair_window must be a non-negative integer (characters), got {repair_window!r}")
-
-
-class SpanChecker:
-    """Checks one load's reference spans against their documents, and moves them if asked.
-
-    A span must lie in a known document; a span that carries its text (`content`) must match the
-    document there. Real files carry offsets that miss their text by a character or two, so under
-    `repair` a mismatching span moves to the nearest exact occurrence of its text that starts within
-    `repair_window` characters of its start (ties: the earlier one). Mismatches left are collected,
-    not raised at once, so that `finish` can say how many records need fixing.
-
-    Args:
-        documents: The load's documents by id.
-        on_span_mismatch: `error` or `repair`.
-        repair_window: How far (characters) a span may move under `repair`.
-    """
-
-    def __init__(self, documents: dict[str, Document], on_span_mismatch: str = "error",
-                 repair_window: int = 10) -> None:
-        span_options(on_span_mismatch, repair_window)
-        self.documents, self.mode, self.window = documents, on_span_mismatch, repair_window
-        self.records: set[str] = set()
-        self.mismatches: dict[str, list[str]] = {}  # record -> one message per mismatching span, in file order
-        self.repaired = 0
-
-    def check(self, span: Span, record: str, name: str, content: str | None = None) -> Span:
-        """`span`, or where it moved to; `record` locates the record (file:line), `name` its field."""
-        where = f"{record} {name}"
-        self.records.add(record)
-        document = self.documents.get(span.doc_id)
-        if document is None:
-            raise DatasetError(f"{where}: unknown doc_id {span.doc_id!r}; it must name one of the documents")
-        size = len(document.text)
-        # with its text given, a span running past the end is a mismatch (repairable), not a bad range
-        if not 0 <= span.start < span.end or (content is None and span.end > size):
-            raise DatasetError(
-                f"{where}: span [{span.start}, {span.end}) is invalid for document {span.doc_id!r} of "
-                f"{size} characters; need 0 <= start < end <= {size}"
-            )
-        found = document.text[span.start : span.end]
-        if content is None or found == content:
-            return span
-        if self.mode == "repair":
-            start = nearest(document.text, content, span.start, self.window)
-            if start is not None:
-                self.repaired += 1
-                return Span(span.doc_id, start, start + len(content))
-        self.mismatches.setdefault(record, []).append(
-            f"{where}: content {_clip(content)!r} differs from the document text at [{span.start}, {span.end}): "
-            f"{_clip(found)!r}" + (f" and does not start within {self.window} characters of {span.start}"
-                                  if self.mode == "repair" else "")
-        )
-        return span
-
-    def finish(self, source: str) -> dict[str, int]:
-        """Raise for the mismatches left; else the counts the dataset records (`spans_repaired` under repair)."""
-        if self.mismatches:
-            first = next(iter(self.mismatches.values()))[0]
-            spans = sum(len(messages) for messages in self.mismatches.values())
-            fix = ("fix the offsets or the content, or raise dataset.repair_window" if self.mode == "repair" else
-                   "fix the offsets or the content, or set dataset.on_span_mismatch=repair to move each span to "
-                   f"its text within dataset.repair_window={self.window} characters")
-            raise DatasetError(f"{first}; {len(self.mismatches)} of {len(self.records)} records affected "
-                               f"({spans} span{'s' * (spans != 1)}); {fix}")
-        if self.mode != "repair":
-            return {}
-        log.info("%s: moved %d reference span(s) to their text (dataset.on_span_mismatch=repair)",
-                 source, self.repaired)
-        return {"spans_repaired": self.repaired}
-
-
-def nearest(text: str, content: str, start: int, window: int) -> int | None:
-    """The start of the occurrence of `content` in `text` nearest `start`, within `window`; ties: earlier."""
-    best = None
-    at = text.find(content, max(0, start - window))
-    while at != -1 and at <= start + window:
-        if best is None or abs(at - start) < abs(best - start):
-            best = at
-        at = text.find(content, at + 1)
-    return best
-
-
 @dataclass(frozen=True)
 class QuestionChoice:
     """Which of a dataset's questions a run asks: all, the first `limit`, or `sample` drawn with `seed`,
@@ -327,10 +235,6 @@ def build_dataset(name: str, documents: Iterable[tuple[str, Document]], queries:
     if not query_list:
         raise DatasetError(f"{source}: no queries found; a dataset needs at least one question")
     return Dataset(name, by_id, query_list, dict(loading or {}))
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _LOADED: dict[tuple, Dataset] = {}

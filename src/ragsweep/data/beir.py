@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ragsweep.data.base import (
     DatasetError, QuestionChoice, build_dataset, field, read_jsonl, read_text, require_dir, require_file,
-    span_options,
 )
+from ragsweep.data.spans import span_options
 from ragsweep.types import Dataset, Document, Query, Span
 
 

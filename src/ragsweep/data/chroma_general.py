@@ -6,9 +6,8 @@ import csv
 import json
 from pathlib import Path
 
-from ragsweep.data.base import (
-    DatasetError, QuestionChoice, SpanChecker, build_dataset, read_text, require_dir, require_file, span_options,
-)
+from ragsweep.data.base import DatasetError, QuestionChoice, build_dataset, read_text, require_dir, require_file
+from ragsweep.data.spans import SpanChecker, span_options
 from ragsweep.types import Dataset, Document, Query, Span
 
 COLUMNS = ("question", "references", "corpus_id")

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragsweep.data.base import (
-    DatasetError, FileDocument, QuestionChoice, SpanChecker, build_dataset, field, read_jsonl, read_text,
-    require_dir, require_file, span_options,
+    DatasetError, FileDocument, QuestionChoice, build_dataset, field, read_jsonl, read_text, require_dir, require_file,
 )
+from ragsweep.data.spans import SpanChecker, span_options
 from ragsweep.types import Dataset, Document, Query, Span
 
 

@@ -14,9 +14,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ragsweep.data.base import (
-    DatasetError, QuestionChoice, SpanChecker, build_dataset, field, read_text, span_options,
-)
+from ragsweep.data.base import DatasetError, QuestionChoice, build_dataset, field, read_text
+from ragsweep.data.spans import SpanChecker, span_options
 from ragsweep.types import Dataset, Document, Query, Span
 
 log = logging.getLogger(__name__)

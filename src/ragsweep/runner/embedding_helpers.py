@@ -19,11 +19,12 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.data.base import load_once
-from ragsweep.runner.build import build
+from ragsweep.runner.build import Pipeline, build
 from ragsweep.runner.plan import JobNaming, plan_job
-from ragsweep.runner.stages import embed_passages
+from ragsweep.runner.stages import chunk_dataset
 from ragsweep.runner.workers import launcher_workers
 from ragsweep.tracking.processes import process_tags
+from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)
 
@@ -66,3 +67,16 @@ def help_embed(cfg: DictConfig, naming: JobNaming | None, output_dir: Path) -> N
     log.info("the embedding helper of %s embedded %d of %d passages", label, embedded, chunks)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / RECORD).write_text(json.dumps({"chunks": chunks, "embedded": embedded, **process_tags()}))
+
+
+def embed_passages(pipeline: Pipeline, dataset: Dataset) -> tuple[int, int]:
+    """A helper's work: the passages of the job's chunking embedded into the cache, their shards shared out with
+    the job and its other helpers, none of the vectors kept. Returns the chunks and how many of them this process
+    embedded; (0, 0) when the job's retriever embeds no passages."""
+    retriever = pipeline.retriever.component
+    sides = retriever.ranked_lists().values() if hasattr(retriever, "fuse") else [retriever]
+    embedding = [side for side in sides if hasattr(side, "embed_passages")]
+    if pipeline.chunker is None or not embedding:
+        return 0, 0
+    chunks, _ = chunk_dataset(pipeline, dataset)
+    return len(chunks), sum(side.embed_passages(chunks) for side in embedding)

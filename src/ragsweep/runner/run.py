@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
 from ragsweep.data.base import DatasetError, load_once, load_seconds, warn_if_few_questions
-from ragsweep.identity import LABEL_KEY, config_label
+from ragsweep.identity import LABEL_KEY, config_label, versions_text
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics import registry
 from ragsweep.metrics.costs import costs_per_query
@@ -39,7 +39,8 @@ from ragsweep.runner.relevance import (fail_on_relevance_failures, judge_relevan
                                        write_failed_relevance)
 from ragsweep.runner.scoring import latency_metrics, latency_samples, score_questions
 from ragsweep.runner.generating import generate
-from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shards, whole_retrieval_in_shards
+from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shards
+from ragsweep.runner.whole_retrieval import whole_retrieval_in_shards
 from ragsweep.tracking.mlflow_tracker import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG, UNVERSIONED_TAG,
                                               VERSIONS_TAG)
 from ragsweep.tracking.provenance import git_sha, package_versions
@@ -141,10 +142,6 @@ def _say_if_older_code_ran_it(pipeline: Pipeline, unversioned: str, config_id: s
         now = versions_text(pipeline.plan.versions) or "none declared"
         log.warning("%s: run %s finished this configuration with code of other versions (then: %s; now: %s), "
                     "so its numbers may differ; running it again", pipeline.plan.label, older.info.run_id, then, now)
-
-
-def versions_text(versions: Mapping[str, str]) -> str:
-    return ", ".join(f"{where}={version}" for where, version in sorted(versions.items()))
 
 
 def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext,
