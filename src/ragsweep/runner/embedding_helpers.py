@@ -35,8 +35,10 @@ RECORD = "embedding_helper.json"
 def helper_jobs(config: DictConfig, batch: Sequence[Sequence[str]]) -> list[list[str]]:
     """One helper for each worker the batch leaves idle, given the batch's jobs in turn; none when the stage
     cache is off (helpers share work through it)."""
+    if not batch or not (config.get("cache") or {}).get("enabled", True):
+        return []
     idle = launcher_workers(config) - len(batch)
-    if idle <= 0 or not batch or not (config.get("cache") or {}).get("enabled", True):
+    if idle <= 0:
         return []
     helpers = [[*batch[number % len(batch)], f"+{HELPER_KEY}=true"] for number in range(idle)]
     log.info("%d idle worker(s) help embed the passages of %s", idle,
