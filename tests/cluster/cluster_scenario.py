@@ -135,7 +135,8 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             assert spread.returncode == 0, spread.stderr[-5000:]
             spreader = jobs(runs(server, "spread"))
             assert len(spreader) == 1 and spreader.status.iloc[0] == "FINISHED"
-            helped = [json.loads(path.read_text()) for path in (tmp_path / "spread-sweep").glob("*/embedding_helper.json")]
+            records = (tmp_path / "spread-sweep").glob("*/embedding_helper.json")
+            helped = [json.loads(path.read_text()) for path in records]
             assert len(helped) == 1 and helped[0]["embedded"] > 0, helped
             nodes_used = {spreader["tags.ragsweep.ray_node"].iloc[0], helped[0]["ragsweep.ray_node"]}
             assert nodes_used == set(nodes)

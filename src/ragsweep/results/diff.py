@@ -23,7 +23,6 @@ from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import download_per_query, one_run
 
 
-
 @dataclass(frozen=True)
 class RunSide:
     run_id: str
@@ -128,7 +127,8 @@ def _spans(record: dict) -> str:
 
 
 def _shown(record: dict, sorted_by: str) -> dict[str, float]:
-    return {name: record["metrics"][name] for name in registry.names(headline=True) if name != sorted_by and name in record["metrics"]}
+    return {name: record["metrics"][name] for name in registry.names(headline=True)
+            if name != sorted_by and name in record["metrics"]}
 
 
 def _number(value, signed: bool = False) -> str:

@@ -35,7 +35,8 @@ from ragsweep.tracking.runs import download_per_query, generators, has_generator
 
 # answer metrics, costs, and the latency of answering and end to end
 GENERATION_COLUMNS = (*registry.names(stage="answer"),
-                      *(name for name in registry.names(stage="latency") if name.startswith(("generation_", "latency_"))))
+                      *(name for name in registry.names(stage="latency")
+                        if name.startswith(("generation_", "latency_"))))
 RUNNERS_UP = 5  # configs the winner is tested against
 
 

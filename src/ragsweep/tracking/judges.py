@@ -191,7 +191,8 @@ def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     if all(label == "none" for label in judges.values()):
         return table
     tail = [column for column in ("reused", "run_id") if column in table]
-    judged = [m for m in registry.summary_columns("judged") if m != metric and f"metrics.{m}" in runs and m not in table]
+    judged = [m for m in registry.summary_columns("judged")
+              if m != metric and f"metrics.{m}" in runs and m not in table]
     for name in judged:
         table[name] = table["run_id"].map(runs[f"metrics.{name}"]).round(4)
     table["judge"] = table["run_id"].map(judges)

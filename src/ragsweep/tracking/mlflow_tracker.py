@@ -300,7 +300,8 @@ class MlflowTracker:
         found = []
         for tag in (UNVERSIONED_TAG, FINGERPRINT_TAG):
             found += self.client().search_runs(
-                [self.experiment_id()], filter_string=f"tags.`{tag}` = '{unversioned}' and attributes.status = 'FINISHED'",
+                [self.experiment_id()],
+                filter_string=f"tags.`{tag}` = '{unversioned}' and attributes.status = 'FINISHED'",
                 order_by=["attributes.start_time DESC"], max_results=5)
         others = [run for run in found if run.data.tags.get(FINGERPRINT_TAG) != config_fingerprint]
         return max(others, key=lambda run: run.info.start_time) if others else None
