@@ -6,8 +6,9 @@ both do the same work from scratch. Grids:
   independent:    6 chunkings of the embedded dataset (recursive, sentence x size 100, 200, 300);
   shared:         the quick grid (recursive, fixed x k 3, 5): two embeddings the k jobs share;
   chroma_general: 4 chunkings of the benchmark corpora (recursive, sentence x size 200, 400);
-  warm:           54 jobs (2 chunkers x 3 stores x 3 retrievers x k 1, 5, 10) on chroma_general, each
-                  launcher starting from a copy of a warm stage cache: only Python-bound work is left.
+  warm:           54 points (2 chunkers x 3 stores x 3 retrievers x k 1, 5, 10), 42 jobs (BM25 takes no
+                  store) on chroma_general, each launcher starting from a copy of a warm stage cache: only
+                  Python-bound work is left.
 A third way, 2 workers without ragsweep's preloaded fork server (loky's fresh interpreters), shows
 what the server gains. Prints a table and, as its last line, `<grid>_two_over_one=X
 <grid>_no_preload_over_one=Y ...` (2 workers' seconds over 1 process's). With --repeats N, each way

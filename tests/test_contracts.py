@@ -34,7 +34,8 @@ READERS = [*sorted((SRC / "runner").glob("*.py")), SRC / "embedding" / "cached.p
 # Names read that are not a component's: a YAML error's position (runner.errors, runner.compose), a database
 # error's cause (runner.failures), a loaded dataset's questions (runner.build), PyYAML's C dumper
 # (runner.outputs), an Optuna direction's name (runner.preflight).
-NOT_COMPONENTS = {"problem_mark", "problem", "orig", "queries", "CDumper", "name"}
+# read on YAML errors, datasets, Hydra's launchers (hydra_context): not on a stage's component
+NOT_COMPONENTS = {"problem_mark", "problem", "orig", "queries", "CDumper", "name", "hydra_context"}
 READ = re.compile(r"\b(?:getattr|hasattr)\(\s*[\w.]+\s*,\s*\"(\w+)\"")
 
 

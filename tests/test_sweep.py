@@ -152,6 +152,15 @@ def test_a_repeated_sweep_is_served_from_the_cache(tmp_path):
     assert by_name(first).equals(by_name(second))
 
 
+def test_points_that_differ_only_in_groups_no_stage_takes_run_once(tmp_path):
+    result = _sweep(tmp_path, "-m", "retriever=bm25", "embedder=minilm,static", "store=numpy,chroma", "k=3,5")
+    assert result.returncode == 0, result.stderr[-3000:]
+    runs = _runs(tmp_path)
+    assert sorted(runs["tags.mlflow.runName"]) == ["k=3,retriever=bm25", "k=5,retriever=bm25"]
+    assert not runs.filter(regex=r"^params\.(embedder|store)").notna().any().any()  # BM25 took neither
+    assert "2 of 8 points run: 6 folded into a configuration another point runs" in result.stdout + result.stderr
+
+
 def test_cache_off_stores_nothing(tmp_path):
     result = _sweep(tmp_path, "cache=off", "retriever=bm25")
     assert result.returncode == 0, result.stderr[-3000:]

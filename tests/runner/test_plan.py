@@ -32,7 +32,7 @@ def _whole(*overrides: str):
 def test_a_whole_retriever_has_no_chunker_or_store_in_its_stages_config_or_params():
     plan = plan_job(_whole(), JobNaming("retriever=lc", None, {"retriever": "lc", "chunker": "recursive",
                                                                "store": "numpy"}))
-    assert plan.whole_retriever and plan.unused == ("chunker", "store")
+    assert plan.whole_retriever and plan.unused == ("chunker", "embedder", "store")  # nothing it builds takes one
     assert "chunker" not in plan.stages and "store" not in plan.stages and "retriever" in plan.stages
     assert "chunker" not in plan.config and "store" not in plan.config
     assert not any(key.split(".")[0] in ("chunker", "store") for key in plan.params)
@@ -40,6 +40,27 @@ def test_a_whole_retriever_has_no_chunker_or_store_in_its_stages_config_or_param
     # control: a retriever that searches a store keeps both
     plain = plan_job(_compose("retriever=dense"))
     assert not plain.whole_retriever and {"chunker", "store"} <= set(plain.stages)
+
+
+def test_an_embedder_or_store_no_stage_takes_leaves_the_config_the_params_the_label_and_the_fingerprint():
+    def plan(*overrides: str):
+        choices = dict(override.split("=") for override in overrides if "." not in override)
+        return plan_job(_compose(*overrides, "paths.root=/tmp/fpx"), JobNaming(",".join(sorted(overrides)), None,
+                                                                               choices))
+
+    grid = [plan("retriever=bm25", f"embedder={embedder}", f"store={store}", "k=3")
+            for embedder in ("minilm", "e5", "static") for store in ("numpy", "chroma")]
+    assert {bm25.unused for bm25 in grid} == {("embedder", "store")}
+    assert len({bm25.fingerprint("data") for bm25 in grid}) == 1
+    assert {bm25.label for bm25 in grid} == {"k=3,retriever=bm25"}
+    assert not any(key.split(".")[0] in ("embedder", "store") for key in grid[0].params)
+    assert "embedder" not in grid[0].config and "store" not in grid[0].stages
+    # a stage that takes the embedder keeps it: the semantic chunker, the extractive generator, a dense retriever
+    assert plan("retriever=bm25", "chunker=semantic").unused == ("store",)
+    assert plan("retriever=bm25", "generator=extractive").unused == ("store",)
+    assert plan("retriever=bm25", "generator=extractive", "embedder=e5").fingerprint("data") != plan(
+        "retriever=bm25", "generator=extractive").fingerprint("data")
+    assert plan("retriever=hybrid").unused == () and plan("retriever=dense").unused == ()
 
 
 def test_no_generator_means_no_judge_and_the_judge_leaves_the_config_and_the_fingerprint():
@@ -167,7 +188,8 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
     ("reranker=embedding", "k=5", "depth=3"):
         "8a9bc3348e220d54a5efa1a82115fb3e31ddf0d656842890fdccd33e673fecbe",
     ("reranker=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
-    ("retriever=bm25",): "1939f651250da3de82d58c09a2f549823a469ef25615850d5db78c2920cd81c6",
+    # without the embedder and store BM25 never took (was 1939f651…, one fingerprint per embedder and store)
+    ("retriever=bm25",): "ddad823cca02bb78b3a6ad63eefa82d8b74ad3d15fb57506c38f309c34ee0315",
     ("retriever=dense",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("retriever=hybrid",): "9d0066e67481acc85616a02a4bc44b3890f632f26aa01218bce4d0c056845545",
     ("store=chroma",): "a8cdbbfda971d97e97fb82da27c57a8efba1095149bfec3d249f3f96ee509f2d",
@@ -176,7 +198,8 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
 }
 # The same, with a whole retriever (`_whole`) in place of chunker, store and retriever.
 WHOLE_RETRIEVER_FINGERPRINTS_BEFORE_THE_PLAN = {
-    (): "f6926d872dc492d05ef6a344bd9e8751d37971f3dc49b163f80cb699bf27c611",
+    (): "01e4c32e712c3824fa76f29007b178235746dfee02b85170e1f879865d643e9e",  # without the embedder it never took
+
     ("generator=extractive", "judge=lexical"):
         "94cb863bc924cfbca7d40e30834aae18d50ac4257f65ebd7a552ea8d9c16441d",
 }

@@ -4,7 +4,7 @@
     python sweep.py -m hydra/sweeper=racing +sweep=generation hydra.sweeper.racing.metric=answer_f1
 
 The race itself is `ragsweep.runner.racing`; this class is its Hydra face: it expands the grid as the
-basic sweeper does, launches each round through the configured launcher and records the race on the
+basic sweeper does (each configuration once, `ragsweep.runner.distinct`), launches each round through the configured launcher and records the race on the
 sweep's MLflow parent run.
 """
 
@@ -64,6 +64,8 @@ class RacingSweeper(Sweeper):
 
     def sweep(self, arguments: List[str]) -> Any:
         from ragsweep.hydra_internals import sweep_points
+        from ragsweep.runner.distinct import DistinctPoints
+        from ragsweep.runner.job_configs import launcher_loader
         from ragsweep.runner.racing import RacingSettings, run_race
         from ragsweep.tracking.race import record_race
 
@@ -72,7 +74,8 @@ class RacingSweeper(Sweeper):
                                               self.config.get("optimized_metric"))
         lines = [*(f"{key}={value}" for key, value in self.params.items()), *arguments]
         parsed = OverridesParser.create(config_loader=self.hydra_context.config_loader).parse_overrides(lines)
-        grid = sweep_points(parsed)
+        grid = DistinctPoints().keep(launcher_loader(self.launcher, self.hydra_context.config_loader), self.config,
+                                     sweep_points(parsed))
         sweep_dir = Path(self.config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")

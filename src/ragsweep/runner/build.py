@@ -82,10 +82,12 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     plan = plan if isinstance(plan, JobPlan) else plan_job(plan)
     cfg, objects = plan.config, objects or {}
     cache = StageCache.from_settings(group_config(cfg, "cache"))
-    embedder = instantiate_stage(cfg, "embedder", {}, cache, objects=objects)
-    embedder.component = cached_embedder(embedder.component, cache, embedder.signature)
-    stages = {"embedder": embedder, "cache": Built(cache, {})}
-    if not plan.whole_retriever:
+    stages = {"cache": Built(cache, {})}
+    if "embedder" in plan.stages:
+        embedder = instantiate_stage(cfg, "embedder", {}, cache, objects=objects)
+        embedder.component = cached_embedder(embedder.component, cache, embedder.signature)
+        stages["embedder"] = embedder
+    if "store" in plan.stages:
         stages["store"] = instantiate_stage(cfg, "store", {}, cache)
     reranker = instantiate_stage(cfg, "reranker", stages, cache)
     dataset = instantiate_stage(cfg, "dataset", {}, cache, objects=objects)
@@ -106,7 +108,7 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     _check_objectives(cfg.get("optimized_metric"), plan)
     if preflight:
         later = [stage for stage in (pipeline.generator, pipeline.judge, pipeline.relevance_judge) if stage]
-        for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, embedder, *later):
+        for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, stages.get("embedder"), *later):
             if stage is not None:
                 _preflight(stage.component)
     return pipeline

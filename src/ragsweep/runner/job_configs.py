@@ -95,3 +95,11 @@ def _is_group_choice(override: Override, repository: Any) -> bool:
     """Whether Hydra reads `override` as a choice in the defaults list rather than a value, as its
     `defaults_list.Overrides` decides."""
     return repository.group_exists(override.key_or_group) and not isinstance(override.value(), dict)
+
+
+def launcher_loader(launcher: Any, loader: ConfigLoader) -> GroupChoiceLoader:
+    """The config loader of `launcher` when it is ragsweep's, so it reuses what a sweeper composed for it; else
+    `loader` wrapped."""
+    launched = getattr(launcher, "hydra_context", None)
+    own = launched.config_loader if launched is not None else None
+    return own if isinstance(own, GroupChoiceLoader) else GroupChoiceLoader(loader)

@@ -2,6 +2,9 @@
 
 - A whole retriever (a class with `retrieve(question, k)`, e.g. a user's LangChain retriever) chunks and
   indexes on its own: the job has no chunker and no store.
+- The embedder and the store are built only to be handed to the stages whose constructors name them: a job
+  whose stages take neither (BM25, most whole retrievers) has neither, so a grid of `retriever=bm25` over three
+  embedders and three stores is one configuration, not nine.
 - A generator whose class is disabled (`generator=none`) answers nothing, so nothing is judged: the job
   has no judge, and its config none (a `judge=none` beside a generator stays, as a choice made).
 - A disabled relevance judge (`relevance_judge=none`) leaves context_relevance to the span labels.
@@ -16,12 +19,14 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from ragsweep.cache import fingerprint
 from ragsweep.hydra_internals import locate
 from ragsweep.identity import LABEL_KEY, code_versions, config_fingerprint, config_label, group_choices
 from ragsweep.metrics import registry
@@ -36,6 +41,10 @@ log = logging.getLogger(__name__)
 ALWAYS_SCORED = ("retrieval", "relevance")
 # The groups a whole retriever replaces: it chunks and indexes on its own.
 WHOLE_RETRIEVER_REPLACES = ("chunker", "store")
+# Groups built only to be handed to the stages that take them (`build` hands each stage the built groups its
+# constructor names), and the stages that can take them.
+HANDED_GROUPS = ("embedder", "store")
+TAKING_STAGES = ("chunker", "retriever", "reranker", "generator")
 
 
 @dataclass(frozen=True)
@@ -71,16 +80,12 @@ class JobPlan:
     params: Mapping[str, Any]  # logged to MLflow: every resolved key, plus each used group's option name
     targets: Mapping[str, str]  # the `_target_` of each stage group the job builds
     versions: Mapping[str, str] = field(default_factory=dict)  # the versions its classes declare, by where named
+    unused: tuple[str, ...] = ()  # stage groups the composed config had that the job does not build
 
     @property
     def stages(self) -> tuple[str, ...]:
         """The config groups the job builds, in the order data flows through them."""
         return tuple(self.targets)
-
-    @property
-    def unused(self) -> tuple[str, ...]:
-        """Groups the composed config had that the job does not build."""
-        return WHOLE_RETRIEVER_REPLACES if self.whole_retriever else ()
 
     @property
     def metric_stages(self) -> frozenset[str]:
@@ -102,6 +107,11 @@ class JobPlan:
         """The configuration's identity over this dataset's content and its code's versions: equal fingerprints,
         equal numbers."""
         return config_fingerprint(dict(self.resolved), dataset_fingerprint, self.versions)
+
+    def point_identity(self) -> str:
+        """The identity before the dataset is read, with its settings in place of its content's fingerprint: equal
+        for two points of a sweep that compute the same numbers (`ragsweep.runner.distinct`)."""
+        return self.fingerprint(fingerprint("dataset settings", self.resolved.get("dataset")))
 
     def unversioned_fingerprint(self, dataset_fingerprint: str) -> str:
         """The identity without its code's versions: shared by the runs of this configuration that older code
@@ -144,7 +154,7 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     judges = generates and "judge" in cfg and _enabled(cfg, "judge")
     judges_relevance = "relevance_judge" in cfg and _enabled(cfg, "relevance_judge")
     depth = max(k, candidates, positive_int(cfg, "depth"))
-    unused = WHOLE_RETRIEVER_REPLACES if whole else ()
+    unused = _unused_groups(cfg, whole, generates)
     dropped = {*unused, *([] if generates else ["judge"]),
                *([] if judges_relevance else ["relevance_judge"])}
     if depth != cfg.depth:
@@ -156,7 +166,8 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     config = OmegaConf.create(resolved)
     OmegaConf.set_readonly(config, True)
     label, choices = ("run", {}) if naming is None else (
-        config_label(naming.overrides, naming.config_name, cfg.get(LABEL_KEY)), group_choices(naming.choices))
+        config_label(_without(naming.overrides, unused), naming.config_name, cfg.get(LABEL_KEY)),
+        group_choices(naming.choices))
     # not `race`: the round changes each time a race extends the configuration's run
     params = {**dotted_params({key: value for key, value in resolved.items() if key != "race"}),
               **{group: option for group, option in choices.items() if group not in unused}}
@@ -164,7 +175,25 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
                if isinstance(resolved.get(group), dict) and "_target_" in resolved[group]}
     return JobPlan(config, resolved, whole, generates, judges, judges_relevance, k, candidates, depth, label,
                    sweep_name(naming.choices if naming else {}), params, targets,
-                   code_versions(resolved, _component_class))
+                   code_versions(resolved, _component_class), unused)
+
+
+def _unused_groups(cfg: DictConfig, whole: bool, generates: bool) -> tuple[str, ...]:
+    """The stage groups of `cfg` the job does not build, in data-flow order: what a whole retriever replaces, and
+    each handed group no stage it builds takes (a class that does not import takes everything: `build` names it)."""
+    replaced = WHOLE_RETRIEVER_REPLACES if whole else ()
+    taking = [_component_class(OmegaConf.select(cfg, f"{stage}._target_")) for stage in TAKING_STAGES
+              if stage in cfg and stage not in replaced and (stage != "generator" or generates)]
+    untaken = {group for group in HANDED_GROUPS if group in cfg and not any(
+        component is None or group in inspect.signature(component).parameters for component in taking)}
+    return tuple(group for group in STAGE_GROUPS if group in {*replaced, *untaken})
+
+
+def _without(overrides: str, groups: Sequence[str]) -> str:
+    """A job's overrides (`embedder=e5,k=3,retriever=bm25`) without those of `groups` (`k=3,retriever=bm25`)."""
+    kept = [item for item in re.split(r",(?=[\w.+~@/-]+=)", overrides) if item
+            and re.sub(r"^[+~]+", "", item).split("=")[0].split(".")[0] not in groups]
+    return ",".join(kept)
 
 
 def check_settings(cfg: DictConfig) -> None:
