@@ -45,6 +45,7 @@ WHOLE_RETRIEVER_REPLACES = ("chunker", "store")
 # constructor names), and the stages that can take them.
 HANDED_GROUPS = ("embedder", "store")
 TAKING_STAGES = ("chunker", "retriever", "reranker", "generator")
+ONLY_WITH_ANSWERS = ("judge",)  # groups that judge answers: a job that generates none has none
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     judges_relevance = "relevance_judge" in cfg and _enabled(cfg, "relevance_judge")
     depth = max(k, candidates, positive_int(cfg, "depth"))
     unused = _unused_groups(cfg, whole, generates)
-    dropped = {*unused, *([] if generates else ["judge"]),
+    dropped = {*unused, *([] if generates else ONLY_WITH_ANSWERS),
                *([] if judges_relevance else ["relevance_judge"])}
     if depth != cfg.depth:
         log.info("depth=%s raised to %d (k or reranker.candidates is larger)", cfg.depth, depth)

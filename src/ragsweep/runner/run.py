@@ -22,21 +22,18 @@ from ragsweep.data.base import DatasetError, load_once, load_seconds, warn_if_fe
 from ragsweep.identity import LABEL_KEY, config_label, versions_text
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics import registry
-from ragsweep.metrics.costs import costs_per_query
 from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.contention import say_if_cores_are_taken
-from ragsweep.runner.failures import (JOB_FAILURES, fail_on_generation_errors, sweep_job_failed,
-                                      write_generation_errors)
-from ragsweep.runner.corrections import corrected_estimates, judge_source
+from ragsweep.runner.answer_stages import answer_stages
+from ragsweep.runner.failures import JOB_FAILURES, sweep_job_failed
+from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.embedding_helpers import help_embed, is_helper
-from ragsweep.runner.judging import fail_on_judge_failures, judge_answers, run_summaries, write_failed_calls
+from ragsweep.runner.judging import judge_answers
 from ragsweep.runner.outputs import query_traces, write_latency, write_results
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.race_questions import (RACE_FILE, RACE_KEY, RaceRound, in_dataset_order, race_dataset,
                                             write_race_scores)
-from ragsweep.runner.relevance import (fail_on_relevance_failures, judge_relevance, relevance_records,
-                                       relevance_summary, span_labels, warn_unvalidated_relevance,
-                                       write_failed_relevance)
+from ragsweep.runner.relevance import judge_relevance, relevance_records, span_labels
 from ragsweep.runner.scoring import latency_metrics, latency_samples, score_questions
 from ragsweep.runner.generating import generate
 from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shards
@@ -254,17 +251,9 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         summary = summarize(per_query, corpora, cfg.get("bootstrap_samples", 1000))
         samples = latency_samples(search_ms, rerank_ms, generations, timed)
         timings = latency_metrics(samples)
-        if generations is not None:  # a retrieval-only job's metrics.json keeps its metrics
-            costs = costs_per_query(generations, pipeline.evaluator.tokenizer.count)
-            summary.update(summarize(costs, corpora, cfg.get("bootstrap_samples", 1000)))
-            summary.update(latency_metrics(samples, summaries=True))
-        if judgements is not None:
-            summary.update(run_summaries(pipeline, judgements))
-            if pipeline.claim_labels:
-                summary.update(corrected_estimates(pipeline, [query.id for query in dataset.queries], judgements))
-        if relevance is not None:
-            summary.update(relevance_summary(labels, relevance))
-            warn_unvalidated_relevance(summary)
+        stages = answer_stages(pipeline, dataset, generations, judgements, relevance, labels, samples)
+        for stage in stages:
+            summary.update(stage.summaries())
         files = _timed(seconds, "writing", lambda: write_results(
             output_dir, plan.resolved, dataset, chunks, hits, per_query, summary, pipeline.k, generations, diagnostics,
             relevance_records(labels, relevance)))
@@ -283,22 +272,15 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
              **({"cores_busy_elsewhere": busy_elsewhere} if busy_elsewhere is not None else {}),
              **pipeline.cache.counts()}
         )
-        if generations is not None:
+        if plan.generates:
             pipeline.tracker.log_query_traces(
                 query_traces(dataset, chunks, first, hits, generations, search_ms, rerank_ms, pipeline,
                              judgements, timed))
-            files += write_generation_errors(output_dir, dataset, generations, pipeline.max_error_rate)
-        if judgements is not None:
-            files += write_failed_calls(output_dir, [query.id for query in dataset.queries], judgements)
-        if relevance is not None:
-            files += write_failed_relevance(output_dir, [query.id for query in dataset.queries], relevance)
+        for stage in stages:
+            files += stage.failures(output_dir)
         pipeline.tracker.log_artifacts(*files)
-        if generations is not None:
-            fail_on_generation_errors(generations, pipeline.max_error_rate, output_dir)
-        if judgements is not None:
-            fail_on_judge_failures(judgements, pipeline.max_failure_rate, output_dir)
-        if relevance is not None:
-            fail_on_relevance_failures(summary, pipeline.relevance_max_failure_rate)
+        for stage in stages:
+            stage.check(summary, output_dir)
     log.info("%s", " ".join(f"{name}={value:.4f}" for name, value in means.items()))
     return {**means, **{name: float(value) for name, value in timings.items()},
             **{name: values["value"] for name, values in summary.items() if "value" in values}}

@@ -33,7 +33,7 @@ from hydra.experimental.callback import Callback
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.runner.plan import generates_answers
+from ragsweep.runner.plan import ONLY_WITH_ANSWERS, generates_answers
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ def _targets(config: DictConfig) -> Iterator[str]:
     answers = any(generates_answers(_target(folder / "generator" / f"{name}.yaml"))
                   for name in options.get("generator", set()))
     for group, names in sorted(options.items()):
-        if group == "judge" and not answers:  # a judge judges answers: retrieval-only jobs never build it
+        if group in ONLY_WITH_ANSWERS and not answers:  # retrieval-only jobs never build it
             continue
         for name in sorted(names):
             path = folder / group / f"{name}.yaml"
