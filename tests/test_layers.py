@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -36,3 +37,20 @@ def test_an_upward_import_or_mlflow_outside_tracking_breaks_them(tmp_path):
     assert result.returncode != 0
     assert "ragsweep.tracking.runs -> ragsweep.runner" in result.stdout
     assert "ragsweep.metrics.ranking -> mlflow" in result.stdout
+
+
+# What reaches MLflow's client: a tracker's `client()`, or the client class and its module-level API by name.
+CLIENT_USE = re.compile(r"\.client\(\)|\bMlflowClient\b|\bmlflow\.(?:search_runs|get_run|tracking)\b")
+
+
+def _client_users(package: Path) -> list[str]:
+    return sorted(path.relative_to(package).as_posix() for path in package.rglob("*.py")
+                  if path.parent.name != "tracking" and CLIENT_USE.search(path.read_text(encoding="utf-8")))
+
+
+def test_only_tracking_holds_an_mlflow_client_so_results_cli_and_api_read_runs_through_it():
+    package = ROOT / "src" / "ragsweep"
+    assert _client_users(package) == [], "read runs through ragsweep.tracking's functions (tracking/runs.py)"
+    planted = package / "results" / "best.py"
+    assert CLIENT_USE.search(planted.read_text(encoding="utf-8").replace("download(tracker,", "tracker.client().x(")), \
+        "the check would see a client call in results/"

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.runs import experiment_names
 from ragsweep.tracking.store import sqlite_store_problem
 
 NO_STORE = ("no MLflow store at {path}: run a sweep first (ragsweep sweep -m +sweep=quick) "
@@ -17,8 +18,8 @@ def experiment_tracker(args: argparse.Namespace) -> MlflowTracker:
     from ragsweep.results.best import ResultsError
 
     tracker = store_tracker(args, args.experiment)
-    if tracker.client().get_experiment_by_name(args.experiment) is None:
-        names = [e.name for e in tracker.client().search_experiments()]
+    names = experiment_names(tracker)
+    if args.experiment not in names:
         raise ResultsError(f"no experiment {args.experiment!r} in {tracker.uri}; experiments: "
                            f"{', '.join(names) or 'none (run a sweep first)'}")
     return tracker

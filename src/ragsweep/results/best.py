@@ -271,7 +271,7 @@ def _standalone_config(tracker: MlflowTracker, winner: pd.Series, project: Path)
     """The winner's resolved config, its label (so the rerun is named like it) and the project's `hydra:` block,
     whose `runtime.choices` carry the winner's group options, which a flat config has no defaults list to give."""
     with tempfile.TemporaryDirectory() as folder:
-        path = tracker.client().download_artifacts(winner.run_id, "config.yaml", folder)
+        path = download(tracker, winner.run_id, "config.yaml", folder)
         config = OmegaConf.load(path)
     config.pop(RACE_KEY, None)  # a race's winner reruns as a plain run of every question
     config[LABEL_KEY] = winner.label

@@ -134,9 +134,9 @@ def job_result(tracker: MlflowTracker, run_id: str, what: str, hint: str = "") -
     except ValueError as error:
         raise ResultsError(f"{what}: {error}" + (f"; {hint}" if hint else "")) from None
     tags = run["tags"]
-    params = tracker.client().get_run(run_id).data.params
     return {**run, "per_query": per_query, "fingerprint": tags.get(FINGERPRINT_TAG),
-            "label": tags.get(LABEL_TAG) or tags.get("mlflow.runName"), "judge": from_params(params, run["metrics"]),
+            "label": tags.get(LABEL_TAG) or tags.get("mlflow.runName"),
+            "judge": from_params(run["params"], run["metrics"]),
             "corrected": corrected_entries(summary)}
 
 

@@ -31,7 +31,7 @@ from ragsweep.results.plots import MAX_BARS, bars, effects_chart, heatmap, img_o
 from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.race import stopped_lines
-from ragsweep.tracking.runs import download_per_query, generators, has_generator
+from ragsweep.tracking.runs import download, download_per_query, generators, has_generator
 
 # answer metrics, costs, and the latency of answering and end to end
 GENERATION_COLUMNS = (*registry.names(stage="answer"),
@@ -258,7 +258,7 @@ def _table_html(table: pd.DataFrame) -> str:
 
 
 def _artifact(tracker: MlflowTracker, run_id: str, name: str, folder: str) -> Path:
-    return Path(tracker.client().download_artifacts(run_id, name, tempfile.mkdtemp(dir=folder)))
+    return download(tracker, run_id, name, tempfile.mkdtemp(dir=folder))
 
 
 _PAGE = """<!doctype html>

@@ -134,7 +134,7 @@ def pareto_split(runs: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFra
 
 
 def one_run(tracker: MlflowTracker, run_id: str) -> dict:
-    """A run's status, tags and metrics; ValueError when the store has no such run."""
+    """A run's status, tags, metrics and params; ValueError when the store has no such run."""
     from mlflow.exceptions import MlflowException
 
     try:
@@ -142,7 +142,12 @@ def one_run(tracker: MlflowTracker, run_id: str) -> dict:
     except MlflowException:
         raise ValueError(f"no run {run_id!r} in {tracker.uri}") from None
     return {"run_id": run_id, "status": run.info.status, "tags": dict(run.data.tags),
-            "metrics": dict(run.data.metrics)}
+            "metrics": dict(run.data.metrics), "params": dict(run.data.params)}
+
+
+def experiment_names(tracker: MlflowTracker) -> list[str]:
+    """The names of the store's experiments."""
+    return [experiment.name for experiment in tracker.client().search_experiments()]
 
 
 def download(tracker: MlflowTracker, run_id: str, name: str, folder: str) -> Path:
