@@ -40,7 +40,7 @@ class LoadedPipeline:
     `answer(question)`."""
 
     def __init__(self, pipeline: Pipeline, dataset: Dataset) -> None:
-        self.k = pipeline.k
+        self.k = pipeline.plan.k
         self.has_generator = pipeline.generator is not None
         self._pipeline = pipeline
         self._chunks, _ = chunk_dataset(pipeline, dataset)
@@ -61,11 +61,11 @@ class LoadedPipeline:
         return made.answer
 
     def _hits(self, question: str, k: int) -> list[Hit]:
-        pipeline = self._pipeline
+        pipeline, candidates = self._pipeline, self._pipeline.plan.candidates
         with pipeline.cache.embeddings_bypassed():  # a user's question is in no cache
-            hits = pipeline.retriever.component.search([question], max(k, pipeline.candidates))[0]
-            if pipeline.candidates:
-                hits = pipeline.reranker.component.rerank([question], self._chunks, [hits[:pipeline.candidates]])[0]
+            hits = pipeline.retriever.component.search([question], max(k, candidates))[0]
+            if candidates:
+                hits = pipeline.reranker.component.rerank([question], self._chunks, [hits[:candidates]])[0]
         return list(hits[:k])
 
     def _passage(self, hit: Hit) -> Passage:
@@ -86,7 +86,7 @@ def load_pipeline(path: str | Path) -> LoadedPipeline:
                           "call that retriever directly")
     pipeline = build(plan_job(cfg), preflight=True)
     dataset = loaded(pipeline.dataset)
-    log.info("loaded %s: k=%d over %d documents of %s", path, pipeline.k, len(dataset.documents), dataset.name)
+    log.info("loaded %s: k=%d over %d documents of %s", path, pipeline.plan.k, len(dataset.documents), dataset.name)
     return LoadedPipeline(pipeline, dataset)
 
 

@@ -56,19 +56,6 @@ class Pipeline:
     relevance_max_failure_rate: float = 0.05
     relevance_context_weight: float = 0.0  # how far a passage's score moves by its margin over the others retrieved
 
-    @property
-    def k(self) -> int:
-        return self.plan.k
-
-    @property
-    def candidates(self) -> int:
-        """First-stage hits the reranker reads; 0 without a reranker."""
-        return self.plan.candidates
-
-    @property
-    def depth(self) -> int:
-        """First-stage results are computed (and cached) at this depth, then sliced per job."""
-        return self.plan.depth
 
 
 def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[str, Any] | None = None) -> Pipeline:
@@ -83,11 +70,11 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     cfg, objects = plan.config, objects or {}
     cache = StageCache.from_settings(group_config(cfg, "cache"))
     stages = {"cache": Built(cache, {})}
-    if "embedder" in plan.stages:
+    if "embedder" in plan.targets:
         embedder = instantiate_stage(cfg, "embedder", {}, cache, objects=objects)
         embedder.component = cached_embedder(embedder.component, cache, embedder.signature)
         stages["embedder"] = embedder
-    if "store" in plan.stages:
+    if "store" in plan.targets:
         stages["store"] = instantiate_stage(cfg, "store", {}, cache)
     reranker = instantiate_stage(cfg, "reranker", stages, cache)
     dataset = instantiate_stage(cfg, "dataset", {}, cache, objects=objects)

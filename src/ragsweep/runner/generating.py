@@ -28,7 +28,7 @@ def generate(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chun
     generator, prompt = pipeline.generator, pipeline.prompt
     requests = []
     for question, query_hits in zip(questions, hits, strict=True):
-        passages = tuple(chunks[hit.index].text for hit in query_hits[: pipeline.k])
+        passages = tuple(chunks[hit.index].text for hit in query_hits[: pipeline.plan.k])
         requests.append(Request(question, passages, prompt.render(question, passages)))
     keys = [fingerprint("answer", generator.signature, request.messages) for request in requests]
 

@@ -54,7 +54,7 @@ def judge_answers(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence
     failed has an empty one (no claims, no calls)."""
     if pipeline.judge is None or generations is None:
         return None
-    passages = [[chunks[hit.index].text for hit in query_hits[: pipeline.k]] for query_hits in hits]
+    passages = [[chunks[hit.index].text for hit in query_hits[: pipeline.plan.k]] for query_hits in hits]
     answers = [made.answer if made.error is None else None for made in generations]
     claims = _claims(pipeline, questions, answers)
     pairs: list[Pair] = []

@@ -95,7 +95,7 @@ def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequ
     with their inputs, outputs and milliseconds, and with `judgements` the judge's verdict on each claim."""
     def documents(query_hits: Sequence[Hit]) -> list[dict]:
         return [{**chunks[hit.index].span.to_dict(), "text": chunks[hit.index].text, "score": hit.score}
-                for hit in query_hits[: pipeline.k]]
+                for hit in query_hits[: pipeline.plan.k]]
 
     traces = []
     for row, position in enumerate(latency_sample(len(dataset.queries)) if timed is None else timed):
@@ -105,7 +105,7 @@ def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequ
         if len(rerank_ms):
             stages.append({"name": "rerank", "span_type": "RERANKER", "inputs": {"question": query.text},
                            "outputs": documents(hits[position]), "ms": float(rerank_ms[row])})
-        passages = tuple(chunks[hit.index].text for hit in hits[position][: pipeline.k])
+        passages = tuple(chunks[hit.index].text for hit in hits[position][: pipeline.plan.k])
         stages.append({"name": "generation", "span_type": "LLM",
                        "inputs": {"messages": list(pipeline.prompt.render(query.text, passages))},
                        "outputs": {"answer": made.answer, "prompt_tokens": made.prompt_tokens,

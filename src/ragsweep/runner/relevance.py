@@ -38,7 +38,7 @@ def judge_relevance(pipeline: Pipeline, questions: Sequence[str], chunks: Sequen
     pair judged alone (and cached), then scored beside the question's other passages (`context_weight`)."""
     if pipeline.relevance_judge is None:
         return None
-    passages = [[chunks[hit.index].text for hit in query_hits[: pipeline.k]] for query_hits in hits]
+    passages = [[chunks[hit.index].text for hit in query_hits[: pipeline.plan.k]] for query_hits in hits]
     pairs = [Pair(question, text, "relevance") for question, texts in zip(questions, passages, strict=True)
              for text in texts]
     verdicts = iter(cached_verdicts(pipeline.relevance_judge, pipeline.cache, pairs))

@@ -243,7 +243,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, chunks, hits))
         judgements = _timed(seconds, "judging", lambda: judge_answers(pipeline, questions, chunks, hits, generations))
         relevance = _timed(seconds, "relevance", lambda: judge_relevance(pipeline, questions, chunks, hits))
-        labels = span_labels(dataset.queries, chunks, hits, pipeline.k)
+        labels = span_labels(dataset.queries, chunks, hits, plan.k)
         per_query, diagnostics = _timed(
             seconds, "scoring",
             lambda: score_questions(pipeline, dataset, chunks, hits, generations, judgements, labels, relevance))
@@ -255,7 +255,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         for stage in stages:
             summary.update(stage.summaries())
         files = _timed(seconds, "writing", lambda: write_results(
-            output_dir, plan.resolved, dataset, chunks, hits, per_query, summary, pipeline.k, generations, diagnostics,
+            output_dir, plan.resolved, dataset, chunks, hits, per_query, summary, plan.k, generations, diagnostics,
             relevance_records(labels, relevance)))
         files.append(write_latency(output_dir, samples))
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}

@@ -24,7 +24,7 @@ def score_questions(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk
     """Per question: span metrics and context_relevance from the span labels (with a relevance judge, its
     context_relevance_judged too); with a generator its answer metrics (where it has an answer and
     reference answers); with a judge its judged metrics, and each question's claims and diagnostics."""
-    per_query = pipeline.evaluator.score(dataset, chunks, hits, pipeline.k)
+    per_query = pipeline.evaluator.score(dataset, chunks, hits, pipeline.plan.k)
     if pipeline.plan.whole_retriever:  # chunks are only what it returned, not its whole chunking
         per_query = [{name: value for name, value in scores.items() if pipeline.plan.logs(name)}
                      for scores in per_query]
@@ -50,7 +50,7 @@ def score_questions(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk
         diagnostics.append({"claims": [{"text": claim.text, "citations": list(claim.citations),
                                         "support": [v.score for v in row], "status": [v.status for v in row]}
                                        for claim, row in zip(judgement.claims, judgement.support, strict=True)],
-                            "passages": [chunks[hit.index].text for hit in query_hits[: pipeline.k]]
+                            "passages": [chunks[hit.index].text for hit in query_hits[: pipeline.plan.k]]
                             if judgement.claims else [],
                             "diagnostics": diagnosis})
     return per_query, diagnostics

@@ -59,8 +59,9 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
         chunks = remember(_CHUNKS, key, load, limit=4)
     if not chunks:
         raise ConfigError("the chunker produced no chunks; check chunker settings and the dataset's documents")
-    if pipeline.k > len(chunks):
-        raise ConfigError(f"k={pipeline.k} is more than the {len(chunks)} chunks this chunker made of {dataset.name}, "
+    k = pipeline.plan.k
+    if k > len(chunks):
+        raise ConfigError(f"k={k} is more than the {len(chunks)} chunks this chunker made of {dataset.name}, "
                           f"so every chunk would be retrieved; set k to {len(chunks)} or less")
     if len(chunks) == len(doc_ids) and dataset.fingerprint not in _WHOLE_DOCUMENTS_WARNED:
         _WHOLE_DOCUMENTS_WARNED.add(dataset.fingerprint)
@@ -96,11 +97,11 @@ def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str, qu
     side's top `depth` depends on `depth`.
     """
     retriever = pipeline.retriever.component
-    depth = pipeline.depth
+    depth = pipeline.plan.depth
     key = fingerprint("retrieval", chunks_key, pipeline.retriever.signature, texts_digest(questions))
     if not hasattr(retriever, "fuse"):  # only the head the reranker or the metrics read is unpacked
-        return _ranked_lists(pipeline, retriever, key, chunks, questions, keep=max(pipeline.k, pipeline.candidates),
-                             seconds=seconds)
+        keep = max(pipeline.plan.k, pipeline.plan.candidates)
+        return _ranked_lists(pipeline, retriever, key, chunks, questions, keep=keep, seconds=seconds)
     sides = {name: _ranked_lists(pipeline, side, fingerprint(key, name), chunks, questions, seconds=seconds)
              for name, side in retriever.ranked_lists().items()}
     fused = retriever.fuse({name: hits for name, (hits, _, _) in sides.items()}, depth)
@@ -120,7 +121,7 @@ def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Se
     whose length `search_breadth(d)` reports: the key holds that breadth, so a list is only cut to
     a depth searched with the same breadth.
     """
-    depth = pipeline.depth
+    depth = pipeline.plan.depth
     breadth = getattr(retriever, "search_breadth", lambda k: None)(depth)
     if breadth is not None:
         key = fingerprint(key, "breadth", breadth)
@@ -177,7 +178,7 @@ def rerank(pipeline: Pipeline, chunks: Sequence[Chunk], questions: Sequence[str]
            hits: list[list[Hit]], retrieval_key: str) -> tuple[list[list[Hit]], np.ndarray]:
     """Reorder each question's first `candidates` hits, and per-query rerank milliseconds;
     pass-through (no time) without a reranker."""
-    candidates = pipeline.candidates
+    candidates = pipeline.plan.candidates
     if not candidates:
         return hits, np.zeros(0)
     key = fingerprint("rerank", retrieval_key, pipeline.reranker.signature)

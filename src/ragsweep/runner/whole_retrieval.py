@@ -20,7 +20,7 @@ def whole_retrieval(pipeline: Pipeline, dataset: Dataset,
     """A whole retriever's top k per question, its texts located as spans: the chunks it returned (each
     distinct span once), the hits into them, per-query search milliseconds, and how many texts were
     located exactly and fuzzily. Cached like any retrieval, under the retriever's name and version."""
-    retriever, k = pipeline.retriever.component, pipeline.k
+    retriever, k = pipeline.retriever.component, pipeline.plan.k
     doc_ids = sorted(dataset.documents)
     texts = {doc_id: dataset.documents[doc_id].text for doc_id in doc_ids}
     position_of = {doc_id: position for position, doc_id in enumerate(doc_ids)}
