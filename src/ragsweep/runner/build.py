@@ -18,11 +18,10 @@ from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.hydra_internals import locate
 from ragsweep.identity import semantic_config
 from ragsweep.judging.labels import LabelledClaim, load_claim_labels
-from ragsweep.metrics import registry
 from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
 from ragsweep.runner.errors import ConfigError, closest
-from ragsweep.runner.plan import JobPlan, enabled, plan_job
+from ragsweep.runner.plan import JobPlan, check_objectives, enabled, plan_job
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
 
@@ -92,42 +91,13 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     _add_generator(cfg, pipeline, stages, cache, objects)
     _add_judge(cfg, pipeline, {"dataset": dataset}, cache)
     _add_relevance_judge(cfg, pipeline, {"dataset": dataset}, cache)
-    _check_objectives(cfg.get("optimized_metric"), plan)
+    check_objectives(cfg.get("optimized_metric"), plan)
     if preflight:
         later = [stage for stage in (pipeline.generator, pipeline.judge, pipeline.relevance_judge) if stage]
         for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, stages.get("embedder"), *later):
             if stage is not None:
                 _preflight(stage.component)
     return pipeline
-
-
-def _check_objectives(optimized_metric: Any, plan: JobPlan) -> None:
-    """`optimized_metric` names metrics this configuration logs: one to rank by (a per-question quality), or a
-    list whose first is that and whose others are any metrics with a direction (`latency_ms_p95`, a token count),
-    for a multi-objective sweep. ConfigError (one line) otherwise."""
-    metrics = registry.objectives(optimized_metric)
-    if not metrics:
-        return
-    # a job's mean is what a sweep optimizes
-    known = [name for name in registry.names(rankable=True, per_question=True) if plan.logs(name)]
-    listed = not isinstance(optimized_metric, str)
-    shown = f"[{','.join(metrics)}]" if listed else metrics[0]
-    if listed and len(metrics) == 1:
-        raise ConfigError(f"optimized_metric={shown}: a list names two or more metrics to trade off; for one, "
-                          f"write optimized_metric={metrics[0]}")
-    if metrics[0] not in known:
-        if listed:
-            raise ConfigError(f"optimized_metric={shown}: the first metric ranks the sweep, and {metrics[0]} is not "
-                              f"one to rank this configuration by; put one of {', '.join(known)} first")
-        raise ConfigError(f"optimized_metric={shown} is not a metric of this configuration; choose one of "
-                          f"{', '.join(known)}")
-    if len(set(metrics)) < len(metrics):
-        raise ConfigError(f"optimized_metric={shown}: a metric is named twice; name each once")
-    traded = [name for name, declared in registry.METRICS.items() if declared.direction != "none" and plan.logs(name)]
-    for name in metrics[1:]:
-        if name not in traded:
-            raise ConfigError(f"optimized_metric={shown}: {name} is not a metric this configuration logs with a "
-                              f"direction; trade {metrics[0]} off against one of {', '.join(traded)}")
 
 
 # Keys of the generator group that the runner reads, not the generator's constructor.
