@@ -4,8 +4,8 @@
     python sweep.py -m hydra/sweeper=racing +sweep=generation hydra.sweeper.racing.metric=answer_f1
 
 The race itself is `ragsweep.runner.racing`; this class is its Hydra face: it expands the grid as the
-basic sweeper does (each configuration once, `ragsweep.runner.distinct`), launches each round through the configured launcher and records the race on the
-sweep's MLflow parent run.
+basic sweeper does (each configuration once, `ragsweep.runner.distinct`), launches each round through the
+configured launcher and records the race on the sweep's MLflow parent run.
 """
 
 

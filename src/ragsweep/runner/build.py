@@ -56,7 +56,6 @@ class Pipeline:
     relevance_context_weight: float = 0.0  # how far a passage's score moves by its margin over the others retrieved
 
 
-
 def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[str, Any] | None = None) -> Pipeline:
     """Every stage `plan` keeps, checked; with `preflight`, components that load a model also load it now
     (models load once per process, so a sweep's check before its first job and the job share them). A
