@@ -5,8 +5,8 @@
    the given stage cache, into a throwaway MLflow store; each job's per-question token_iou, ndcg and recall read
    from its per_query.jsonl and kept in --scores, so the replay reruns without the grid while that file exists.
 2. Replay: for each of --orders seeded question orders (numpy.random.default_rng(seed).permutation(N), seeds
-   0, 1, ...), `runner.race.Race` with the racing sweeper's settings (schedule 10/25/50/100%, min_questions 10,
-   delta 0.05, the metric's registered bounds) is fed each round's survivors' values as `runner.racing.run_race`
+   0, 1, ...), `runner.racing.schedule.Race` with the racing sweeper's settings (schedule 10/25/50/100%, min_questions 10,
+   delta 0.05, the metric's registered bounds) is fed each round's survivors' values as `runner.racing.sweep.run_race`
    feeds it: a configuration stopped after a round ran that round's questions, one that survives (or is left
    alone, and goes straight to the last round) ran all N. Per order it records the race's winner (the leader
    after the last round); whether that is the grid's winner (the best mean over all N, first of equals) or tied
@@ -110,8 +110,8 @@ class Outcome:
 
 def replay_race(table: Table, order: np.ndarray, bounds: tuple[float, float], maximize: bool = True,
                 schedule: Sequence[float] = SCHEDULE, method: str = "betting") -> Outcome:
-    """One race over `table` in the question order `order`, run as `runner.racing.run_race` runs its rounds."""
-    from ragsweep.runner.race import Race, round_sizes
+    """One race over `table` in the question order `order`, run as `runner.racing.sweep.run_race` runs its rounds."""
+    from ragsweep.runner.racing.schedule import Race, round_sizes
 
     total = order.size
     sizes = round_sizes(schedule, total, MIN_QUESTIONS)
@@ -181,7 +181,7 @@ def widths(table: Table, count: int, bounds: tuple[float, float], nearest: int =
     but the last of the empirical-Bernstein and the two-sided betting sequences, the one-sided betting upper
     bound's distance above the running mean (what a race compares with 0), and `needed`."""
     from ragsweep.metrics.confidence_sequence import betting_bound, confidence_sequence
-    from ragsweep.runner.race import round_sizes
+    from ragsweep.runner.racing.schedule import round_sizes
 
     best = grid_winner(table)
     total = table[best].size
@@ -222,7 +222,7 @@ def floor_share(table: Table, schedule: Sequence[float], bounds: tuple[float, fl
     """The share of evaluations if every configuration stopped after the first round with at least the
     questions it needs (`needed`, from its gap to the grid's winner over all N): roughly the least a race with
     any sequence that bets can expect on this grid."""
-    from ragsweep.runner.race import round_sizes
+    from ragsweep.runner.racing.schedule import round_sizes
 
     best = table[grid_winner(table)]
     total, alpha = best.size, DELTA / (len(table) - 1)

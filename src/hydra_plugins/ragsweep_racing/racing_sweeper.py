@@ -44,7 +44,7 @@ ConfigStore.instance().store(group="hydra/sweeper", name="racing", node=RacingSw
 
 
 class RacingSweeper(Sweeper):
-    """Expands `params` and the command line's sweeps into a grid and races it (`ragsweep.runner.racing`)."""
+    """Expands `params` and the command line's sweeps into a grid and races it (`ragsweep.runner.racing.sweep`)."""
 
     def __init__(self, params: Optional[Dict[str, str]] = None, racing: Optional[Dict[str, Any]] = None) -> None:
         super().__init__()
@@ -66,8 +66,8 @@ class RacingSweeper(Sweeper):
         from ragsweep.hydra_internals import sweep_points
         from ragsweep.runner.distinct import DistinctPoints
         from ragsweep.runner.job_configs import launcher_loader
-        from ragsweep.runner.racing import RacingSettings, run_race
-        from ragsweep.tracking.race import record_race
+        from ragsweep.runner.racing.sweep import RacingSettings, run_race
+        from ragsweep.tracking.racing import record_race
 
         assert self.config is not None and self.hydra_context is not None
         settings = RacingSettings.from_config(OmegaConf.to_container(OmegaConf.create(self.racing or {})),

@@ -22,7 +22,7 @@ def best_command(args: argparse.Namespace) -> int:
     from ragsweep.results.corrected import difference_line
     from ragsweep.results.rerun import compare, rerun
     from ragsweep.tracking.judges import judge_notes, summary_table
-    from ragsweep.tracking.race import stopped_lines
+    from ragsweep.tracking.racing import stopped_lines
     from ragsweep.tracking.runs import markdown, tie_note
 
     if args.top < 1:
@@ -68,7 +68,7 @@ def _pareto_command(args: argparse.Namespace) -> int:
     from ragsweep.metrics import registry
     from ragsweep.results.best import ResultsError
     from ragsweep.results.pareto import pareto
-    from ragsweep.tracking.race import stopped_lines
+    from ragsweep.tracking.racing import stopped_lines
     from ragsweep.tracking.runs import markdown
 
     for given, option in ((args.metric, "--metric"), (args.verify, "--verify")):

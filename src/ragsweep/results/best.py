@@ -38,7 +38,7 @@ from ragsweep.runner.errors import yaml_problem
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.entry import conf_dirs, ensure_project_config
 from ragsweep.identity import LABEL_KEY, group_choices
-from ragsweep.runner.race_questions import RACE_KEY
+from ragsweep.runner.racing.rounds import RACE_KEY
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, download_per_query, finished_jobs,
                                     labels, on_dataset, ranked, where)

@@ -48,7 +48,7 @@ from ragsweep.tracking.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
 from ragsweep.runner.outputs import LATENCY_FILE, read_latency
-from ragsweep.tracking.race import STOPPED_ROUND_TAG
+from ragsweep.tracking.racing import STOPPED_ROUND_TAG
 from ragsweep.tracking.runs import download, download_per_query, one_run
 
 _PERCENT = re.compile(r"^\s*([-+]?[\d.]+)\s*%\s*$")

@@ -30,7 +30,7 @@ from ragsweep.results.effects import display_table, runs_effects
 from ragsweep.results.plots import MAX_BARS, bars, effects_chart, heatmap, img_or_note, img_tag, k_curves, pareto
 from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.race import stopped_lines
+from ragsweep.tracking.racing import stopped_lines
 from ragsweep.tracking.runs import download, download_per_query, generators, has_generator
 
 # answer metrics, costs, and the latency of answering and end to end

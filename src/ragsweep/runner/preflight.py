@@ -30,7 +30,7 @@ from ragsweep.runner.build import build
 from ragsweep.runner.compose import composing
 from ragsweep.runner.errors import ConfigError, first_line
 from ragsweep.runner.plan import plan_job
-from ragsweep.runner.racing import RACING_SWEEPER, racing_problems
+from ragsweep.runner.racing.sweep import RACING_SWEEPER, racing_problems
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.overrides import unknown_choices
 from ragsweep.tracking.store import sqlite_store_problem

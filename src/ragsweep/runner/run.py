@@ -31,7 +31,7 @@ from ragsweep.runner.embedding_helpers import help_embed, is_helper
 from ragsweep.runner.judging import judge_answers
 from ragsweep.runner.outputs import query_traces, write_latency, write_results
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
-from ragsweep.runner.race_questions import (RACE_FILE, RACE_KEY, RaceRound, in_dataset_order, race_dataset,
+from ragsweep.runner.racing.rounds import (RACE_FILE, RACE_KEY, RaceRound, in_dataset_order, race_dataset,
                                             write_race_scores)
 from ragsweep.runner.relevance import judge_relevance, relevance_records, span_labels
 from ragsweep.runner.scoring import latency_metrics, latency_samples, score_questions
@@ -41,7 +41,7 @@ from ragsweep.runner.whole_retrieval import whole_retrieval_in_shards
 from ragsweep.tracking.mlflow_tracker import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG, UNVERSIONED_TAG,
                                               VERSIONS_TAG)
 from ragsweep.tracking.provenance import git_sha, package_versions
-from ragsweep.tracking.race import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG, RACE_SEED_TAG, adopt, race_run
+from ragsweep.tracking.racing import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG, RACE_SEED_TAG, adopt, race_run
 from ragsweep.tracking.runs import download_per_query
 from ragsweep.types import Dataset
 
@@ -59,7 +59,7 @@ class RunContext:
 def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> float | list[float] | dict | None:
     """Plan and run one job; return the metric a sweeper optimises (a list of them, one per direction of a
     multi-objective Optuna study, for a list `optimized_metric`), or in a race (`race` set by the racing
-    sweeper) the round's per-question scores (`race.json`, see `race_questions.write_race_scores`).
+    sweeper) the round's per-question scores (`race.json`, see `racing.rounds.write_race_scores`).
 
     Bad config or data ends the process with one line and exit code 2. In a sweep, a job that
     raises is already recorded as FAILED (with its traceback) and the sweep goes on, unless

@@ -19,7 +19,7 @@ from ragsweep.metrics import registry
 from ragsweep.metrics.pareto import non_dominated
 from ragsweep.tracking.mlflow_tracker import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, PER_QUERY_TAG, ROLE_TAG, MlflowTracker
-from ragsweep.tracking.race import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG
+from ragsweep.tracking.racing import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG
 
 CONFIG = "tags.mlflow.runName"
 LABEL = f"tags.{LABEL_TAG}"

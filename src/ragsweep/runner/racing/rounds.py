@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ragsweep import per_query
-from ragsweep.runner.race import round_sizes
+from ragsweep.runner.racing.schedule import round_sizes
 from ragsweep.types import Dataset
 
 RACE_KEY = "race"  # the job's top-level setting the racing sweeper fills in

@@ -1,4 +1,4 @@
-"""The race over a grid (runner.racing): who is stopped, what each round launches, what is refused."""
+"""The race over a grid (runner.racing.sweep): who is stopped, what each round launches, what is refused."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from ragsweep.runner.errors import ConfigError
-from ragsweep.runner.race import round_sizes
-from ragsweep.runner.racing import RacingSettings, configuration_labels, run_race
+from ragsweep.runner.racing.schedule import round_sizes
+from ragsweep.runner.racing.sweep import RacingSettings, configuration_labels, run_race
 
 N = 400
 
@@ -104,7 +104,7 @@ def test_bad_racing_settings_are_refused_in_one_line(racing, optimized, message)
 def test_the_job_override_round_trips():
     from omegaconf import OmegaConf
 
-    from ragsweep.runner.race_questions import RaceRound
+    from ragsweep.runner.racing.rounds import RaceRound
 
     settings = RacingSettings("ndcg", schedule=(0.2, 1.0), min_questions=5, seed=3)
     override = settings.job_override(1)

@@ -24,7 +24,7 @@ WINNER_TAG = "ragsweep.race.winner"
 
 
 def record_race(config: DictConfig, record: Any, sweep_dir: Path) -> None:
-    """Tag every configuration's run and the sweep's parent run with the race (`runner.racing.RaceRecord`), and
+    """Tag every configuration's run and the sweep's parent run with the race (`runner.racing.sweep.RaceRecord`), and
     attach race.json and race.md to the parent; the same two files are left in the sweep folder."""
     sweep_dir.mkdir(parents=True, exist_ok=True)
     files = [sweep_dir / "race.json", sweep_dir / "race.md"]

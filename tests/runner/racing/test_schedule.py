@@ -5,7 +5,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from ragsweep.runner.race import Race, round_sizes
+from ragsweep.runner.racing.schedule import Race, round_sizes
 
 SCHEDULE = [0.1, 0.25, 0.5, 1.0]
 QUESTIONS = 400

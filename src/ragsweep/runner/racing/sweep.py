@@ -1,8 +1,8 @@
 """A race over a grid (`hydra/sweeper=racing`): rounds of more questions, losing configurations stopped early.
 
 Each round launches the surviving configurations through the configured launcher (basic, joblib, Ray,
-submitit) on the first n questions of one seeded order (`race_questions`); each job returns its per-question
-scores on the raced metric; `Race` (`runner.race`) stops those its confidence sequences show worse than the
+submitit) on the first n questions of one seeded order (`racing.rounds`); each job returns its per-question
+scores on the raced metric; `Race` (`racing.schedule`) stops those its confidence sequences show worse than the
 leader. Whatever survives runs every question, so the winner's metrics are over the whole dataset.
 """
 
@@ -21,8 +21,8 @@ from ragsweep.judging.base import VALIDATED_AUC
 from ragsweep.metrics.registry import metric as declared
 from ragsweep.metrics.registry import objectives as declared_objectives
 from ragsweep.runner.errors import ConfigError
-from ragsweep.runner.race import Race, round_sizes
-from ragsweep.runner.race_questions import RACE_KEY
+from ragsweep.runner.racing.schedule import Race, round_sizes
+from ragsweep.runner.racing.rounds import RACE_KEY
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class RacingSettings:
                    int(racing.get("seed", 0)))
 
     def job_override(self, round_index: int) -> str:
-        """The override that puts a job in this race's round (read by `race_questions.RaceRound`)."""
+        """The override that puts a job in this race's round (read by `rounds.RaceRound`)."""
         schedule = ",".join(repr(share) for share in self.schedule)
         return (f"+{RACE_KEY}={{seed:{self.seed},round:{round_index},schedule:[{schedule}],"
                 f"min_questions:{self.min_questions},metric:{self.metric}}}")
