@@ -1,6 +1,6 @@
 """How far each shipped support judge holds on claims over corpora it was not tuned on: the cross-corpus table.
 
-For each judge, `ragsweep.judging.calibration.cross_corpus` on the two shipped claims sets: the sotu
+For each judge, `ragsweep.judging.calibration.calibrate.cross_corpus` on the two shipped claims sets: the sotu
 claims (State of the Union speeches) and the chroma_general claims (finance, pubmed and wikitexts
 passages, resolved from ../shared/data/chroma_general/corpora). Every fitted choice (threshold, the
 ensemble's weights) is fitted on one set and measured on the other, both ways; the lower held-out AUC is
@@ -36,8 +36,8 @@ def main() -> None:
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
 
-    from ragsweep.judging.calibration import cross_corpus
-    from ragsweep.judging.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
+    from ragsweep.judging.calibration.calibrate import cross_corpus
+    from ragsweep.judging.calibration.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
     from ragsweep.runner.judges import build_judge
 
     sets = [("sotu", load_claims(default_claims())),

@@ -93,7 +93,7 @@ CHROMA_KIND_COUNTS = {  # as shipped; a change here must change src/ragsweep/dat
 
 
 def test_the_held_out_set_cites_three_corpora_by_span_with_one_string_checked_defect_per_negative():
-    from ragsweep.judging.labelled_claims import heldout_claims, load_claims
+    from ragsweep.judging.calibration.labelled_claims import heldout_claims, load_claims
 
     records = [json.loads(line) for line in CHROMA_CLAIMS.read_text().splitlines() if line.strip()]
     assert heldout_claims() == CHROMA_CLAIMS or heldout_claims().read_bytes() == CHROMA_CLAIMS.read_bytes()
@@ -122,7 +122,7 @@ def test_the_held_out_set_cites_three_corpora_by_span_with_one_string_checked_de
 def test_span_passages_need_their_documents_and_must_lie_inside_them(tmp_path):
     import pytest
 
-    from ragsweep.judging.labelled_claims import load_claims
+    from ragsweep.judging.calibration.labelled_claims import load_claims
 
     line = {"id": "x", "question": "q", "claim": "c", "label": 1,
             "context": [{"doc_id": "doc", "start": 2, "end": 9}]}

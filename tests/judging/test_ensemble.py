@@ -15,7 +15,7 @@ from sklearn.metrics import roc_auc_score
 
 from ragsweep.cache import fingerprint
 from ragsweep.judging.base import Pair
-from ragsweep.judging.labelled_claims import load_claims
+from ragsweep.judging.calibration.labelled_claims import load_claims
 from ragsweep.judging.embedding import EmbeddingJudge
 from ragsweep.judging.ensemble import EnsembleJudge
 from ragsweep.judging.lexical import LexicalJudge

@@ -46,7 +46,7 @@ def test_a_second_judge_with_the_same_corpus_and_settings_reads_the_cache(judge,
 
     monkeypatch.setattr(TrainedJudge, "_train", no_training)
     again = TrainedJudge(dataset={"b": _doc("b", TEXTS[1]), "a": _doc("a", TEXTS[0])}, cache_dir=str(cache_dir), **TINY)
-    with caplog.at_level(logging.INFO, logger="ragsweep.judging.finetune"):
+    with caplog.at_level(logging.INFO, logger="ragsweep.judging.training.finetune"):
         assert again.build() == judge.path  # a {doc_id: Document} mapping is read in id order: the same corpus
     assert "from the cache" in caplog.text
     assert again.judge([Pair("Roosevelt spoke of four freedoms.", TEXTS[1])])[0].ok
@@ -125,7 +125,7 @@ def test_train_judge_command_builds_then_finds_the_model(scratch_project, tmp_pa
 
 def test_calibrate_trains_it_on_the_claims_files_passages_never_its_labels(scratch_project, tmp_path, capsys):
     from ragsweep.cli import main
-    from ragsweep.judging.labelled_claims import load_claims
+    from ragsweep.judging.calibration.labelled_claims import load_claims
 
     project = scratch_project(tmp_path / "project")
     command = ["--project", str(project), "calibrate", "--judge", "trained", "--limit", "6", "--heldout", "none", "--out",

@@ -15,10 +15,10 @@ from sklearn.metrics import roc_auc_score
 from ragsweep.data.sotu_qa import SotuQADataset
 from ragsweep.judging.base import Pair
 from ragsweep.judging.embedding import sentences
-from ragsweep.judging.finetune import encoder_path
+from ragsweep.judging.training.finetune import encoder_path
 from ragsweep.judging.lexical import TermWeights
 from ragsweep.judging.span_relevance import SpanTrainedRelevanceJudge
-from ragsweep.judging.span_triplets import relevance_triplets
+from ragsweep.judging.training.span_triplets import relevance_triplets
 from ragsweep.metrics.relevance import context_relevance, relevance_auc, span_relevance
 from ragsweep.types import Span
 

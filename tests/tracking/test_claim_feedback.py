@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from ragsweep.judging.alignment import load_alignment_claims
+from ragsweep.judging.training.alignment import load_alignment_claims
 from ragsweep.judging.base import Pair
 from ragsweep.judging.claims import split_claims
-from ragsweep.judging.labels import claim_key, load_claim_labels
+from ragsweep.judging.calibration.labels import claim_key, load_claim_labels
 from ragsweep.judging.lexical import LexicalJudge
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from tests.cluster.services import MlflowServer, free_port

@@ -14,7 +14,7 @@ from ragsweep.runner.entry import conf_dir, conf_dirs, ensure_project_config
 def calibrate_command(args: argparse.Namespace) -> int:
     """Judge two labelled claims sets, print held-out and in-sample agreement, write calibration/<judge>.json,
     log it to MLflow."""
-    from ragsweep.judging.calibration import (calibrate, cross_corpus, format_cross, format_table,
+    from ragsweep.judging.calibration.calibrate import (calibrate, cross_corpus, format_cross, format_table,
                                               write_calibration)
     from ragsweep.runner.judges import build_judge, check_judge_option
     from ragsweep.tracking.calibration import EXPERIMENT, log_calibration
@@ -63,7 +63,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
 def _claims_sets(args: argparse.Namespace) -> list[tuple[str, list]]:
     """The claims to fit on (--claims, default the shipped sotu set) and, unless `--heldout none`, the set to
     measure on (--heldout, default the shipped chroma_general set, its corpora under paths.data)."""
-    from ragsweep.judging.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
+    from ragsweep.judging.calibration.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
 
     fit = args.claims or default_claims()
     sets = [(str(fit), load_claims(fit, args.documents))]
@@ -99,7 +99,7 @@ def train_judge_command(args: argparse.Namespace) -> int:
     import time
 
     from ragsweep.data.base import loaded
-    from ragsweep.judging.synthetic import claims_passages
+    from ragsweep.judging.training.synthetic import claims_passages
     from ragsweep.runner.judges import build_judge
 
     overrides = [*([f"dataset={args.dataset}"] if args.dataset else []),
@@ -129,8 +129,8 @@ def align_judge_command(args: argparse.Namespace) -> int:
     import yaml
     from omegaconf import OmegaConf
 
-    from ragsweep.judging.alignment import aligned_claims, load_alignment_claims, measure_alignment, write_claims
-    from ragsweep.judging.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
+    from ragsweep.judging.training.alignment import aligned_claims, load_alignment_claims, measure_alignment, write_claims
+    from ragsweep.judging.calibration.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
     from ragsweep.runner.judges import build_judge, compose_with_judge
 
     shipped = {default_claims().resolve(): (heldout_claims(), True), heldout_claims().resolve(): (default_claims(), False)}

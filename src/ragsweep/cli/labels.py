@@ -18,7 +18,7 @@ PLANNED_LABELS = (50, 100, 300)  # label counts whose expected interval width `l
 def sample_command(args: argparse.Namespace) -> int:
     """Draw claims to label, stratified over judge score and configuration; give each a trace with its judge
     feedback and inclusion probability; print the draw, where to label, and what n labels buy."""
-    from ragsweep.judging.sampling import candidates, draw
+    from ragsweep.judging.calibration.sampling import candidates, draw
     from ragsweep.results.best import ResultsError
     from ragsweep.tracking.labels import human_labels
     from ragsweep.tracking.sampling import judged_runs, place_draw
@@ -60,7 +60,7 @@ def _short_names(labels: dict[str, str]) -> dict[str, str]:
 
 def _strata_lines(strata: dict, names: dict[str, str]) -> list[str]:
     """`  judged unsupported  k=2: 1 of 3 (0.333)` per stratum, bins in order, configurations by name."""
-    from ragsweep.judging.sampling import BINS
+    from ragsweep.judging.calibration.sampling import BINS
 
     order = sorted(strata, key=lambda key: (BINS.index(key[0]), names[key[1]]))
     return [f"  {verdict:<18}  {names[run_id]}: {strata[verdict, run_id][1]} of {strata[verdict, run_id][0]}"
@@ -70,7 +70,7 @@ def _strata_lines(strata: dict, names: dict[str, str]) -> list[str]:
 def _widths(lines: list[dict], runs: list, sizes: list[int]) -> str:
     """The expected 95% half-width of a configuration's corrected faithfulness for each label count, from the
     judge's error on the labels people already gave (median and widest over the configurations)."""
-    from ragsweep.judging.sampling import planned_half_widths
+    from ragsweep.judging.calibration.sampling import planned_half_widths
 
     found, problems, most = [], [], (0, 0)
     for run in runs:

@@ -159,7 +159,7 @@ class EnsembleJudge:
         from sklearn.metrics import roc_auc_score
         from sklearn.model_selection import StratifiedKFold
 
-        from ragsweep.judging.claim_scores import ClaimScore, claim_batches
+        from ragsweep.judging.calibration.claim_scores import ClaimScore, claim_batches
 
         names = list(self.members)
         per_claim: list[np.ndarray | None] = []  # (passages ok for every member) x members

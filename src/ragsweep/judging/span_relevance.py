@@ -41,10 +41,10 @@ from ragsweep.cache import fingerprint
 from ragsweep.data.base import loaded
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.embedding import sentences
-from ragsweep.judging.finetune import (cached_model, check_encoder, encoder_path, optimizer_step,
+from ragsweep.judging.training.finetune import (cached_model, check_encoder, encoder_path, optimizer_step,
                                       warmup_schedule)
 from ragsweep.judging.lexical import TermWeights
-from ragsweep.judging.span_triplets import Triplet, relevance_triplets
+from ragsweep.judging.training.span_triplets import Triplet, relevance_triplets
 from ragsweep.types import Dataset, Query
 
 log = logging.getLogger(__name__)

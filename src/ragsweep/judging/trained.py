@@ -22,12 +22,12 @@ from typing import Any
 
 from ragsweep.cache import fingerprint
 from ragsweep.data.base import loaded
-from ragsweep.judging.alignment import align, aligned_claims, claims_key
-from ragsweep.judging.answer_examples import answer_examples
+from ragsweep.judging.training.alignment import align, aligned_claims, claims_key
+from ragsweep.judging.training.answer_examples import answer_examples
 from ragsweep.judging.base import Pair, Verdict, check_threshold
-from ragsweep.judging.finetune import cached_model, check_encoder, encoder_path, quiet_transformers
-from ragsweep.judging.pair_loss import fit_pairs
-from ragsweep.judging.synthetic import RECIPE_VERSION, make_examples
+from ragsweep.judging.training.finetune import cached_model, check_encoder, encoder_path, quiet_transformers
+from ragsweep.judging.training.pair_loss import fit_pairs
+from ragsweep.judging.training.synthetic import RECIPE_VERSION, make_examples
 
 log = logging.getLogger(__name__)
 

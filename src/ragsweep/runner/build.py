@@ -17,7 +17,7 @@ from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.hydra_internals import locate
 from ragsweep.identity import semantic_config
-from ragsweep.judging.labels import LabelledClaim, load_claim_labels
+from ragsweep.judging.calibration.labels import LabelledClaim, load_claim_labels
 from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
 from ragsweep.runner.errors import ConfigError, closest

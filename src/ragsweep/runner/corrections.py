@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from ragsweep.cache import fingerprint
-from ragsweep.judging.labels import LabelledClaim, claim_key
+from ragsweep.judging.calibration.labels import LabelledClaim, claim_key
 from ragsweep.metrics import judged
 from ragsweep.metrics.corrected import corrected_mean, error_check, error_rates
 from ragsweep.runner.build import Pipeline

@@ -10,7 +10,7 @@ from typing import Any
 from ragsweep.cache import StageCache
 from ragsweep.hydra_internals import locate
 from ragsweep.judging.base import Judge
-from ragsweep.judging.labelled_claims import LabelledClaim
+from ragsweep.judging.calibration.labelled_claims import LabelledClaim
 from ragsweep.packaged import with_packaged
 from ragsweep.runner.build import Built, group_config, instantiate_stage, judge_stage
 from ragsweep.runner.compose import composing

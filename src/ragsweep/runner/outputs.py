@@ -14,7 +14,7 @@ from omegaconf._utils import get_omega_conf_dumper
 
 from ragsweep import per_query as per_query_file
 from ragsweep.generation.base import Generation
-from ragsweep.judging.feedback import claim_feedback
+from ragsweep.judging.calibration.feedback import claim_feedback
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.judging import Judgement

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 
 if TYPE_CHECKING:
-    from ragsweep.judging.calibration import Calibration, CrossCorpus
+    from ragsweep.judging.calibration.calibrate import Calibration, CrossCorpus
 
 EXPERIMENT = "calibration"
 SUMMARY = ("auc", "balanced_accuracy", "f1", "failure_rate", "verdict_failure_rate", "seconds_per_claim", "load_s")

@@ -2,7 +2,7 @@
 
 The population comes from the judged runs' per_query.jsonl artifacts. Each drawn claim gets a trace of its
 question linked to its run, with the judge's `support/<i>` feedback on it: the run's own trace when it traced
-the question, else one rebuilt from per_query.jsonl (`judging.feedback.trace_record`). The claim is marked
+the question, else one rebuilt from per_query.jsonl (`judging.calibration.feedback.trace_record`). The claim is marked
 drawn by the trace tag `ragsweep.inclusion.support/<i>` holding its inclusion probability, which `ragsweep
 labels pull` reads from any machine. A draw replaces the previous one's marks, and reuses the traces it made,
 so sampling again with the same seed changes nothing.
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragsweep.judging.feedback import trace_record
-from ragsweep.judging.sampling import Draw
+from ragsweep.judging.calibration.feedback import trace_record
+from ragsweep.judging.calibration.sampling import Draw
 from ragsweep.tracking.labels import experiment_traces
 from ragsweep.tracking.mlflow_tracker import JUDGE_TAG, MlflowTracker
 from ragsweep import per_query

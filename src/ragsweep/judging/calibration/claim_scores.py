@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from tqdm.auto import tqdm
 
 from ragsweep.judging.base import Judge, Pair, Verdict
-from ragsweep.judging.labelled_claims import LabelledClaim
+from ragsweep.judging.calibration.labelled_claims import LabelledClaim
 
 BATCH_CLAIMS = 32  # claims per judge call: large enough for a batching backend, small enough for a live bar
 

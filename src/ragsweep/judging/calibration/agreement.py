@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
-from ragsweep.judging.claim_scores import ClaimScore
+from ragsweep.judging.calibration.claim_scores import ClaimScore
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from ragsweep.judging.claim_rules import _BACKSHIFT, FRAMES, Corpus, _entity, _negation, _number, _pronoun
-from ragsweep.judging.synthetic import SUPPORTED, UNSUPPORTED, claims_passages, make_examples
+from ragsweep.judging.training.claim_rules import _BACKSHIFT, FRAMES, Corpus, _entity, _negation, _number, _pronoun
+from ragsweep.judging.training.synthetic import SUPPORTED, UNSUPPORTED, claims_passages, make_examples
 
 WORDS = re.compile(r"[a-z0-9]+")
 # words a reporting frame or reported speech adds (claim_rules.FRAMES, claim_rules._BACKSHIFT)

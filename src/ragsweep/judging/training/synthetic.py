@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragsweep.judging.claim_rules import (FRAMES, RULES, Corpus, framed, merge, normal, outside,
+from ragsweep.judging.training.claim_rules import (FRAMES, RULES, Corpus, framed, merge, normal, outside,
                                          usable_sentence)
 
 SUPPORTED = ("sentence", "clause_drop", "fragment", "reorder", "merge")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ragsweep.judging.alignment import alignment_pairs, load_alignment_claims, measure_alignment
+from ragsweep.judging.training.alignment import alignment_pairs, load_alignment_claims, measure_alignment
 from ragsweep.judging.base import Verdict
-from ragsweep.judging.labelled_claims import LabelledClaim, load_claims
+from ragsweep.judging.calibration.labelled_claims import LabelledClaim, load_claims
 
 RAGSWEEP = Path(sys.executable).with_name("ragsweep")
 TINY = ("judge.examples=16", "judge.max_length=128", "judge.train_batch_size=8", "judge.threads=1",

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from ragsweep.cache import fingerprint
-from ragsweep.judging.labelled_claims import LabelledClaim, load_claims
-from ragsweep.judging.synthetic import Example, make_examples
+from ragsweep.judging.calibration.labelled_claims import LabelledClaim, load_claims
+from ragsweep.judging.training.synthetic import Example, make_examples
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ def align(base: Path, folder: Path, claims: Sequence[LabelledClaim], texts: Sequ
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from ragsweep.embedding.base import default_threads
-    from ragsweep.judging.pair_loss import fit_pairs
+    from ragsweep.judging.training.pair_loss import fit_pairs
 
     started = time.perf_counter()
     torch.set_num_threads(threads or default_threads())
@@ -165,7 +165,7 @@ def measure_alignment(judge: Any, claims: Sequence[LabelledClaim], folds: int = 
     judge's; and both on `heldout`."""
     from sklearn.model_selection import GroupKFold
 
-    from ragsweep.judging.agreement import best_threshold
+    from ragsweep.judging.calibration.agreement import best_threshold
 
     contexts = {context: number for number, context in enumerate(dict.fromkeys(c.context for c in claims))}
     if len(contexts) < folds or folds < 2:
@@ -208,7 +208,7 @@ def write_claims(path: Path, claims: Sequence[LabelledClaim]) -> Path:
 
 
 def _scores(judge: Any, claims: Sequence[LabelledClaim]) -> list[float | None]:
-    from ragsweep.judging.claim_scores import score_claims
+    from ragsweep.judging.calibration.claim_scores import score_claims
 
     return [claim.score for claim in score_claims(judge, claims)[0]]
 

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from ragsweep.judging.base import Verdict
-from ragsweep.judging.agreement import best_threshold, kind_breakdown
-from ragsweep.judging.calibration import calibrate
-from ragsweep.judging.claim_scores import ClaimScore
-from ragsweep.judging.labelled_claims import LabelledClaim, default_claims, heldout_claims, load_claims
+from ragsweep.judging.calibration.agreement import best_threshold, kind_breakdown
+from ragsweep.judging.calibration.calibrate import calibrate
+from ragsweep.judging.calibration.claim_scores import ClaimScore
+from ragsweep.judging.calibration.labelled_claims import LabelledClaim, default_claims, heldout_claims, load_claims
 
 OVERLAP_JUDGE = '''
 import re
@@ -417,7 +417,7 @@ class SignJudge:
         return [Verdict(1 - self._overlap(p) if self.flip else self._overlap(p)) for p in pairs]
 
     def fit(self, claims):
-        from ragsweep.judging.claim_scores import score_claims
+        from ragsweep.judging.calibration.claim_scores import score_claims
 
         aucs = {}
         for flip in (False, True):
@@ -433,7 +433,7 @@ def _claim(i: int, label: int, claim: str, passage: str) -> LabelledClaim:
 
 
 def test_held_out_figures_use_the_other_sets_fit_both_ways():
-    from ragsweep.judging.calibration import cross_corpus
+    from ragsweep.judging.calibration.calibrate import cross_corpus
 
     copying = [_claim(0, 1, "a b", "a b c"), _claim(1, 1, "c d", "c d"), _claim(2, 0, "x y", "a b"),
                _claim(3, 0, "z w", "c d")]  # supported claims copy their passage

@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 
 from ragsweep.chunking.sentence import sentence_bounds
-from ragsweep.judging.claim_rules import RULES, Corpus
-from ragsweep.judging.synthetic import Example
+from ragsweep.judging.training.claim_rules import RULES, Corpus
+from ragsweep.judging.training.synthetic import Example
 from ragsweep.types import Dataset, Query
 
 _WORD = re.compile(r"[a-z0-9]+")

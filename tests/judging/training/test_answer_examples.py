@@ -8,7 +8,7 @@ import re
 import pytest
 
 from ragsweep.data.sotu_qa import SotuQADataset
-from ragsweep.judging.answer_examples import answer_examples
+from ragsweep.judging.training.answer_examples import answer_examples
 from ragsweep.judging.trained import TrainedJudge
 from ragsweep.types import Dataset, Document
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ragsweep.judging.finetune import optimizer_step, warmup_schedule
-from ragsweep.judging.synthetic import Example
+from ragsweep.judging.training.finetune import optimizer_step, warmup_schedule
+from ragsweep.judging.training.synthetic import Example
 
 
 def fit_pairs(model: Any, tokenizer: Any, examples: list[Example], settings: Mapping[str, Any],

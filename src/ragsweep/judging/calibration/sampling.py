@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.judging.feedback import FEEDBACK_PREFIX
+from ragsweep.judging.calibration.feedback import FEEDBACK_PREFIX
 from ragsweep.metrics.corrected import error_rates, expected_half_width
 from ragsweep.metrics.judged import best_passage
 

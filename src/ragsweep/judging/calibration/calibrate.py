@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
-from ragsweep.judging.agreement import KindResult, best_threshold, kind_breakdown
+from ragsweep.judging.calibration.agreement import KindResult, best_threshold, kind_breakdown
 from ragsweep.judging.base import VALIDATED_AUC, Judge
-from ragsweep.judging.claim_scores import ClaimScore, score_claims
-from ragsweep.judging.labelled_claims import LabelledClaim
+from ragsweep.judging.calibration.claim_scores import ClaimScore, score_claims
+from ragsweep.judging.calibration.labelled_claims import LabelledClaim
 
 log = logging.getLogger(__name__)
 
