@@ -38,7 +38,7 @@ def main() -> None:
 
     from ragsweep.judging.calibration.calibrate import cross_corpus
     from ragsweep.judging.calibration.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
-    from ragsweep.runner.judges import build_judge
+    from ragsweep.runner.standalone_judges import build_judge
 
     sets = [("sotu", load_claims(default_claims())),
             ("chroma_general", load_claims(heldout_claims(), args.data / HELDOUT_DOCUMENTS))]

@@ -29,8 +29,8 @@ STAGES = {  # config group: (the stage's protocol, its table of optional attribu
     "relevance_judge": (judging.Judge, judging.OPTIONAL),
 }
 # Where the engine and the commands read components' attributes by name.
-READERS = [*sorted((SRC / "runner").glob("*.py")), SRC / "embedding" / "cached.py", SRC / "judging" / "calibration.py",
-           SRC / "cli" / "judges.py"]
+READERS = [*sorted((SRC / "runner").rglob("*.py")), SRC / "embedding" / "cached.py",
+           SRC / "judging" / "calibration" / "calibrate.py", SRC / "cli" / "judges.py"]
 # Names read that are not a component's: a YAML error's position (runner.errors, runner.compose), a database
 # error's cause (runner.failures), a loaded dataset's questions (runner.build), PyYAML's C dumper
 # (runner.outputs), an Optuna direction's name (runner.preflight).

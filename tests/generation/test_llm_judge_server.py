@@ -11,7 +11,7 @@ import pytest
 from ragsweep.generation.openai import OpenAIGenerator
 from ragsweep.judging.base import Pair
 from ragsweep.judging.llm import LLMJudge
-from ragsweep.runner.judges import build_judge
+from ragsweep.runner.standalone_judges import build_judge
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama_cpp]
 PASSAGE = "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic."

@@ -22,7 +22,7 @@ import pytest
 from ragsweep.judging.training.alignment import load_alignment_claims
 from ragsweep.judging.base import Pair
 from ragsweep.judging.claims import split_claims
-from ragsweep.judging.calibration.labels import claim_key, load_claim_labels
+from ragsweep.judging.calibration.claim_labels import claim_key, load_claim_labels
 from ragsweep.judging.lexical import LexicalJudge
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from tests.cluster.services import MlflowServer, free_port

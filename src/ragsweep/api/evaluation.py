@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Metric:
+class MetricSummary:
     """One metric of a run: mean over the questions that have it, std, 95% bootstrap CI, question count."""
 
     mean: float
@@ -63,7 +63,7 @@ class Result:
     run_id: str
     label: str
     fingerprint: str
-    metrics: dict[str, Metric]
+    metrics: dict[str, MetricSummary]
     per_query: pd.DataFrame  # one row per question: id, question, then one column per metric
     output_dir: Path
     config: DictConfig
@@ -202,7 +202,7 @@ class Evaluation:
 def _result(output_dir: Path) -> Result:
     """A finished job's result, read from its output folder (metrics.json, per_query.jsonl, its run record)."""
     summary = json.loads((output_dir / "metrics.json").read_text())
-    metrics = {name: Metric(values["mean"], values["std"], tuple(values["ci95"]), values["n"])
+    metrics = {name: MetricSummary(values["mean"], values["std"], tuple(values["ci95"]), values["n"])
                for name, values in summary.items() if "mean" in values}
     records = list(per_query_file.records(per_query_file.find(output_dir)))
     per_query = pd.DataFrame([{"id": r["id"], "question": r["question"],

@@ -16,7 +16,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     log it to MLflow."""
     from ragsweep.judging.calibration.calibrate import (calibrate, cross_corpus, format_cross, format_table,
                                               write_calibration)
-    from ragsweep.runner.judges import build_judge, check_judge_option
+    from ragsweep.runner.standalone_judges import build_judge, check_judge_option
     from ragsweep.tracking.calibration import EXPERIMENT, log_calibration
 
     try:
@@ -39,7 +39,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
         from omegaconf import OmegaConf
 
         from ragsweep.judging.ensemble import write_fitted
-        from ragsweep.runner.judges import compose_with_judge
+        from ragsweep.runner.standalone_judges import compose_with_judge
 
         name = args.judge if args.judge.endswith("_fitted") else f"{args.judge}_fitted"
         composed = compose_with_judge(conf_dir(args.project), args.judge, args.overrides, args.project)
@@ -100,7 +100,7 @@ def train_judge_command(args: argparse.Namespace) -> int:
 
     from ragsweep.data.base import loaded
     from ragsweep.judging.training.synthetic import claims_passages
-    from ragsweep.runner.judges import build_judge
+    from ragsweep.runner.standalone_judges import build_judge
 
     overrides = [*([f"dataset={args.dataset}"] if args.dataset else []),
                  *(f"judge.{key}={value}" for key, value in (("examples", args.examples), ("epochs", args.epochs))
@@ -131,7 +131,7 @@ def align_judge_command(args: argparse.Namespace) -> int:
 
     from ragsweep.judging.training.alignment import aligned_claims, load_alignment_claims, measure_alignment, write_claims
     from ragsweep.judging.calibration.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
-    from ragsweep.runner.judges import build_judge, compose_with_judge
+    from ragsweep.runner.standalone_judges import build_judge, compose_with_judge
 
     shipped = {default_claims().resolve(): (heldout_claims(), True), heldout_claims().resolve(): (default_claims(), False)}
     try:

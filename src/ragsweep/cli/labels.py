@@ -18,10 +18,10 @@ PLANNED_LABELS = (50, 100, 300)  # label counts whose expected interval width `l
 def sample_command(args: argparse.Namespace) -> int:
     """Draw claims to label, stratified over judge score and configuration; give each a trace with its judge
     feedback and inclusion probability; print the draw, where to label, and what n labels buy."""
-    from ragsweep.judging.calibration.sampling import candidates, draw
+    from ragsweep.judging.calibration.draw import candidates, draw
     from ragsweep.results.best import ResultsError
-    from ragsweep.tracking.labels import human_labels
-    from ragsweep.tracking.sampling import judged_runs, place_draw
+    from ragsweep.tracking.feedback_labels import human_labels
+    from ragsweep.tracking.label_draws import judged_runs, place_draw
 
     if args.n < 1:
         raise ResultsError(f"--n {args.n}: give the number of claims to draw, 1 or more")
@@ -60,7 +60,7 @@ def _short_names(labels: dict[str, str]) -> dict[str, str]:
 
 def _strata_lines(strata: dict, names: dict[str, str]) -> list[str]:
     """`  judged unsupported  k=2: 1 of 3 (0.333)` per stratum, bins in order, configurations by name."""
-    from ragsweep.judging.calibration.sampling import BINS
+    from ragsweep.judging.calibration.draw import BINS
 
     order = sorted(strata, key=lambda key: (BINS.index(key[0]), names[key[1]]))
     return [f"  {verdict:<18}  {names[run_id]}: {strata[verdict, run_id][1]} of {strata[verdict, run_id][0]}"
@@ -70,7 +70,7 @@ def _strata_lines(strata: dict, names: dict[str, str]) -> list[str]:
 def _widths(lines: list[dict], runs: list, sizes: list[int]) -> str:
     """The expected 95% half-width of a configuration's corrected faithfulness for each label count, from the
     judge's error on the labels people already gave (median and widest over the configurations)."""
-    from ragsweep.judging.calibration.sampling import planned_half_widths
+    from ragsweep.judging.calibration.draw import planned_half_widths
 
     found, problems, most = [], [], (0, 0)
     for run in runs:
@@ -99,7 +99,7 @@ def _widths(lines: list[dict], runs: list, sizes: list[int]) -> str:
 def pull_command(args: argparse.Namespace) -> int:
     """Write every claim a person labelled on the experiment's traces; the same store gives the same file."""
     from ragsweep.results.best import ResultsError
-    from ragsweep.tracking.labels import human_labels
+    from ragsweep.tracking.feedback_labels import human_labels
 
     tracker = experiment_tracker(args)
     lines = human_labels(tracker.uri, args.experiment)

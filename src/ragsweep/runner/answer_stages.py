@@ -17,7 +17,7 @@ from ragsweep.metrics.costs import costs_per_query
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.corrections import corrected_estimates
 from ragsweep.runner.failures import fail_on_generation_errors, write_generation_errors
-from ragsweep.runner.judging import Judgement, fail_on_judge_failures, run_summaries, write_failed_calls
+from ragsweep.runner.judge_stage import Judgement, fail_on_judge_failures, run_summaries, write_failed_calls
 from ragsweep.runner.relevance import (fail_on_relevance_failures, relevance_summary, warn_unvalidated_relevance,
                                        write_failed_relevance)
 from ragsweep.runner.scoring import latency_metrics

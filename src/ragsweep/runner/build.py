@@ -17,7 +17,7 @@ from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.hydra_internals import locate
 from ragsweep.identity import semantic_config
-from ragsweep.judging.calibration.labels import LabelledClaim, load_claim_labels
+from ragsweep.judging.calibration.claim_labels import ClaimLabel, load_claim_labels
 from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
 from ragsweep.runner.errors import ConfigError, closest
@@ -50,7 +50,7 @@ class Pipeline:
     max_failure_rate: float = 0.05  # share of judge calls that may fail before the job fails
     triad_weights: tuple[float, float, float] = TRIAD_WEIGHTS
     judge_auc: float | None = None  # the judge's held-out ROC AUC on labelled claims, shown beside its metrics
-    claim_labels: list[LabelledClaim] | None = None  # people's verdicts on some claims (judge.labels)
+    claim_labels: list[ClaimLabel] | None = None  # people's verdicts on some claims (judge.labels)
     relevance_judge: Built | None = None  # None: relevance_judge=none; context_relevance comes from spans alone
     relevance_max_failure_rate: float = 0.05
     relevance_context_weight: float = 0.0  # how far a passage's score moves by its margin over the others retrieved
@@ -152,7 +152,7 @@ def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], ca
     pipeline.triad_weights = tuple(float(w) for w in weights)
 
 
-def _check_label_questions(path: str, labels: Sequence[LabelledClaim], dataset: Any) -> None:
+def _check_label_questions(path: str, labels: Sequence[ClaimLabel], dataset: Any) -> None:
     """Refuse people's labels none of whose question ids is a question of the dataset: they would correct nothing."""
     dataset = loaded(dataset)
     questions = {query.id for query in getattr(dataset, "queries", ())}

@@ -15,11 +15,11 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from ragsweep.cache import fingerprint
-from ragsweep.judging.calibration.labels import LabelledClaim, claim_key
+from ragsweep.judging.calibration.claim_labels import ClaimLabel, claim_key
 from ragsweep.metrics import judged
 from ragsweep.metrics.corrected import corrected_mean, error_check, error_rates
 from ragsweep.runner.build import Pipeline
-from ragsweep.runner.judging import Judgement, claim_supports
+from ragsweep.runner.judge_stage import Judgement, claim_supports
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ def _pool(pipeline: Pipeline, query_ids: Sequence[str], judgements: Sequence[Jud
     return pool
 
 
-def _generator(label: LabelledClaim, source: str, this_run: str) -> str:
+def _generator(label: ClaimLabel, source: str, this_run: str) -> str:
     return (label.generator or "unknown") if label.judge == source and label.judge_score is not None else this_run
 
 

@@ -17,7 +17,7 @@ from ragsweep.generation.base import Generation
 from ragsweep.judging.calibration.feedback import claim_feedback
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.corrections import judge_source
-from ragsweep.runner.judging import Judgement
+from ragsweep.runner.judge_stage import Judgement
 from ragsweep.runner.stages import latency_sample
 from ragsweep.types import Chunk, Dataset, Hit
 

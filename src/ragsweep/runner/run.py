@@ -28,7 +28,7 @@ from ragsweep.runner.answer_stages import answer_stages
 from ragsweep.runner.failures import JOB_FAILURES, sweep_job_failed
 from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.embedding_helpers import help_embed, is_helper
-from ragsweep.runner.judging import judge_answers
+from ragsweep.runner.judge_stage import judge_answers
 from ragsweep.runner.outputs import query_traces, write_latency, write_results
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.racing.rounds import (RACE_FILE, RACE_KEY, RaceRound, in_dataset_order, race_dataset,

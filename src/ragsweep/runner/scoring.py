@@ -12,7 +12,7 @@ from ragsweep.metrics import judged
 from ragsweep.metrics.costs import end_to_end_ms, percentile_summaries, percentiles
 from ragsweep.metrics.relevance import context_relevance
 from ragsweep.runner.build import Pipeline
-from ragsweep.runner.judging import Judgement, judged_scores
+from ragsweep.runner.judge_stage import Judgement, judged_scores
 from ragsweep.runner.stages import latency_sample
 from ragsweep.types import Chunk, Dataset, Hit
 

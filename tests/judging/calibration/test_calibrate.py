@@ -61,7 +61,7 @@ class CosineJudge:
             (claims ** 2).sum(axis=1) ** 0.5 * (passages ** 2).sum(axis=1) ** 0.5)
         return [Verdict(float(min(max(value, 0.0), 1.0))) for value in cosines]
 '''
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(__file__).resolve().parents[4] / "shared"
 OVERLAP_YAML = "_target_: calib_overlap_judge.OverlapJudge\nthreshold: 0.5\nfail_on: ''\n"
 
 
@@ -379,7 +379,7 @@ def test_bad_input_exits_2_with_one_line(project, capsys, args, message):
 def test_a_judge_that_asks_for_an_embedder_gets_the_configs(project):
     """As a sweep hands a reranker its embedder: `embedder=...` of the project's config, built, and not
     cached, so that seconds per claim measure the judge."""
-    from ragsweep.runner.judges import build_judge
+    from ragsweep.runner.standalone_judges import build_judge
 
     judge, config = build_judge(project / "conf", "cosine", ["embedder.progress=false"])
     assert type(judge.embedder).__name__ == "MiniLMEmbedder" and judge.embedder.progress is False

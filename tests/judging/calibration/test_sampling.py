@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragsweep.judging.calibration.feedback import trace_record
-from ragsweep.judging.calibration.sampling import BINS, Candidate, allocate, candidates, draw, planned_half_widths
+from ragsweep.judging.calibration.draw import BINS, Candidate, allocate, candidates, draw, planned_half_widths
 from ragsweep.metrics.corrected import error_rates, expected_half_width
 
 UNSUPPORTED, SUPPORTED = BINS

@@ -69,7 +69,7 @@ def test_align_judge_reports_before_and_after_and_writes_a_judge_to_use(tmp_path
     assert "aligned_on: ${paths.root}/judges/aligned.jsonl" in written and "# AUC on them" in written
     assert len(load_claims(project / "judges" / "aligned.jsonl")) == len(load_claims(labels))
 
-    from ragsweep.runner.judges import build_judge
+    from ragsweep.runner.standalone_judges import build_judge
 
     judge, config = build_judge(project / "conf", "aligned", TINY[:-1], load_claims(labels) + load_claims(heldout),
                                 project)

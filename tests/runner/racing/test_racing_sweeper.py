@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 RACE = ["-m", "hydra/sweeper=racing", "k=1,10", "generator=extractive",
         "hydra.sweeper.racing.metric=recall", "hydra.sweeper.racing.schedule=[0.25,0.5,1.0]"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragsweep.judging.base import Verdict
 from ragsweep.judging.claims import split_claims
-from ragsweep.runner.judging import Judgement, failed_calls, failure_rates
+from ragsweep.runner.judge_stage import Judgement, failed_calls, failure_rates
 
 OK, BAD = Verdict(0.9), Verdict(None, "parse_failed", "Sure! Here is")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 
 @dataclass(frozen=True)
-class LabelledClaim:
+class ClaimLabel:
     """One claim a person labelled, and what the judge said of it where the file records that."""
 
     id: str
@@ -37,7 +37,7 @@ def claim_key(query_id: str, claim: str) -> tuple[str, str]:
     return str(query_id), " ".join(claim.split()).lower()
 
 
-def load_claim_labels(path: str | Path) -> list[LabelledClaim]:
+def load_claim_labels(path: str | Path) -> list[ClaimLabel]:
     """Every labelled claim of the file; a bad line fails naming the file, the line and the fix."""
     file = Path(path).expanduser()
     if not file.is_file():
@@ -62,7 +62,7 @@ def _json_line(line: str, path: str | Path, number: int) -> dict:
     return record
 
 
-def _labelled(record: dict, path: str | Path, number: int) -> LabelledClaim:
+def _labelled(record: dict, path: str | Path, number: int) -> ClaimLabel:
     where = f"judge.labels={path} line {number}"
     if record["label"] not in (0, 1) or isinstance(record["label"], bool):
         raise ValueError(f"{where}: label must be 0 or 1, got {record['label']!r}")
@@ -72,5 +72,5 @@ def _labelled(record: dict, path: str | Path, number: int) -> LabelledClaim:
     score = record.get("judge_score")
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
         raise ValueError(f"{where}: judge_score must be a number or absent, got {score!r}")
-    return LabelledClaim(str(record["id"]), str(record["claim"]), int(record["label"]), record.get("judge"),
+    return ClaimLabel(str(record["id"]), str(record["claim"]), int(record["label"]), record.get("judge"),
                          None if score is None else float(score), float(inclusion), record.get("generator"))

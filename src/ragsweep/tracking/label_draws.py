@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.judging.calibration.feedback import trace_record
-from ragsweep.judging.calibration.sampling import Draw
-from ragsweep.tracking.labels import experiment_traces
+from ragsweep.judging.calibration.draw import Draw
+from ragsweep.tracking.feedback_labels import experiment_traces
 from ragsweep.tracking.mlflow_tracker import JUDGE_TAG, MlflowTracker
 from ragsweep import per_query
 from ragsweep.tracking.runs import download_per_query, finished_jobs, labels
