@@ -78,7 +78,7 @@ def _component(pipeline, group: str):
         return pipeline.retriever.component.embedder.embedder
     if group == "store":
         return pipeline.retriever.component.store
-    built = getattr(pipeline, {"metrics": "evaluator"}.get(group, group))
+    built = getattr(pipeline, {"metrics": "evaluator", "tracking": "tracker"}.get(group, group))
     return getattr(built, "component", built)
 
 

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from hydra.utils import instantiate
 
 from ragsweep.chunking import base as chunking
 from ragsweep.embedding import base as embedding
@@ -16,6 +17,7 @@ from ragsweep.hydra_internals import locate
 from ragsweep.judging import base as judging
 from ragsweep.rerank import base as rerank
 from ragsweep.retrieval import base as retrieval
+from ragsweep.tracking.base import Tracker
 from tests.conf_options import compose_option, options
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ragsweep"
@@ -36,6 +38,7 @@ READERS = [*sorted((SRC / "runner").rglob("*.py")), SRC / "embedding" / "cached.
 # (runner.outputs), an Optuna direction's name (runner.preflight).
 # read on YAML errors, datasets, Hydra's launchers (hydra_context): not on a stage's component
 NOT_COMPONENTS = {"problem_mark", "problem", "orig", "queries", "CDumper", "name", "hydra_context"}
+TRACKER_READ = re.compile(r"\btracker\.(\w+)")
 READ = re.compile(r"\b(?:getattr|hasattr)\(\s*[\w.]+\s*,\s*\"(\w+)\"")
 
 
@@ -64,3 +67,17 @@ def test_each_options_class_gives_the_optional_attributes_it_has_their_declared_
         if isinstance(value, (property, staticmethod, classmethod)) or hasattr(value, "__set_name__"):
             continue  # an instance's value: the stage's contract test builds the option
         assert attribute.accepts(value), f"{target}.{name} must be a {attribute.kind}: {attribute.meaning}"
+
+
+@pytest.mark.parametrize("option", options("tracking"))
+def test_each_tracking_option_is_a_tracker(option, tmp_path):
+    config = compose_option("tracking", option, f"paths.root={tmp_path}")
+    assert isinstance(instantiate(config.tracking), Tracker), f"conf/tracking/{option}.yaml must build a Tracker"
+
+
+def test_the_engine_reads_only_what_the_tracker_protocol_names():
+    read = {(path.name, name) for path in sorted((SRC / "runner").rglob("*.py"))
+            for name in TRACKER_READ.findall(path.read_text())}
+    assert {name for _, name in read} >= {"start_run", "finished_run", "race_run"}  # the scan sees them
+    undeclared = sorted((file, name) for file, name in read if name not in _members(Tracker))
+    assert not undeclared, f"name these in ragsweep.tracking.base.Tracker: {undeclared}"

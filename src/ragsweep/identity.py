@@ -22,7 +22,7 @@ JUDGE_NOT_SCORING = ("auc", "max_failure_rate", "labels")
 # Keys a run's name (Hydra's override_dirname) leaves out: conf/ragsweep.yaml's
 # hydra.job.config.override_dirname.exclude_keys, which a test holds equal to this.
 NOT_IN_NAMES = ("experiment", "sweep", "race", "embedding_helper", "force", "fail_fast", "optimized_metric", "cache",
-                "cache.dir", "cache.enabled", "cache.locks", "cache.embedding_shard", "tracking.trace_queries",
+                "tracking", "cache.dir", "cache.enabled", "cache.locks", "cache.embedding_shard", "tracking.trace_queries",
                 "tracking.http_retries", "tracking.per_query_top", "paths.root", "paths.data", "paths.outputs",
                 "paths.mlruns", "paths.cache", "tracking.uri", "tracking.artifacts")
 LABEL_KEY = "label"  # set by an exported best config (conf/best/<name>.yaml) to the winner's label

@@ -21,8 +21,9 @@ from omegaconf import OmegaConf
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS
-from ragsweep.tracking.mlflow_tracker import LABEL_TAG
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
+from ragsweep.tracking.tags import LABEL_TAG
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.tags import FINGERPRINT_TAG
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 

@@ -8,7 +8,7 @@ import pytest
 
 from ragsweep.results.best import ResultsError, read_manifest
 from ragsweep.results.pareto import pareto, pareto_metrics
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG
+from ragsweep.tracking.tags import FINGERPRINT_TAG
 
 GENERATED = "chunker=recursive,k=5,generator=extractive"
 

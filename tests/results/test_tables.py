@@ -11,7 +11,8 @@ import pytest
 
 from ragsweep.results.rerun import compare
 from ragsweep.results.plots import pareto_front
-from ragsweep.tracking.runs import markdown, ranked, where
+from ragsweep.tracking.conditions import where
+from ragsweep.tracking.runs import markdown, ranked
 
 
 @pytest.fixture

@@ -38,7 +38,8 @@ from ragsweep.runner.preflight import check_config, writable
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.run import RunContext, run as run_job
 from ragsweep.tracking.sweep import Sweep
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.tags import FINGERPRINT_TAG
 from ragsweep.tracking.record import RECORD_FILE, RunRecord
 from ragsweep.tracking.runs import download_per_query
 from ragsweep.types import Dataset

@@ -40,8 +40,9 @@ from ragsweep.runner.entry import conf_dirs, ensure_project_config
 from ragsweep.identity import LABEL_KEY, group_choices
 from ragsweep.runner.racing.rounds import RACE_KEY
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.conditions import where
 from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, download_per_query, finished_jobs,
-                                    labels, on_dataset, ranked, where)
+                                    labels, on_dataset, ranked)
 
 # answer metrics only where a generator ran, judged metrics only where a judge did
 RANKABLE = registry.names(rankable=True)

@@ -36,7 +36,8 @@ import pandas as pd
 
 from ragsweep.metrics import registry
 from ragsweep.results.best import ResultsError, read_per_query
-from ragsweep.tracking.mlflow_tracker import ROLE_TAG, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.tags import ROLE_TAG
 from ragsweep.tracking.runs import datasets, download_per_query, labels, on_dataset, one_run, sweep_jobs
 from ragsweep.tracking.sweep import sweep_metric, sweeps
 

@@ -45,10 +45,11 @@ from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.results.best import RANKABLE, ResultsError, read_per_query
 from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedRun, corrected_entries, paired_corrected
 from ragsweep.tracking.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_params
-from ragsweep.tracking.mlflow_tracker import LABEL_TAG
-from ragsweep.tracking.mlflow_tracker import FINGERPRINT_TAG, MlflowTracker
+from ragsweep.tracking.tags import LABEL_TAG
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.tags import FINGERPRINT_TAG
 from ragsweep.runner.outputs import LATENCY_FILE, read_latency
-from ragsweep.tracking.racing import STOPPED_ROUND_TAG
+from ragsweep.tracking.tags import STOPPED_ROUND_TAG
 from ragsweep.tracking.runs import download, download_per_query, one_run
 
 _PERCENT = re.compile(r"^\s*([-+]?[\d.]+)\s*%\s*$")

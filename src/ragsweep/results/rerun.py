@@ -26,7 +26,7 @@ from ragsweep.results.corrected import corrected_entries
 from ragsweep.runner.outputs import LATENCY_FILE, read_latency
 from ragsweep.tracking import judges
 from ragsweep.tracking.judges import JudgeInfo
-from ragsweep.tracking.mlflow_tracker import RERUN_ENV
+from ragsweep.tracking.tags import RERUN_ENV
 
 log = logging.getLogger(__name__)
 

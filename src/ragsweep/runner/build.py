@@ -22,7 +22,7 @@ from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
 from ragsweep.runner.errors import ConfigError, closest
 from ragsweep.runner.plan import JobPlan, check_objectives, enabled, plan_job
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import Tracker
 
 
 @dataclass
@@ -41,7 +41,7 @@ class Pipeline:
     retriever: Built
     reranker: Built
     evaluator: SpanEvaluator
-    tracker: MlflowTracker
+    tracker: Tracker
     cache: StageCache
     generator: Built | None = None  # None: generator=none, a retrieval-only job
     prompt: Prompt | None = None

@@ -89,7 +89,7 @@ def job(cfg: DictConfig) -> float | list[float] | dict | None:
 
     from ragsweep.runner.plan import JobNaming
     from ragsweep.runner.run import RunContext, main
-    from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV
+    from ragsweep.tracking.tags import PARENT_RUN_ENV
 
     hydra = HydraConfig.get()
     # The launching process puts the parent run in every job's config (`SweepRun.hand_to_jobs`), and Hydra sets

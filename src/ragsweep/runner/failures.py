@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 
 from ragsweep.generation.base import Generation
-from ragsweep.tracking.mlflow_tracker import TrackingUnavailable
+from ragsweep.tracking.base import TrackingUnavailable
 from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)

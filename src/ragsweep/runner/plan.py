@@ -32,7 +32,7 @@ from ragsweep.identity import LABEL_KEY, code_versions, config_fingerprint, conf
 from ragsweep.metrics import registry
 from ragsweep.metrics.relevance import RELEVANCE_JUDGED
 from ragsweep.runner.errors import ConfigError, closest
-from ragsweep.tracking.mlflow_tracker import dotted_params
+from ragsweep.tracking.tags import dotted_params
 from ragsweep.tracking.provenance import sweep_name
 
 log = logging.getLogger(__name__)

@@ -38,10 +38,9 @@ from ragsweep.runner.scoring import latency_metrics, latency_samples, score_ques
 from ragsweep.runner.generating import generate
 from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shards
 from ragsweep.runner.whole_retrieval import whole_retrieval_in_shards
-from ragsweep.tracking.mlflow_tracker import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RERUN_TAG, UNVERSIONED_TAG,
-                                              VERSIONS_TAG)
 from ragsweep.tracking.provenance import git_sha, package_versions
-from ragsweep.tracking.racing import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG, RACE_SEED_TAG, adopt, race_run
+from ragsweep.tracking.tags import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG,
+                                    RACE_SEED_TAG, RERUN_TAG, UNVERSIONED_TAG, VERSIONS_TAG)
 from ragsweep.tracking.runs import download_per_query
 from ragsweep.types import Dataset
 
@@ -118,9 +117,9 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
             finished = pipeline.tracker.finished_run(config_id)
             if finished is not None:
                 log.info("skipped %s: run %s already finished this configuration (+force=true reruns it)",
-                         plan.label, finished.info.run_id)
-                pipeline.tracker.note_reused(parent, config_id, finished.info.run_id)
-                return dict(finished.data.metrics)
+                         plan.label, finished.run_id)
+                pipeline.tracker.note_reused(parent, config_id, finished.run_id)
+                return dict(finished.metrics)
             _say_if_older_code_ran_it(pipeline, plan.unversioned_fingerprint(dataset.fingerprint), config_id)
         try:
             if race is not None:  # a race finds its own earlier rounds (`_run_race_round`)
@@ -135,10 +134,10 @@ def _say_if_older_code_ran_it(pipeline: Pipeline, unversioned: str, config_id: s
     user learns why a configuration they had run is not skipped."""
     older = pipeline.tracker.finished_by_other_code(unversioned, config_id)
     if older is not None:
-        then = older.data.tags.get(VERSIONS_TAG) or "none declared"
+        then = older.tags.get(VERSIONS_TAG) or "none declared"
         now = versions_text(pipeline.plan.versions) or "none declared"
         log.warning("%s: run %s finished this configuration with code of other versions (then: %s; now: %s), "
-                    "so its numbers may differ; running it again", pipeline.plan.label, older.info.run_id, then, now)
+                    "so its numbers may differ; running it again", pipeline.plan.label, older.run_id, then, now)
 
 
 def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext,
@@ -153,17 +152,17 @@ def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, contex
     total = len(dataset.queries)
     asked = race.questions(total)
     tracker = pipeline.tracker
-    earlier = race_run(tracker, config_id, race.seed)
-    done = int(earlier.data.tags.get(RACE_QUESTIONS_TAG, 0)) if earlier is not None else 0
-    if earlier is not None and earlier.info.status == "FINISHED" and done >= asked:
+    earlier = tracker.race_run(config_id, race.seed)
+    done = int(earlier.tags.get(RACE_QUESTIONS_TAG, 0)) if earlier is not None else 0
+    if earlier is not None and earlier.status == "FINISHED" and done >= asked:
         log.info("skipped %s: run %s already ran its first %d questions of this race", pipeline.plan.label,
-                 earlier.info.run_id, done)
-        adopt(tracker, earlier.info.run_id, context.parent)
+                 earlier.run_id, done)
+        tracker.adopt(earlier.run_id, context.parent)
         context.output_dir.mkdir(parents=True, exist_ok=True)
-        download_per_query(tracker, earlier.info.run_id, str(context.output_dir))
-        write_race_scores(context.output_dir, earlier.info.run_id, race, dataset)
-        return dict(earlier.data.metrics)
-    resumed = earlier.info.run_id if earlier is not None else None
+        download_per_query(tracker, earlier.run_id, str(context.output_dir))
+        write_race_scores(context.output_dir, earlier.run_id, race, dataset)
+        return dict(earlier.metrics)
+    resumed = earlier.run_id if earlier is not None else None
     means = _run_job(pipeline, race_dataset(dataset, race), config_id, context, race=(race, dataset, resumed))
     write_race_scores(context.output_dir, tracker.last_run_id, race, dataset)
     return means

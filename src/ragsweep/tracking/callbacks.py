@@ -23,7 +23,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, read_write
 
 from ragsweep.interrupts import interrupt
-from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV
+from ragsweep.tracking.tags import PARENT_RUN_ENV
 from ragsweep.tracking.provenance import sweep_name
 from ragsweep.tracking.runs import failure_lines, markdown
 from ragsweep.tracking.sweep import Sweep

@@ -29,7 +29,7 @@ from ragsweep.metrics import registry
 from ragsweep.metrics.judged import JUDGED_METRICS
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.tracking import runs as tables
-from ragsweep.tracking.mlflow_tracker import dotted_params
+from ragsweep.tracking.tags import dotted_params
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,8 @@ from typing import Any
 from ragsweep.judging.calibration.feedback import trace_record
 from ragsweep.judging.calibration.draw import Draw
 from ragsweep.tracking.feedback_labels import experiment_traces
-from ragsweep.tracking.mlflow_tracker import JUDGE_TAG, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.tags import JUDGE_TAG
 from ragsweep import per_query
 from ragsweep.tracking.runs import download_per_query, finished_jobs, labels
 from ragsweep.tracking.traces import INCLUSION_TAG, QUERY_TAG, log_claim_feedback, log_traces

@@ -1,4 +1,4 @@
-"""The tracker a job logs its MLflow run with: the class `conf/ragsweep.yaml` names as `tracking._target_`.
+"""The MLflow tracker (`conf/tracking/mlflow.yaml`): a job's run, and what the engine asks of the store.
 
 SQLite stores race when parallel jobs create experiments or runs they both expect to exist, so a
 multirun creates its experiment and parent run once, in the main process (`tracking.sweep`), and hands
@@ -17,41 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep import per_query
-from ragsweep.tracking.processes import alive, mark_lost, process_tags
+from ragsweep.tracking.base import TrackingUnavailable
+from ragsweep.tracking.mlflow_lookups import RunLookups
 from ragsweep.tracking.record import RunRecord
 from ragsweep.tracking.store import absolute_uri, ensure_experiment, open_client
+from ragsweep.tracking.tags import FINGERPRINT_TAG, PER_QUERY_TAG, ROLE_TAG, run_tags
 from ragsweep.tracking.traces import log_claim_feedback, log_dataset, log_traces
 
 log = logging.getLogger(__name__)
 
-FINGERPRINT_TAG = "ragsweep.config_fingerprint"
-UNVERSIONED_TAG = "ragsweep.config_fingerprint_unversioned"  # the fingerprint without its code's versions
-VERSIONS_TAG = "ragsweep.code_versions"  # the versions its classes declared: `reranker=2, metrics=1`
-LABEL_TAG = "ragsweep.config_label"  # how tables, plots and run names call a configuration: chunker=fixed,k=3
-JUDGE_TAG = "ragsweep.judge"  # a judged run's judge as its feedback names it (class:digest); labels pool by it
-ROLE_TAG = "ragsweep.role"  # "parent" for a sweep's run, "job" for a configuration's
-PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"  # set in each job's process through the job's config (hydra.job.env_set)
-RERUN_ENV = "RAGSWEEP_RERUN"  # why this process reruns an export (verify, gate), tagged as RERUN_TAG
-RERUN_TAG = "ragsweep.rerun"
-PER_QUERY_TAG = "ragsweep.per_query"  # "dropped": the sweep kept per_query.jsonl for its best runs only
-
-
-def dotted_params(tree: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
-    """Nested settings as MLflow params: dotted keys (`chunker.size`, `embedder._target_`), lists as values."""
-    flat: dict[str, object] = {}
-    for key, value in tree.items():
-        name = f"{prefix}.{key}" if prefix else str(key)
-        flat.update(dotted_params(value, name) if isinstance(value, Mapping) else {name: value})
-    return flat
-
-
-def run_tags() -> dict[str, str]:
-    """Every run's tags of its process (`processes.process_tags`), and why it runs when it reruns an export."""
-    rerun = os.environ.get(RERUN_ENV)  # `best --verify` or `gate` rerunning an export: told apart from a user's runs
-    return {**process_tags(), **({RERUN_TAG: rerun} if rerun else {})}
-
-
-class MlflowTracker:
+class MlflowTracker(RunLookups):
     """Logs params, tags, metrics and artifacts of one run to an MLflow store.
 
     A run that raises is closed as FAILED, with its traceback as the artifact `traceback.txt`,
@@ -218,9 +193,9 @@ class MlflowTracker:
         client = self.client()
         fingerprint = record.tags.get(FINGERPRINT_TAG)
         finished = self.finished_run(fingerprint) if fingerprint else None
-        if finished is not None and finished.info.run_id != record.run_id:
-            record.synced(finished.info.run_id)
-            return finished.info.run_id
+        if finished is not None and finished.run_id != record.run_id:
+            record.synced(finished.run_id)
+            return finished.run_id
         try:
             run = client.get_run(record.run_id).info
         except MlflowException:  # made on another store, or never made
@@ -283,49 +258,6 @@ class MlflowTracker:
         repository = get_artifact_repository(artifact_uri)
         for path in paths:
             repository.log_artifact(str(path))
-
-    def finished_run(self, config_fingerprint: str):
-        """The newest FINISHED job run with this config fingerprint in the experiment, or None."""
-        runs = self.client().search_runs(
-            [self.experiment_id()],
-            filter_string=f"tags.`{FINGERPRINT_TAG}` = '{config_fingerprint}' and attributes.status = 'FINISHED'",
-            order_by=["attributes.start_time DESC"], max_results=1,
-        )
-        return runs[0] if runs else None
-
-    def finished_by_other_code(self, unversioned: str, config_fingerprint: str):
-        """The newest FINISHED job run of this configuration made by code of other versions (its unversioned
-        fingerprint equal, its fingerprint not), or None. A run from before versions were tagged carries its
-        unversioned fingerprint as its fingerprint."""
-        found = []
-        for tag in (UNVERSIONED_TAG, FINGERPRINT_TAG):
-            found += self.client().search_runs(
-                [self.experiment_id()],
-                filter_string=f"tags.`{tag}` = '{unversioned}' and attributes.status = 'FINISHED'",
-                order_by=["attributes.start_time DESC"], max_results=5)
-        others = [run for run in found if run.data.tags.get(FINGERPRINT_TAG) != config_fingerprint]
-        return max(others, key=lambda run: run.info.start_time) if others else None
-
-    def note_reused(self, parent_run_id: str, config_fingerprint: str, run_id: str) -> None:
-        """Record on the parent that a skipped job's result is the finished run `run_id` (one tag per job)."""
-        self.client().set_tag(parent_run_id, f"ragsweep.reused.{config_fingerprint[:16]}", run_id)
-
-    def _close_lost_attempts(self, parent_run_id: str, config_fingerprint: str | None) -> None:
-        """Mark KILLED this configuration's RUNNING runs in this sweep whose process or node is gone: the
-        job is starting again (Ray retries a task whose node died; a scheduler requeues a job)."""
-        if config_fingerprint is None:
-            return
-        client = self.client()
-        for run in client.search_runs(
-                [self.experiment_id()],
-                f"tags.mlflow.parentRunId = '{parent_run_id}' and tags.`{FINGERPRINT_TAG}` = '{config_fingerprint}' "
-                "and attributes.status = 'RUNNING'"):
-            if alive(run.data.tags) is False:
-                mark_lost(self, run.info.run_id, "its job started again after its process or node was lost")
-
-
-class TrackingUnavailable(RuntimeError):
-    """The store stopped answering during a run; its results are in the run's record for `ragsweep sync`."""
 
 
 def _exists(client, run_id: str) -> bool:

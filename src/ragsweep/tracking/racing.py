@@ -9,19 +9,11 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from ragsweep.tracking.mlflow_tracker import PARENT_RUN_ENV, MlflowTracker
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.tags import (PARENT_RUN_ENV, RACE_METRIC_TAG, STOPPED_ROUND_TAG, STOPPED_TAG,
+                                    WINNER_TAG)
 
 log = logging.getLogger(__name__)
-
-# A configuration's run in a race (hydra/sweeper=racing): found again by these each round and after a restart.
-RACE_FINGERPRINT_TAG = "ragsweep.race.fingerprint"  # the config fingerprint, before it has run every question
-RACE_SEED_TAG = "ragsweep.race.seed"  # the seed of the race's question order
-RACE_QUESTIONS_TAG = "ragsweep.race.questions"  # questions the run has run so far
-RACE_METRIC_TAG = "ragsweep.race.metric"  # on a race's parent run: the metric raced on
-STOPPED_ROUND_TAG = "ragsweep.race.stopped_round"  # the round a configuration was stopped in; "none" if never
-STOPPED_TAG = "ragsweep.race.stopped"  # why: its difference to the leader then, with the interval that stopped it
-WINNER_TAG = "ragsweep.race.winner"
-
 
 def record_race(config: DictConfig, record: Any, sweep_dir: Path) -> None:
     """Tag every configuration's run and the sweep's parent run with the race (`runner.racing.sweep.RaceRecord`), and
@@ -50,21 +42,6 @@ def record_race(config: DictConfig, record: Any, sweep_dir: Path) -> None:
     client.log_metric(parent, "race_evaluations_share", record.evaluations / full if full else 0.0)
     for path in files:
         client.log_artifact(parent, str(path))
-
-
-def race_run(tracker: MlflowTracker, config_fingerprint: str, seed: int):
-    """The newest run of this configuration in a race with this question order (any status), or None."""
-    runs = tracker.client().search_runs(
-        [tracker.experiment_id()],
-        filter_string=f"tags.`{RACE_FINGERPRINT_TAG}` = '{config_fingerprint}' and tags.`{RACE_SEED_TAG}` = '{seed}'",
-        order_by=["attributes.start_time DESC"], max_results=1)
-    return runs[0] if runs else None
-
-
-def adopt(tracker: MlflowTracker, run_id: str, parent_run_id: str | None) -> None:
-    """Make `run_id` a child of `parent_run_id`: a race run again takes in the rounds its configurations finished."""
-    if parent_run_id:
-        tracker.client().set_tag(run_id, "mlflow.parentRunId", parent_run_id)
 
 
 def stop_reason(stop: dict, metric: str, total: int) -> str:
