@@ -135,7 +135,7 @@ def test_a_latency_gate_compares_the_runs_timings_and_retimes_a_rerun(project, t
     """Each run keeps its timed milliseconds (latency.json); `--run` is gated on that run's, a rerun on fresh ones."""
     import mlflow
 
-    from ragsweep.results.gate import MaxDrop, latency_row
+    from ragsweep.results.gate_rows import MaxDrop, latency_row
 
     baseline = project / "conf" / "best" / "quick.yaml"
     manifest = json.loads(baseline.with_name("quick.manifest.json").read_text())
@@ -263,7 +263,7 @@ def _parents(project: Path) -> list[str]:
 
 
 def test_best_pareto_exports_each_point_of_the_front_as_a_config_that_loads(project):
-    from ragsweep.results.best import read_manifest
+    from ragsweep.results.exported import read_manifest
 
     result = _ragsweep(project, "best", "--pareto", "token_iou,latency_ms_p95", "--name", "front")
     assert result.returncode == 0, result.stderr[-3000:]

@@ -7,7 +7,8 @@ import pytest
 
 from ragsweep.metrics import registry
 from ragsweep.results.best import RANKABLE, RECORDED
-from ragsweep.results.gate import MaxDrop, gate_table
+from ragsweep.results.gate import gate_table
+from ragsweep.results.gate_rows import MaxDrop
 from ragsweep.tracking.runs import CONFIG, ranked
 
 

@@ -21,9 +21,8 @@ from omegaconf import OmegaConf
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS
-from ragsweep.tracking.tags import LABEL_TAG
+from ragsweep.tracking.tags import FINGERPRINT_TAG, LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.tags import FINGERPRINT_TAG
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from ragsweep.metrics.evaluate import METRIC_KEYS
-from ragsweep.results.best import ResultsError, best, exported_questions, read_manifest
+from ragsweep.results.best import best
+from ragsweep.results.exported import ResultsError, exported_questions, read_manifest
 
 
 def test_best_writes_each_questions_id_and_metrics_with_their_sha256_in_the_manifest(store):

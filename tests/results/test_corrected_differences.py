@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from ragsweep.results.corrected import JudgedRun, difference_line, paired_corrected, ranking_metric
-from ragsweep.results.gate import corrections, gate_table, parse_max_drop
+from ragsweep.results.gate import corrections, gate_table
+from ragsweep.results.gate_rows import parse_max_drop
 
 RATES = {"mu0": 0.2, "var0": 0.01, "n0": 4, "mu1": 0.7, "var1": 0.02, "n1": 6}  # J = 0.5, 10 labels
 Z95 = 1.959963984540054

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ragsweep.results.effects import estimate, swept_levels
+from ragsweep.results.effects import swept_levels
+from ragsweep.results.factorial import estimate
 
 # chunker (2) x k (3) x retriever (2): sum-to-zero main effects, one chunker x k interaction, no other
 MAIN = {"chunker": {"fixed": -0.05, "recursive": 0.05}, "k": {"1": -0.07, "3": 0.02, "5": 0.05},

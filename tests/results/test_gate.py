@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from ragsweep.metrics import registry
-from ragsweep.results.best import ResultsError
-from ragsweep.results.gate import (MaxDrop, gate_table, guarded_metrics, latency_row, parse_max_drop,
-                                   parse_significance, rate_row)
+from ragsweep.results.exported import ResultsError
+from ragsweep.results.gate import gate_table, guarded_metrics
+from ragsweep.results.gate_rows import MaxDrop, latency_row, parse_max_drop, parse_significance, rate_row
 
 
 def _questions(values: list[float]) -> dict[str, dict[str, float]]:

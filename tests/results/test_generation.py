@@ -13,9 +13,11 @@ import yaml
 
 from ragsweep import cli
 from ragsweep.metrics.answers import ANSWER_METRICS
-from ragsweep.results.best import ResultsError, best
+from ragsweep.results.best import best
+from ragsweep.results.exported import ResultsError
 from ragsweep.results.rerun import logged_metrics
-from ragsweep.results.gate import error_rate_note, gate_table, guarded_metrics, parse_max_drop
+from ragsweep.results.gate import error_rate_note, gate_table, guarded_metrics
+from ragsweep.results.gate_rows import parse_max_drop
 from ragsweep.results.report import write_report
 from ragsweep.tracking.judges import summary_table
 

@@ -21,9 +21,11 @@ import pandas as pd
 import pytest
 
 from ragsweep.tracking import judges
-from ragsweep.results.best import ResultsError, best, exported_questions, read_manifest
+from ragsweep.results.best import best
+from ragsweep.results.exported import ResultsError, exported_questions, read_manifest
 from ragsweep.results.rerun import compare, rerun
-from ragsweep.results.gate import error_rate_note, gate_table, guarded_metrics, job_result, judge_line, parse_max_drop
+from ragsweep.results.gate import error_rate_note, gate_table, guarded_metrics, job_result, judge_line
+from ragsweep.results.gate_rows import parse_max_drop
 from ragsweep.tracking.judges import JudgeInfo, from_config, from_params, judge_labels
 from ragsweep.results.report import write_report
 from ragsweep.tracking.mlflow_tracker import MlflowTracker

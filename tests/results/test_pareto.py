@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ragsweep.results.best import ResultsError, read_manifest
+from ragsweep.results.exported import ResultsError, read_manifest
 from ragsweep.results.pareto import pareto, pareto_metrics
 from ragsweep.tracking.tags import FINGERPRINT_TAG
 

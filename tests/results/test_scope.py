@@ -7,7 +7,8 @@ import json
 import pytest
 import yaml
 
-from ragsweep.results.best import ResultsError, best
+from ragsweep.results.best import best
+from ragsweep.results.exported import ResultsError
 from ragsweep.results.report import write_report
 
 

@@ -27,7 +27,7 @@ from ragsweep import per_query as per_query_file
 from ragsweep.api.choices import compose_job, point_label, quoted, value_label
 from ragsweep.cache import StageCache
 from ragsweep.data.base import DatasetError, load_once
-from ragsweep.results.best import ResultsError, read_per_query
+from ragsweep.results.exported import ResultsError, read_per_query
 from ragsweep.results.diff import Diff, diff_runs
 from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_test

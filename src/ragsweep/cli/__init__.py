@@ -1,7 +1,7 @@
 """`ragsweep COMMAND`: from a finished sweep to a config you can trust and guard.
 
-Commands: best, report, diff, gate, effects (results.py); calibrate, train-judge, align-judge (judges.py); labels (labels.py); generate;
-sweep, init (project.py); ui, server, sync (serve.py).
+Commands: best, report, diff, effects (results.py); gate (gate.py); calibrate, train-judge, align-judge
+(judges.py); labels (labels.py); generate; sweep, init (project.py); ui, server, sync (serve.py).
 
 Run from the project folder (the one with sweep.py and conf/); the store defaults to the one
 sweep.py writes, sqlite:///mlruns/mlflow.db. One module per group of commands; each adds its own.
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults before MLflow loads)
-from ragsweep.cli import generate, judges, labels, project, results, serve
+from ragsweep.cli import gate, generate, judges, labels, project, results, serve
 from ragsweep.runner.entry import conf_dir
 
 SIGNED_VALUE_OPTIONS = ("--max-drop", "--significance")  # the gate's own checks explain a negative value
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = _parser().parse_args(_attach_signed_values(argv))
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    from ragsweep.results.best import ResultsError
+    from ragsweep.results.exported import ResultsError
 
     try:
         return args.command(args)
@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragsweep", description=__doc__.splitlines()[0])
     _add_store_options(parser, defaults=True)
     commands = parser.add_subparsers(required=True, metavar="command")
-    for module in (results, judges, labels, generate, project, serve):
+    for module in (results, gate, judges, labels, generate, project, serve):
         module.add_commands(commands)
     for command in set(commands.choices.values()):  # `ragsweep best --tracking-uri URI` as well as before `best`
         _add_store_options(command, defaults=False)

@@ -19,7 +19,7 @@ def sample_command(args: argparse.Namespace) -> int:
     """Draw claims to label, stratified over judge score and configuration; give each a trace with its judge
     feedback and inclusion probability; print the draw, where to label, and what n labels buy."""
     from ragsweep.judging.calibration.draw import candidates, draw
-    from ragsweep.results.best import ResultsError
+    from ragsweep.results.exported import ResultsError
     from ragsweep.tracking.feedback_labels import human_labels
     from ragsweep.tracking.label_draws import judged_runs, place_draw
 
@@ -98,7 +98,7 @@ def _widths(lines: list[dict], runs: list, sizes: list[int]) -> str:
 
 def pull_command(args: argparse.Namespace) -> int:
     """Write every claim a person labelled on the experiment's traces; the same store gives the same file."""
-    from ragsweep.results.best import ResultsError
+    from ragsweep.results.exported import ResultsError
     from ragsweep.tracking.feedback_labels import human_labels
 
     tracker = experiment_tracker(args)

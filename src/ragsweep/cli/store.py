@@ -15,7 +15,7 @@ NO_STORE = ("no MLflow store at {path}: run a sweep first (ragsweep sweep -m +sw
 
 def experiment_tracker(args: argparse.Namespace) -> MlflowTracker:
     """The experiment's tracker; an error naming the experiments that exist when it does not."""
-    from ragsweep.results.best import ResultsError
+    from ragsweep.results.exported import ResultsError
 
     tracker = store_tracker(args, args.experiment)
     names = experiment_names(tracker)
@@ -33,7 +33,7 @@ def store_tracker(args: argparse.Namespace, experiment: str, refusal: str = NO_S
 def existing_store_uri(args: argparse.Namespace, refusal: str = NO_STORE) -> str:
     """The store's URI; ResultsError (`refusal`, `{path}` the file) when it names a sqlite file that does not
     exist, since MLflow would create an empty store there, and its folders, before finding nothing in it."""
-    from ragsweep.results.best import ResultsError
+    from ragsweep.results.exported import ResultsError
 
     uri = store_uri(args)
     database = Path(uri.removeprefix("sqlite:///")).resolve() if uri.startswith("sqlite:///") else None

@@ -18,23 +18,19 @@ paired difference too; ranked by faithfulness or groundedness, such runs rank by
 
 from __future__ import annotations
 
-import hashlib
 import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import yaml
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep import per_query as per_query_file
 from ragsweep.metrics import registry
 from ragsweep.results.corrected import (CorrectedDifference, JudgedRun, corrected_entries, paired_corrected,
                                        ranking_metric)
 from ragsweep.tracking import judges
 from ragsweep.tracking.judges import JUDGE_HINT, JUDGED_RANKABLE
-from ragsweep.runner.errors import yaml_problem
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.entry import conf_dirs, ensure_project_config
 from ragsweep.identity import LABEL_KEY, group_choices
@@ -43,16 +39,13 @@ from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.conditions import where
 from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, download_per_query, finished_jobs,
                                     labels, on_dataset, ranked)
+from ragsweep.results.exported import ResultsError, normalised_sha256, questions_file, read_per_query
 
 # answer metrics only where a generator ran, judged metrics only where a judge did
 RANKABLE = registry.names(rankable=True)
 # what --verify requires equal and the gate can read: deterministic numbers (latency is not one of them); the
 # judge's AUC is a setting of the judge, compared with the judge (JudgeInfo), not a result of the run
 RECORDED = tuple(name for name in registry.names(deterministic=True) if name != "judge_auc")
-
-
-class ResultsError(ValueError):
-    """Nothing to rank, export or compare; the message says what to run first."""
 
 
 @dataclass
@@ -190,30 +183,12 @@ def export(tracker: MlflowTracker, run: pd.Series, metric: str, project: Path, n
     questions_path.write_text(questions)
     manifest = {**_manifest(run, metric, tracker, choices),
                 "per_query": {"file": questions_path.name, "questions": questions.count("\n"),
-                              "sha256": _sha256(questions_path)},
+                              "sha256": normalised_sha256(questions_path)},
                 **({"corrected": corrected} if corrected else {}),  # what the gate corrects its difference by
                 **(extra or {})}
     manifest_path = folder / f"{name}.manifest.json"
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     return Written(config_path, manifest_path, questions_path, corrected, per_query)
-
-
-def questions_file(config_path: Path) -> Path:
-    """`conf/best/<name>.per_query.jsonl`, beside the config it belongs to."""
-    return config_path.with_name(f"{config_path.stem}.per_query.jsonl")
-
-
-def exported_questions(config_path: Path, manifest: dict) -> dict[str, dict[str, float]] | None:
-    """The export's per-question metrics, question id -> metrics; None when the file is absent (exported
-    before `best` wrote it, or not committed). ResultsError when it is not the file the manifest names."""
-    path = questions_file(config_path)
-    if not path.is_file():
-        return None
-    if _sha256(path) != manifest.get("per_query", {}).get("sha256"):
-        raise ResultsError(f"{path} does not match the sha256 in {config_path.stem}.manifest.json: it was "
-                           "edited or belongs to another export; restore it from git or export again with "
-                           "`ragsweep best`")
-    return read_per_query(path)
 
 
 def _job_files(tracker: MlflowTracker, run: pd.Series, what: str) -> tuple[dict, dict[str, dict[str, float]]]:
@@ -229,43 +204,6 @@ def _job_files(tracker: MlflowTracker, run: pd.Series, what: str) -> tuple[dict,
     except ValueError as error:
         raise ResultsError(f"{what}: {error}") from None
     return corrected_entries(summary), per_query
-
-
-def _sha256(path: Path) -> str:
-    """The file's sha256 with CRLF read as LF, so a checkout with core.autocrlf is not taken for an edit."""
-    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
-
-
-def read_per_query(path: Path) -> dict[str, dict[str, float]]:
-    """A job's per_query.jsonl (or .jsonl.gz), or a job folder holding one, as question id -> its metrics."""
-    records = per_query_file.records(per_query_file.find(path) if Path(path).is_dir() else path)
-    return {record["id"]: {name: float(value) for name, value in record["metrics"].items()} for record in records}
-
-
-MANIFEST_KEYS = ("experiment", "run_id", "metric", "metrics", "dataset", "config_fingerprint")
-
-
-def read_manifest(config_path: Path) -> dict:
-    """The export's manifest, after checking that it and its config parse: a cut or edited file is refused in one
-    line, not a traceback."""
-    manifest_path = config_path.with_name(f"{config_path.stem}.manifest.json")
-    if not config_path.is_file() or not manifest_path.is_file():
-        raise ResultsError(f"{config_path} or its manifest {manifest_path.name} is missing; "
-                           "write them with: ragsweep best --experiment <name> --metric <metric>")
-    redo = "restore it from git or export again with `ragsweep best`"
-    try:
-        yaml.safe_load(config_path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise ResultsError(f"{config_path}: {yaml_problem(error)}; {redo}") from None
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ResultsError(f"{manifest_path}: not valid JSON ({error.msg} at line {error.lineno}, column "
-                           f"{error.colno}): it was cut short or edited; {redo}") from None
-    missing = [key for key in MANIFEST_KEYS if not isinstance(manifest, dict) or key not in manifest]
-    if missing:
-        raise ResultsError(f"{manifest_path}: no {', '.join(missing)}; {redo}")
-    return manifest
 
 
 def _standalone_config(tracker: MlflowTracker, winner: pd.Series, project: Path) -> tuple[DictConfig, dict[str, str]]:

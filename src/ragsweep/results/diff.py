@@ -17,7 +17,7 @@ import pandas as pd
 
 from ragsweep.metrics import registry
 from ragsweep import per_query
-from ragsweep.results.best import ResultsError
+from ragsweep.results.exported import ResultsError
 from ragsweep.tracking.tags import LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import download_per_query, one_run

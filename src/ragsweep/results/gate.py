@@ -31,71 +31,27 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_bootstrap
-from ragsweep.results.best import RANKABLE, ResultsError, read_per_query
+from ragsweep.results.best import RANKABLE
+from ragsweep.results.exported import ResultsError, read_per_query
+from ragsweep.results.gate_rows import MaxDrop, corrected_row, failure_reasons, gate_row, latency_row, rate_row
 from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedRun, corrected_entries, paired_corrected
 from ragsweep.tracking.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_params
-from ragsweep.tracking.tags import LABEL_TAG
+from ragsweep.tracking.tags import FINGERPRINT_TAG, LABEL_TAG, STOPPED_ROUND_TAG
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.tags import FINGERPRINT_TAG
 from ragsweep.runner.outputs import LATENCY_FILE, read_latency
-from ragsweep.tracking.tags import STOPPED_ROUND_TAG
 from ragsweep.tracking.runs import download, download_per_query, one_run
 
-_PERCENT = re.compile(r"^\s*([-+]?[\d.]+)\s*%\s*$")
 TIMED = registry.names(stage="latency")  # one value per run, compared on fresh timings (`latency_row`)
 RATES = ("generation_error_rate",)  # a share of questions, compared by Fisher's exact test (`rate_row`)
 FRESH_TIMING = "+cache.fresh=[retrieval,rerank,answers]"  # the stages whose milliseconds a latency gate retakes
-
-
-@dataclass(frozen=True)
-class MaxDrop:
-    """The largest drop of a metric's mean the gate allows: a share of the recorded value, or absolute."""
-
-    value: float
-    relative: bool
-
-    def allows(self, recorded: float, current: float, metric: registry.Metric) -> bool:
-        """Whether `current` is at most this much worse than `recorded`, in the metric's own direction."""
-        limit = self.value * abs(recorded) if self.relative else self.value
-        return -metric.improvement(recorded, current) <= limit + 1e-12
-
-    def __str__(self) -> str:
-        return f"{self.value * 100:g}%" if self.relative else f"{self.value:g}"
-
-
-def parse_max_drop(text: str) -> MaxDrop:
-    """`5%` (of the recorded value) or `0.02` (absolute, in the metric's units); ResultsError otherwise."""
-    percent = _PERCENT.match(text)
-    number = _finite(percent.group(1) if percent else text)
-    fix = "give a share of the recorded value like 5% or an absolute drop like 0.02"
-    if number is None:
-        raise ResultsError(f"--max-drop {text}: not a number; {fix}")
-    if number < 0:
-        raise ResultsError(f"--max-drop {text}: a drop limit cannot be negative; {fix}")
-    if percent and number > 100:
-        raise ResultsError(f"--max-drop {text}: a metric cannot drop by more than 100%; {fix}")
-    if not percent and number > 1:
-        raise ResultsError(f"--max-drop {text}: metrics lie in [0, 1], so this allows any drop; {fix}")
-    return MaxDrop(number / 100, True) if percent else MaxDrop(number, False)
-
-
-def parse_significance(text: str) -> float:
-    """The p-value below which a worse paired bootstrap fails the gate; strictly between 0 and 1."""
-    number = _finite(text)
-    if number is None or not 0 < number < 1:
-        raise ResultsError(f"--significance {text}: give a p-value threshold strictly between 0 and 1, e.g. 0.05")
-    return number
 
 
 def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
@@ -207,7 +163,7 @@ def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: 
     rows = []
     for metric in metrics:
         if metric in usable:
-            rows.append(_corrected_row(usable[metric], max_drop, significance))
+            rows.append(corrected_row(usable[metric], max_drop, significance))
             continue
         if metric in TIMED:
             timing, empty = metric.rsplit("_p", 1)[0], np.zeros(0)
@@ -223,10 +179,10 @@ def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: 
         test = (paired_bootstrap(np.array([baseline[q][metric] for q in paired]),
                                  np.array([now[q][metric] for q in paired]), samples)
                 if paired else {"difference": math.nan, "p_value": math.nan})
-        failures = (_failures(registry.metric(metric), before, after, test, max_drop, significance)
+        failures = (failure_reasons(registry.metric(metric), before, after, test, max_drop, significance)
                     if paired or math.isnan(after)
                     else [f"no question has {metric} in both runs"])
-        rows.append({**_row(metric, before, after, test["p_value"], failures, len(paired)),
+        rows.append({**gate_row(metric, before, after, test["p_value"], failures, len(paired)),
                      **({"labels": ""} if usable else {})})
     return pd.DataFrame(rows)
 
@@ -240,64 +196,6 @@ def latency_samples(tracker: MlflowTracker, run_id: str, what: str) -> dict[str,
     except ValueError as error:
         raise ResultsError(f"{what}: {error}; a latency gate needs the milliseconds behind the percentiles, which "
                            "runs keep since latency.json was added: run the configuration again") from None
-
-
-def latency_row(metric: str, baseline_ms: np.ndarray, current_ms: np.ndarray, max_drop: MaxDrop,
-                significance: float, samples: int = 10_000, seed: int = 0) -> dict:
-    """A gate row for a latency percentile (`latency_ms_p95`): each run's percentile of its samples, and the
-    share of `samples` bootstrap pairs (each run's samples resampled with replacement on their own) in which
-    the current percentile is no worse than the baseline's, as the p-value that it got worse. It fails when
-    it rose by more than `max_drop` and that p-value is below `significance`."""
-    percentile = float(metric.rsplit("_p", 1)[1])
-    if not len(baseline_ms) or not len(current_ms):
-        missing = "the baseline" if not len(baseline_ms) else "the current run"
-        return {"metric": metric, "recorded": math.nan, "current": math.nan, "change": math.nan, "change %": "",
-                "p-value": math.nan, "verdict": f"FAIL: {missing} timed no question for it", "ok": False, "paired": 0}
-    rng = np.random.default_rng(seed)
-    before, after = float(np.percentile(baseline_ms, percentile)), float(np.percentile(current_ms, percentile))
-    resampled = [np.percentile(rng.choice(values, size=(samples, len(values))), percentile, axis=1)
-                 for values in (baseline_ms, current_ms)]
-    test = {"difference": before - after, "p_value": float(np.mean(resampled[1] <= resampled[0]))}
-    failures = _failures(registry.metric(metric), before, after, test, max_drop, significance)
-    failures = failures if len(failures) == 2 else []  # timings vary between runs of the same code: both checks
-    return _row(metric, before, after, test["p_value"], failures, min(len(baseline_ms), len(current_ms)), digits=2)
-
-
-def rate_row(metric: str, before: tuple[float, int], after: tuple[float, int], max_drop: MaxDrop,
-             significance: float) -> dict:
-    """A gate row for an error rate given as (rate, questions) per run: fails on a rise beyond `max_drop` or one
-    Fisher's exact test (one-sided: the current run fails more often) finds at `significance`."""
-    (rate_before, n_before), (rate_after, n_after) = before, after
-    p_value = math.nan
-    if not math.isnan(rate_after):
-        failed = [round(rate * n) for rate, n in (before, after)]
-        table = [[failed[1], n_after - failed[1]], [failed[0], n_before - failed[0]]]
-        p_value = float(stats.fisher_exact(table, alternative="greater").pvalue)
-    test = {"difference": rate_before - rate_after, "p_value": p_value}
-    failures = _failures(registry.metric(metric), rate_before, rate_after, test, max_drop, significance)
-    return _row(metric, rate_before, rate_after, p_value, failures, min(n_before, n_after))
-
-
-def _row(metric: str, before: float, after: float, p_value: float, failures: list[str], paired: int,
-         digits: int = 4) -> dict:
-    """A gate row: recorded and current value, their change (absolute and relative), the p-value, the verdict."""
-    return {"metric": metric, "recorded": round(before, digits), "current": round(after, digits),
-            "change": round(after - before, digits), "change %": _percent(before, after),
-            "p-value": round(p_value, 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
-            "ok": not failures, "paired": paired}
-
-
-def _corrected_row(found: CorrectedDifference, max_drop: MaxDrop, significance: float) -> dict:
-    """A gate row from current − baseline corrected by people's labels: recorded and current are each run's
-    corrected estimate, the change is their paired corrected difference, the p-value that of its interval."""
-    difference, metric = found.difference, found.metric
-    after, before = found.estimates  # current − baseline
-    test = {"difference": -difference.value, "p_value": found.p_value}  # baseline − current, as the bootstrap's
-    failures = _failures(registry.metric(metric), before, before + difference.value, test, max_drop, significance)
-    return {"metric": metric, "recorded": round(before, 4), "current": round(after, 4),
-            "change": round(difference.value, 4), "change %": _percent(before, before + difference.value),
-            "p-value": round(found.p_value, 4), "verdict": f"FAIL: {', '.join(failures)}" if failures else "ok",
-            "ok": not failures, "paired": difference.n, "labels": difference.n_labelled}
 
 
 _RATES = {"generation_error_rate": "more questions failed to generate, and the answer metrics above leave them out",
@@ -321,27 +219,3 @@ def error_rate_note(recorded: dict[str, float], current: dict[str, float], guard
     return "\n".join(lines) or None
 
 
-def _failures(metric: registry.Metric, before: float, after: float, test: dict[str, float], max_drop: MaxDrop,
-              significance: float) -> list[str]:
-    """Why a metric fails the gate; empty when it passes."""
-    if math.isnan(after):
-        return ["the current run has no value"]
-    failures = []
-    if not max_drop.allows(before, after, metric):
-        failures.append(f"{'rose' if metric.direction == 'minimize' else 'dropped'} more than {max_drop}")
-    worse = test["difference"] < 0 if metric.direction == "minimize" else test["difference"] > 0  # baseline - current
-    if worse and test["p_value"] < significance:
-        failures.append(f"worse at p < {significance:g}")
-    return failures
-
-
-def _percent(before: float, after: float) -> str:
-    return f"{(after - before) / before * 100:+.1f}%" if before else ""
-
-
-def _finite(text: str) -> float | None:
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None

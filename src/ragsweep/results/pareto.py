@@ -18,7 +18,8 @@ import pandas as pd
 
 from ragsweep.metrics import registry
 from ragsweep.metrics.pareto import non_dominated
-from ragsweep.results.best import ResultsError, export, finished_on_dataset, needs
+from ragsweep.results.best import export, finished_on_dataset, needs
+from ragsweep.results.exported import ResultsError
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import datasets, labels
 

@@ -24,7 +24,8 @@ import pandas as pd
 from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_test
 from ragsweep.tracking import judges
-from ragsweep.results.best import candidates, read_per_query
+from ragsweep.results.best import candidates
+from ragsweep.results.exported import read_per_query
 from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedRun, difference_line, paired_corrected
 from ragsweep.results.effects import display_table, runs_effects
 from ragsweep.results.plots import MAX_BARS, bars, effects_chart, heatmap, img_or_note, img_tag, k_curves, pareto

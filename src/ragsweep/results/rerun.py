@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
-from ragsweep.results.best import ResultsError, read_per_query
+from ragsweep.results.exported import ResultsError, read_per_query
 from ragsweep.results.corrected import corrected_entries
 from ragsweep.runner.outputs import LATENCY_FILE, read_latency
 from ragsweep.tracking import judges

@@ -14,10 +14,9 @@ import pandas as pd
 from ragsweep import per_query
 from ragsweep.metrics import registry
 from ragsweep.metrics.pareto import non_dominated
-from ragsweep.tracking.tags import LABEL_TAG
+from ragsweep.tracking.tags import (FINGERPRINT_TAG, LABEL_TAG, PER_QUERY_TAG, RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG,
+                                    ROLE_TAG)
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.tags import FINGERPRINT_TAG, PER_QUERY_TAG, ROLE_TAG
-from ragsweep.tracking.tags import RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG
 
 CONFIG = "tags.mlflow.runName"
 LABEL = f"tags.{LABEL_TAG}"

@@ -13,8 +13,7 @@ import pandas as pd
 from ragsweep.metrics import registry
 from ragsweep.tracking.judges import judge_notes, summary_table
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.tags import RERUN_TAG, ROLE_TAG, run_tags
-from ragsweep.tracking.tags import RACE_METRIC_TAG
+from ragsweep.tracking.tags import RACE_METRIC_TAG, RERUN_TAG, ROLE_TAG, run_tags
 from ragsweep.tracking.processes import kill_orphans, kill_running_children
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.runs import (PARETO_TAG, default_ranking_metric, labels, markdown,
