@@ -22,7 +22,10 @@ the process's peak over all phases. V, a warm configuration's seconds over the l
 the machine's speed drifts, only roughly: the bound is torch's encode on both cores, a warm configuration Python
 on one.
 
-Usage: python benchmarks/grid.py [--data ../shared/data/chroma_general] [--workdir DIR]
+With `--log docs/benchmarks/grid_runs.csv` (and `--note "what else ran"`), the run's figures are appended to that
+run log, with the date and commit, which the grid benchmark page shows as its table.
+
+Usage: python benchmarks/grid.py [--data ../shared/data/chroma_general] [--workdir DIR] [--log CSV [--note TEXT]]
 """
 
 from __future__ import annotations
@@ -175,6 +178,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
     parser.add_argument("--workdir", type=Path, default=None, help="kept afterwards when given; a temp dir otherwise")
+    parser.add_argument("--log", type=Path, help="a run log (CSV) to append this run's figures to")
+    parser.add_argument("--note", default="", help="the run's conditions, for the run log (what else ran)")
     args = parser.parse_args()
     import logging
 
@@ -223,6 +228,30 @@ def main() -> None:
     print(f"cold_over_lower_bound={cold_total / bound.seconds:.3f} warm_over_cold={warm_total / cold_total:.3f} "
           f"warm_s_per_config={per_config:.3f} warm_config_over_bound={per_config / bound.seconds:.5f} "
           f"peak_rss_gb={max(peaks.values()):.2f}")
+    if args.log:
+        log_run(args.log, args.note, lower_bound_s=f"{bound.seconds:.1f}", cold_s=f"{cold_total:.1f}",
+                warm_s=f"{warm_total:.1f}", cold_over_lower_bound=f"{cold_total / bound.seconds:.3f}",
+                warm_over_cold=f"{warm_total / cold_total:.3f}", warm_s_per_config=f"{per_config:.3f}",
+                warm_config_over_bound_x1000=f"{per_config / bound.seconds * 1000:.2f}",
+                peak_rss_gb=f"{max(peaks.values()):.2f}")
+
+
+def log_run(path: Path, note: str, **figures: str) -> None:
+    """Append one run to the run log: its number (the last one's + 1), date, commit, figures and conditions."""
+    import csv
+    import datetime
+    import subprocess
+
+    with path.open(newline="", encoding="utf-8") as file:
+        reader = csv.DictReader(file)
+        fields, runs = reader.fieldnames, list(reader)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    run = {"run": str(int(runs[-1]["run"]) + 1 if runs else 1), "date": datetime.date.today().isoformat(),
+           "commit": commit, **figures, "conditions": note}
+    with path.open("a", newline="", encoding="utf-8") as file:
+        csv.DictWriter(file, fields, lineterminator="\n").writerow(run)
+    print(f"logged as run {run['run']} in {path}")
 
 
 if __name__ == "__main__":

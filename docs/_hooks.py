@@ -1,6 +1,6 @@
 """mkdocs hooks (mkdocs.yml `hooks:`): the pages that are generated from the code at build time.
 
-Four markers in a page's Markdown are replaced before it renders, so these parts can never go stale:
+Five markers in a page's Markdown are replaced before it renders, so these parts can never go stale:
 
 - `<!-- ragsweep:cli -->`: the command-line reference, walked from the argparse parser that
   `ragsweep.cli._parser()` builds (every subcommand, its usage and its arguments with their help).
@@ -8,6 +8,8 @@ Four markers in a page's Markdown are replaced before it renders, so these parts
   whole, comments included (the comments document the keys).
 - `<!-- ragsweep:bad-input -->`: the table of refused inputs, read from `tests/test_bad_input.py`'s `CASES`
   (each row there is a test: the command, and the start of the one line it must print).
+- `<!-- ragsweep:runs FILE -->`: a benchmark's run log, the CSV file (relative to docs/) its script appends a
+  row to with `--log`, as a table with one column per run and the ratios its targets are stated in.
 - `::: ragsweep.NAME` (a mkdocstrings block naming a public name of the package, such as
   `ragsweep.Evaluation`): rewritten to the module that defines it, read from `ragsweep._EXPORTS` (the
   package imports these lazily, so they cannot be found statically), so the API pages follow a class
@@ -26,6 +28,7 @@ CONF = ROOT / "conf"
 _CONF_MARKER = re.compile(r"^<!-- ragsweep:conf (?P<group>[\w]+) -->$", re.M)
 _CLI_MARKER = "<!-- ragsweep:cli -->"
 _BAD_INPUT_MARKER = "<!-- ragsweep:bad-input -->"
+_RUNS_MARKER = re.compile(r"^<!-- ragsweep:runs (?P<file>[\w./-]+) -->$", re.M)
 _EXPORT = re.compile(r"^::: ragsweep\.(?P<name>[A-Za-z_]+)[ \t]*$", re.M)
 
 
@@ -35,6 +38,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if _BAD_INPUT_MARKER in markdown:
         markdown = markdown.replace(_BAD_INPUT_MARKER, bad_input_table())
     markdown = _CONF_MARKER.sub(lambda match: conf_options(match["group"]), markdown)
+    markdown = _RUNS_MARKER.sub(lambda match: runs_table(ROOT / "docs" / match["file"]), markdown)
     return _EXPORT.sub(_public_name, markdown)
 
 
@@ -215,3 +219,23 @@ def _defaults() -> dict[str, str]:
     entries = yaml.safe_load((CONF / "ragsweep.yaml").read_text(encoding="utf-8")).get("defaults", [])
     return {group: str(option) for entry in entries if isinstance(entry, dict)
             for group, option in entry.items()}
+
+
+# ---- a benchmark's run log ----------------------------------------------------------------------------------
+
+def runs_table(path: Path) -> str:
+    """A benchmark's run log (a CSV file the script appends its figures to with `--log`) as a table with one column
+    per run; the targets in the row names."""
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as file:
+        runs = list(csv.DictReader(file))
+    rows = {"date": "date", "commit": "commit", "lower bound (s)": "lower_bound_s", "cold grid (s)": "cold_s",
+            "warm grid (s)": "warm_s", "**cold / lower bound** (≤ 1.15)": "cold_over_lower_bound",
+            "**warm / cold** (≤ 0.05)": "warm_over_cold", "warm grid a configuration (s) (≤ 0.1)": "warm_s_per_config",
+            "warm a configuration / lower bound (× 1,000)": "warm_config_over_bound_x1000",
+            "**peak RSS (GB)** (≤ 1.3)": "peak_rss_gb"}
+    lines = ["| | " + " | ".join(f"run {run['run']}" for run in runs) + " |", "|---|" + "---|" * len(runs)]
+    lines += [f"| {name} | " + " | ".join(run[key] for run in runs) + " |" for name, key in rows.items()]
+    notes = [f"run {run['run']}: {run['conditions']}" for run in runs if run["conditions"]]
+    return "\n".join(lines) + ("\n\n" + "; ".join(notes) + "." if notes else "") + "\n"

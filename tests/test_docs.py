@@ -7,6 +7,7 @@ the API reference, or a hook that can no longer read the argument parsers or a c
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import subprocess
@@ -85,6 +86,21 @@ def test_each_benchmark_table_names_its_command_machine_date_and_commit(page, he
     wanted = (("a date", DATE), ("a commit", COMMIT), ("a command", COMMAND), ("the machine", MACHINE))
     missing = [what for what, pattern in wanted if not pattern.search(body)]
     assert not missing, f"docs/benchmarks/{page}, section {heading!r}: its figures need {', '.join(missing)}"
+
+
+RUN_LOG = re.compile(r"^<!-- ragsweep:runs (?P<file>[\w./-]+) -->$", re.M)
+
+
+def test_each_run_log_names_each_runs_date_and_commit_and_its_section_the_command_and_machine():
+    logs = [(page.name, heading, body, match["file"]) for page in sorted((DOCS / "benchmarks").glob("*.md"))
+            for heading, body in _sections(page.read_text(encoding="utf-8")) for match in RUN_LOG.finditer(body)]
+    assert logs, "the grid benchmark's runs are a run log (docs/benchmarks/grid_runs.csv)"
+    for page, heading, body, name in logs:
+        assert COMMAND.search(body) and MACHINE.search(body), f"docs/benchmarks/{page}, {heading!r}: name them"
+        with (DOCS / name).open(newline="", encoding="utf-8") as file:
+            runs = list(csv.DictReader(file))
+        assert runs and all(DATE.fullmatch(run["date"]) and re.fullmatch(r"[0-9a-f]{7,40}", run["commit"])
+                            for run in runs), f"docs/{name}: every run needs its date and commit"
 
 
 def test_the_provenance_check_catches_a_table_without_it():
