@@ -107,3 +107,10 @@ def test_the_provenance_check_catches_a_table_without_it():
     bare = "# Speed\n\n| grid | s |\n|---|---|\n| quick | 12.5 |\n"
     [(_, body)] = [section for section in _sections(bare) if TABLE_ROW.search(section[1])]
     assert not DATE.search(body) and not COMMIT.search(body) and not COMMAND.search(body)
+
+
+def test_architecture_names_every_benchmark_script():
+    architecture = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    listed = architecture[architecture.index("\nbenchmarks/ "):architecture.index("\ndocs/ ")]
+    missing = [path.stem for path in sorted((ROOT / "benchmarks").glob("*.py")) if path.stem not in listed]
+    assert not missing, f"ARCHITECTURE.md's `benchmarks/` entry (Where things are) does not name {missing}"
