@@ -1,0 +1,142 @@
+"""Every option's numbers on a small dataset, pinned (tests/option_numbers.json).
+
+A change in what an option computes fails here unless it comes with a new `version` on its class
+(`ragsweep.contract.VERSION`), which enters the configuration's fingerprint, so a sweep meeting a FINISHED run of
+the older code says so and runs it again (tests/test_loop.py). Each option runs once from the defaults, on two
+State of the Union addresses cut to 13,000 characters and their 17 questions, on a cache that starts empty, so no
+number is served from work an older version did. `RAGSWEEP_PIN_NUMBERS=write` rewrites the file; the diff shows
+what moved. An option runs here unless `UNPINNED` says why it cannot.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from ragsweep.identity import versions_text
+from ragsweep.metrics import registry
+
+ROOT = Path(__file__).resolve().parents[1]
+CONF = ROOT / "conf"
+PINS = ROOT / "tests" / "option_numbers.json"
+TOLERANCE = 1e-6  # the same code on this machine repeats to the last digit; a code change moved token_iou by 3e-5
+DOCUMENTS = {"1790-Washington-1": 6704, "1941-Roosevelt-1": 6300}  # document -> characters kept
+NOT_OPTIONS = ("paths", "sweep", "best")  # where files go, grids of options, a user's exports
+UNPINNED = {  # option -> why it is not run here
+    "dataset=beir": "a loader: its numbers are its data's (tests/data/test_loaders.py reads each format)",
+    "dataset=chroma_general": "a loader of data outside the repository (tests/data/test_loaders.py)",
+    "dataset=squad": "a loader: its numbers are its data's (tests/data/test_squad.py)",
+    "dataset=sotu_qa": "the dataset this test cuts its small one from (tests/runner/test_plan.py pins its fingerprint)",
+    "dataset=native": "the loader this test's dataset goes through: every row below runs it",
+    "generator=llama_cpp": "a llama.cpp server (tests/generation/test_generation_sweep.py checks its answers)",
+    "generator=openai": "an endpoint (tests/generation/test_openai.py runs it against a real server)",
+    "judge=llm": "an LLM behind a server (tests/generation/test_llm_judge_server.py)",
+    "relevance_judge=llm": "an LLM behind a server (tests/generation/test_llm_judge_server.py)",
+    "judge=nli": "no NLI model can be installed here; MiniLM's untrained head gives random numbers",
+    "judge=trained_mpnet": "judge=trained with all-mpnet-base-v2, whose load alone takes a minute; judge=trained runs",
+}
+SETTINGS = {  # option -> the settings it needs, or that keep it to a few seconds (a model's work on few questions)
+    "judge=trained": ["judge.examples=4", "judge.progress=false", "dataset.limit=5"],
+    "judge=ensemble": ["judge.members.trained.examples=4", "judge.members.trained.progress=false", "dataset.limit=5"],
+    "relevance_judge=span_trained": ["relevance_judge.examples=4", "relevance_judge.progress=false",
+                                     "dataset.limit=8"],
+    "generator=transformers": ["dataset.limit=2", "generator.max_tokens=24"],
+    "judge=likelihood": ["dataset.limit=2"],
+    "reranker=cross_encoder": ["reranker.candidates=6"],
+}
+
+
+def _options() -> list[str]:
+    return sorted(f"{group.name}={option.stem}" for group in CONF.iterdir()
+                  if group.is_dir() and group.name not in NOT_OPTIONS for option in group.glob("*.yaml"))
+
+
+def _overrides(option: str) -> list[str]:
+    from ragsweep.embedding.minilm import minilm_path
+
+    group = option.split("=")[0]
+    required = {"embedder=sentence_transformers": [f"embedder.model={minilm_path()}"],
+                "reranker=cross_encoder": [f"reranker.model={minilm_path()}"]}.get(option, [])
+    answers = ["generator=extractive"] if group in ("judge", "relevance_judge") else []  # judged: answers first
+    judged = ["judge=lexical"] if group == "generator" and option != "generator=none" else []
+    return [option, *answers, *judged, *required, *SETTINGS.get(option, [])]
+
+
+@pytest.fixture(scope="module")
+def small_dataset(tmp_path_factory) -> Path:
+    """The first 17 questions' documents of sotu_qa, each cut to where its questions end, as a native dataset."""
+    from hydra import compose, initialize_config_dir
+    from hydra.utils import instantiate
+
+    from ragsweep.data.base import load_once
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        sotu = load_once(instantiate(compose("config").dataset))
+    folder = tmp_path_factory.mktemp("small")
+    (folder / "documents").mkdir()
+    for doc_id, length in DOCUMENTS.items():
+        (folder / "documents" / f"{doc_id}.txt").write_text(sotu.documents[doc_id].text[:length], encoding="utf-8")
+    with (folder / "queries.jsonl").open("w", encoding="utf-8") as out:
+        for query in sotu.queries:
+            if all(ref.doc_id in DOCUMENTS and ref.end <= DOCUMENTS[ref.doc_id] for ref in query.references):
+                out.write(json.dumps({"id": query.id, "question": query.text, "answers": list(query.answers),
+                                      "references": [{"doc_id": ref.doc_id, "start": ref.start, "end": ref.end}
+                                                     for ref in query.references]}) + "\n")
+    return folder
+
+
+def _numbers(evaluation, option: str) -> dict:
+    """The option's run: its code's versions and every deterministic metric it logged."""
+    from ragsweep.api.evaluation import _plan
+
+    cfg, _ = evaluation._compose({}, _overrides(option))
+    result = evaluation.run(_overrides(option))
+    metrics = {name: round(value.mean, 9) for name, value in sorted(result.metrics.items())
+               if name in registry.METRICS and registry.METRICS[name].deterministic and not math.isnan(value.mean)}
+    return {"versions": versions_text(_plan(cfg).versions), "metrics": metrics}
+
+
+def _changes(option: str, pinned: dict | None, now: dict) -> list[str]:
+    if pinned is None:
+        return [f"{option}: not pinned"]
+    if pinned["versions"] != now["versions"]:
+        return [f"{option}: its versions are now '{now['versions']}' (pinned '{pinned['versions']}'): pin its numbers"]
+    moved = [f"{name} {pinned['metrics'].get(name)} -> {now['metrics'].get(name)}"
+             for name in sorted({*pinned["metrics"], *now["metrics"]})
+             if name not in pinned["metrics"] or name not in now["metrics"]
+             or abs(pinned["metrics"][name] - now["metrics"][name]) > TOLERANCE]
+    return [f"{option}: {', '.join(moved)}"] if moved else []
+
+
+@pytest.mark.slow
+def test_every_options_numbers_are_pinned_and_change_only_with_a_new_version(small_dataset, tmp_path):
+    from ragsweep import Evaluation
+
+    evaluation = Evaluation(project=tmp_path, overrides=["dataset=native", f"dataset.path={small_dataset}",
+                                                         "tracking.trace_queries=0"])  # traces show answers: not numbers
+    options = [option for option in _options() if option not in UNPINNED]
+    numbers = {option: _numbers(evaluation, option) for option in options}
+    if os.environ.get("RAGSWEEP_PIN_NUMBERS") == "write":
+        PINS.write_text(json.dumps(numbers, indent=1, sort_keys=True) + "\n")
+    pinned = json.loads(PINS.read_text())
+    changes = [line for option in options for line in _changes(option, pinned.get(option), numbers[option])]
+    assert not changes, ("numbers changed without a new version: declare `version` on the class (ragsweep.contract."
+                         "VERSION), then RAGSWEEP_PIN_NUMBERS=write pytest tests/test_option_numbers.py:\n"
+                         + "\n".join(changes))
+    assert sorted(pinned) == options, "tests/option_numbers.json pins options that no longer exist or are unpinned"
+
+
+def test_every_option_is_pinned_or_says_why_not():
+    assert set(UNPINNED) <= set(_options()), f"UNPINNED names options conf/ lacks: {set(UNPINNED) - set(_options())}"
+    assert len(_options()) - len(UNPINNED) >= 25
+
+
+def test_a_moved_number_and_a_new_version_are_each_caught():
+    pinned = {"versions": "", "metrics": {"recall": 0.5, "token_iou": 0.023188}}
+    assert _changes("reranker=embedding", pinned, {"versions": "", "metrics": {"recall": 0.5, "token_iou": 0.023157}})
+    assert _changes("reranker=embedding", pinned, {"versions": "reranker=2", "metrics": pinned["metrics"]})
+    assert not _changes("reranker=embedding", pinned, {"versions": "", "metrics": dict(pinned["metrics"])})
