@@ -37,7 +37,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from ragsweep.judging.calibration.calibrate import cross_corpus
-    from ragsweep.judging.calibration.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
+    from ragsweep.judging.calibration.labelled_claims import (HELDOUT_DOCUMENTS, default_claims, heldout_claims,
+                                                              load_claims)
     from ragsweep.runner.standalone_judges import build_judge
 
     sets = [("sotu", load_claims(default_claims())),

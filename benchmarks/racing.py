@@ -5,7 +5,8 @@
    the given stage cache, into a throwaway MLflow store; each job's per-question token_iou, ndcg and recall read
    from its per_query.jsonl and kept in --scores, so the replay reruns without the grid while that file exists.
 2. Replay: for each of --orders seeded question orders (numpy.random.default_rng(seed).permutation(N), seeds
-   0, 1, ...), `runner.racing.schedule.Race` with the racing sweeper's settings (schedule 10/25/50/100%, min_questions 10,
+   0, 1, ...), `runner.racing.schedule.Race` with the racing sweeper's settings (schedule 10/25/50/100%,
+   min_questions 10,
    delta 0.05, the metric's registered bounds) is fed each round's survivors' values as `runner.racing.sweep.run_race`
    feeds it: a configuration stopped after a round ran that round's questions, one that survives (or is left
    alone, and goes straight to the last round) ran all N. Per order it records the race's winner (the leader

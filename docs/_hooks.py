@@ -232,7 +232,8 @@ def runs_table(path: Path) -> str:
         runs = list(csv.DictReader(file))
     rows = {"date": "date", "commit": "commit", "lower bound (s)": "lower_bound_s", "cold grid (s)": "cold_s",
             "warm grid (s)": "warm_s", "**cold / lower bound** (≤ 1.15)": "cold_over_lower_bound",
-            "**warm / cold** (≤ 0.05)": "warm_over_cold", "warm grid a configuration (s) (≤ 0.1)": "warm_s_per_config",
+            "**warm / cold** (≤ 0.05)": "warm_over_cold",
+            "warm grid a configuration (s) (≤ 0.1)": "warm_s_per_config",
             "warm a configuration / lower bound (× 1,000)": "warm_config_over_bound_x1000",
             "**peak RSS (GB)** (≤ 1.3)": "peak_rss_gb"}
     lines = ["| | " + " | ".join(f"run {run['run']}" for run in runs) + " |", "|---|" + "---|" * len(runs)]

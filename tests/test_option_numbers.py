@@ -116,8 +116,8 @@ def _changes(option: str, pinned: dict | None, now: dict) -> list[str]:
 def test_every_options_numbers_are_pinned_and_change_only_with_a_new_version(small_dataset, tmp_path):
     from ragsweep import Evaluation
 
-    evaluation = Evaluation(project=tmp_path, overrides=["dataset=native", f"dataset.path={small_dataset}",
-                                                         "tracking.trace_queries=0"])  # traces show answers: not numbers
+    traces = "tracking.trace_queries=0"  # traces show answers, not numbers
+    evaluation = Evaluation(project=tmp_path, overrides=["dataset=native", f"dataset.path={small_dataset}", traces])
     options = [option for option in _options() if option not in UNPINNED]
     numbers = {option: _numbers(evaluation, option) for option in options}
     if os.environ.get("RAGSWEEP_PIN_NUMBERS") == "write":

@@ -134,7 +134,8 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
     (): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("cache=default",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("cache=off",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
-    ("tracking=mlflow",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",  # where runs go: not identity
+    # where runs go: not the identity
+    ("tracking=mlflow",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("chunker=fixed",): "dc83611352b3e2cf7b6fad0c119d567edc94fc5b8cdc7528b5cac2fd1d09837d",
     ("chunker=recursive",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("chunker=semantic",): "5e4bf9651ba97a3674a35a28b110f591ec73d41e4ebcf407ffaaa700f9abe8f2",

@@ -16,7 +16,8 @@ def gate_command(args: argparse.Namespace) -> int:
     from ragsweep.results.exported import read_manifest
     from ragsweep.results.rerun import rerun
     from ragsweep.results.corrected import difference_line
-    from ragsweep.results.gate import FRESH_TIMING, TIMED, corrections, error_rate_note, gate_table, guarded_metrics, job_result, judge_line, latency_samples, other_config
+    from ragsweep.results.gate import (FRESH_TIMING, TIMED, corrections, error_rate_note, gate_table, guarded_metrics,
+                                       job_result, judge_line, latency_samples, other_config)
     from ragsweep.results.gate_rows import parse_max_drop, parse_significance
     from ragsweep.tracking.runs import markdown
 

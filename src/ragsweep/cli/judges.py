@@ -63,7 +63,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
 def _claims_sets(args: argparse.Namespace) -> list[tuple[str, list]]:
     """The claims to fit on (--claims, default the shipped sotu set) and, unless `--heldout none`, the set to
     measure on (--heldout, default the shipped chroma_general set, its corpora under paths.data)."""
-    from ragsweep.judging.calibration.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
+    from ragsweep.judging.calibration.labelled_claims import (HELDOUT_DOCUMENTS, default_claims, heldout_claims,
+                                                              load_claims)
 
     fit = args.claims or default_claims()
     sets = [(str(fit), load_claims(fit, args.documents))]
@@ -129,8 +130,10 @@ def align_judge_command(args: argparse.Namespace) -> int:
     import yaml
     from omegaconf import OmegaConf
 
-    from ragsweep.judging.training.alignment import aligned_claims, load_alignment_claims, measure_alignment, write_claims
-    from ragsweep.judging.calibration.labelled_claims import HELDOUT_DOCUMENTS, default_claims, heldout_claims, load_claims
+    from ragsweep.judging.training.alignment import (aligned_claims, load_alignment_claims, measure_alignment,
+                                                     write_claims)
+    from ragsweep.judging.calibration.labelled_claims import (HELDOUT_DOCUMENTS, default_claims, heldout_claims,
+                                                              load_claims)
     from ragsweep.runner.standalone_judges import build_judge, compose_with_judge
 
     shipped = {default_claims().resolve(): (heldout_claims(), True), heldout_claims().resolve(): (default_claims(), False)}

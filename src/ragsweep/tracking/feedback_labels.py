@@ -2,10 +2,11 @@
 
 A judged run logs each traced claim's verdict as the feedback `support/<i>` (source LLM_JUDGE, the claim in
 its metadata). A person who overrides it in MLflow's UI (or through its API) adds a feedback of source HUMAN;
-those become the `{"id", "claim", "label"}` lines `judge.labels` reads (`ragsweep.judging.calibration.claim_labels`), with the
-judge and its score, the probability `ragsweep labels sample` drew the claim with (its trace's tag
-`ragsweep.inclusion.support/<i>`; 1.0 for a claim people labelled that the current draw did not pick, which
-then counts as a label of its own stratum) and the run's generator option.
+those become the `{"id", "claim", "label"}` lines `judge.labels` reads
+(`ragsweep.judging.calibration.claim_labels`), with the judge and its score, the probability `ragsweep labels
+sample` drew the claim with (its trace's tag `ragsweep.inclusion.support/<i>`; 1.0 for a claim people labelled
+that the current draw did not pick, which then counts as a label of its own stratum) and the run's generator
+option.
 """
 
 from __future__ import annotations

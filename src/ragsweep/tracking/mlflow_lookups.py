@@ -1,11 +1,17 @@
 """The runs the MLflow tracker finds again: a configuration's FINISHED run, one made by older code, a race's
-earlier rounds, and a sweep's attempts whose process died."""
+earlier rounds, and the RUNNING runs whose process or node is gone, which it closes as KILLED."""
 
 from __future__ import annotations
 
+import logging
+import os
+import time
+
 from ragsweep.tracking.base import TrackedRun
-from ragsweep.tracking.processes import alive, mark_lost
-from ragsweep.tracking.tags import FINGERPRINT_TAG, RACE_FINGERPRINT_TAG, RACE_SEED_TAG, UNVERSIONED_TAG
+from ragsweep.tracking.processes import alive
+from ragsweep.tracking.tags import FINGERPRINT_TAG, LOST_TAG, RACE_FINGERPRINT_TAG, RACE_SEED_TAG, UNVERSIONED_TAG
+
+log = logging.getLogger(__name__)
 
 
 def tracked(run) -> TrackedRun:
@@ -61,4 +67,50 @@ class RunLookups:
                 f"tags.mlflow.parentRunId = '{parent_run_id}' and tags.`{FINGERPRINT_TAG}` = '{config_fingerprint}' "
                 "and attributes.status = 'RUNNING'"):
             if alive(run.data.tags) is False:
-                mark_lost(self, run.info.run_id, "its job started again after its process or node was lost")
+                self.mark_lost(run.info.run_id, "its job started again after its process or node was lost")
+
+    def mark_lost(self, run_id: str, why: str) -> None:
+        """Close a run as KILLED, saying why in its LOST_TAG."""
+        client = self.client()
+        client.set_tag(run_id, LOST_TAG, why)
+        client.set_terminated(run_id, "KILLED")
+
+    def kill_running_children(self, parent_run_id: str, wait_s: float = 10.0) -> list[str]:
+        """Mark KILLED the parent's RUNNING child runs once their processes have exited (at most `wait_s`).
+
+        For a sweep that ended or stopped: every job has returned, or was stopped, so a run still
+        RUNNING lost its process (Ctrl-C stopped a parallel worker before it closed its run) or its
+        node. Waiting first keeps a job that is still closing its run from overwriting the status.
+        """
+        client = self.client()
+        running = client.search_runs(
+            [self.experiment_id()],
+            f"tags.mlflow.parentRunId = '{parent_run_id}' and attributes.status = 'RUNNING'", max_results=10_000)
+        deadline = time.monotonic() + wait_s
+        killed = []
+        for run in running:
+            tags = run.data.tags
+            while tags.get("ragsweep.pid") != str(os.getpid()) and time.monotonic() < deadline \
+                    and alive(tags) is not False:
+                time.sleep(0.1)
+            if client.get_run(run.info.run_id).info.status == "RUNNING":
+                self.mark_lost(run.info.run_id, "still RUNNING when its sweep ended: its process or node was lost")
+                killed.append(run.info.run_id)
+        return killed
+
+    def kill_orphans(self) -> list[str]:
+        """Mark KILLED the RUNNING runs that nothing will close: those whose process is known to be gone
+        (this host's pids, a dead Ray node), and the jobs of sweeps that have ended."""
+        running = self.client().search_runs([self.experiment_id()], "attributes.status = 'RUNNING'",
+                                            max_results=10_000)
+        orphans = [run.info.run_id for run in running if alive(run.data.tags) is False]
+        open_parents = {run.info.run_id for run in running if run.info.run_id not in orphans}
+        for run in running:
+            parent = run.data.tags.get("mlflow.parentRunId")
+            if run.info.run_id not in orphans and parent and parent not in open_parents:
+                orphans.append(run.info.run_id)
+        for run_id in orphans:
+            self.mark_lost(run_id, "RUNNING when a later sweep started, with its process, node or sweep gone")
+        if orphans:
+            log.warning("marked %d run(s) KILLED: their processes are gone (%s)", len(orphans), ", ".join(orphans))
+        return orphans

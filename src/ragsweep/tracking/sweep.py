@@ -14,7 +14,6 @@ from ragsweep.metrics import registry
 from ragsweep.tracking.judges import judge_notes, summary_table
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.tags import RACE_METRIC_TAG, RERUN_TAG, ROLE_TAG, run_tags
-from ragsweep.tracking.processes import kill_orphans, kill_running_children
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.runs import (PARETO_TAG, default_ranking_metric, labels, markdown,
                                     pareto_split, sweep_jobs, tie_note)
@@ -43,7 +42,7 @@ class Sweep:
 
     def open(self) -> str:
         """Mark runs orphaned by earlier sweeps KILLED, then start the parent run; return its id."""
-        kill_orphans(self.tracker)
+        self.tracker.kill_orphans()
         tags = {"ragsweep.sweep": self.name, "ragsweep.git_sha": git_sha(), "ragsweep.overrides": self.overrides,
                 **{f"version.{package}": version for package, version in package_versions().items()}}
         title = f"sweep {self.overrides}"[:200] if self.name == "adhoc" else f"sweep:{self.name}"
@@ -55,7 +54,7 @@ class Sweep:
         """Every job has returned: close any still RUNNING as lost, write the summary, end the parent
         (FAILED when a job failed or was lost). Returns the jobs, their count by status, the summary files
         and the ranked table (None when no job has the metric)."""
-        kill_running_children(self.tracker, self.parent_run_id, wait_s=0)
+        self.tracker.kill_running_children(self.parent_run_id, wait_s=0)
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
         count = _count_by_status(jobs)
         front = self._tag_front(jobs) if len(self.objectives) > 1 else {}
@@ -83,7 +82,7 @@ class Sweep:
     def stop(self, status: str) -> str:
         """Close the runs a stop left RUNNING as KILLED, and the parent as `status` (KILLED after Ctrl-C, FAILED
         after fail_fast or an error) with a summary of what finished; return a line that says so."""
-        kill_running_children(self.tracker, self.parent_run_id)
+        self.tracker.kill_running_children(self.parent_run_id)
         jobs = sweep_jobs(self.tracker, self.parent_run_id)
         count = _count_by_status(jobs)
         files, _ = self._write_summary(jobs[jobs["status"] == "FINISHED"] if not jobs.empty else jobs)

@@ -19,6 +19,7 @@ PARENT_RUN_ENV = "RAGSWEEP_PARENT_RUN_ID"  # set in each job's process through t
 RERUN_ENV = "RAGSWEEP_RERUN"  # why this process reruns an export (verify, gate), tagged as RERUN_TAG
 RERUN_TAG = "ragsweep.rerun"
 PER_QUERY_TAG = "ragsweep.per_query"  # "dropped": the sweep kept per_query.jsonl for its best runs only
+LOST_TAG = "ragsweep.lost"  # on a run marked KILLED because its process or node is gone
 
 # A configuration's run in a race (hydra/sweeper=racing): found again by these each round and after a restart.
 RACE_FINGERPRINT_TAG = "ragsweep.race.fingerprint"  # the config fingerprint, before it has run every question
