@@ -17,7 +17,7 @@ from ragsweep.hydra_internals import locate
 from ragsweep.judging import base as judging
 from ragsweep.rerank import base as rerank
 from ragsweep.retrieval import base as retrieval
-from ragsweep.tracking.base import Tracker
+from ragsweep.tracking.base import RunStore, Tracker
 from tests.conf_options import compose_option, options
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ragsweep"
@@ -43,7 +43,10 @@ READ = re.compile(r"\b(?:getattr|hasattr)\(\s*[\w.]+\s*,\s*\"(\w+)\"")
 
 
 def _members(protocol: type) -> set[str]:
-    return {name for name in {*vars(protocol), *getattr(protocol, "__annotations__", {})} if not name.startswith("_")}
+    """The names a protocol declares, its base protocols' included."""
+    layers = [cls for cls in protocol.__mro__ if cls.__module__.startswith("ragsweep")]
+    return {name for cls in layers for name in {*vars(cls), *getattr(cls, "__annotations__", {})}
+            if not name.startswith("_")}
 
 
 def test_every_attribute_the_engine_reads_on_a_component_is_declared_by_a_stage():
@@ -70,9 +73,11 @@ def test_each_options_class_gives_the_optional_attributes_it_has_their_declared_
 
 
 @pytest.mark.parametrize("option", options("tracking"))
-def test_each_tracking_option_is_a_tracker(option, tmp_path):
+def test_each_tracking_option_is_a_tracker_and_a_run_store(option, tmp_path):
     config = compose_option("tracking", option, f"paths.root={tmp_path}")
-    assert isinstance(instantiate(config.tracking), Tracker), f"conf/tracking/{option}.yaml must build a Tracker"
+    tracker = instantiate(config.tracking)
+    assert isinstance(tracker, Tracker), f"conf/tracking/{option}.yaml must build a Tracker"
+    assert isinstance(tracker, RunStore), f"conf/tracking/{option}.yaml must build a RunStore (for the commands)"
 
 
 def test_the_engine_reads_only_what_the_tracker_protocol_names():
@@ -81,3 +86,17 @@ def test_the_engine_reads_only_what_the_tracker_protocol_names():
     assert {name for _, name in read} >= {"start_run", "finished_run", "race_run"}  # the scan sees them
     undeclared = sorted((file, name) for file, name in read if name not in _members(Tracker))
     assert not undeclared, f"name these in ragsweep.tracking.base.Tracker: {undeclared}"
+
+
+# What reads runs back or annotates them (a sweep's parent run, races, the commands, the Python API), apart from
+# labels drawn onto MLflow's traces (tracking/label_draws.py, tracking/feedback_labels.py: MLflow's own features).
+RUN_READERS = [*(SRC / "results").rglob("*.py"), *(SRC / "cli").rglob("*.py"), *(SRC / "api").rglob("*.py"),
+               *(SRC / "tracking" / name for name in ("runs.py", "sweep.py", "racing.py", "callbacks.py",
+                                                       "calibration.py", "judges.py", "options.py"))]
+
+
+def test_what_reads_runs_back_reads_only_what_the_run_store_protocol_names():
+    read = {(path.name, name) for path in sorted(RUN_READERS) for name in TRACKER_READ.findall(path.read_text())}
+    assert {name for _, name in read} >= {"runs", "run", "download", "set_tags", "attach"}  # the scan sees them
+    undeclared = sorted((file, name) for file, name in read if name not in _members(RunStore))
+    assert not undeclared, f"name these in ragsweep.tracking.base.RunStore: {undeclared}"

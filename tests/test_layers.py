@@ -52,5 +52,19 @@ def test_only_tracking_holds_an_mlflow_client_so_results_cli_and_api_read_runs_t
     package = ROOT / "src" / "ragsweep"
     assert _client_users(package) == [], "read runs through ragsweep.tracking's functions (tracking/runs.py)"
     planted = package / "results" / "best.py"
-    assert CLIENT_USE.search(planted.read_text(encoding="utf-8").replace("download(tracker,", "tracker.client().x(")), \
+    assert CLIENT_USE.search(planted.read_text(encoding="utf-8").replace("tracker.download(", "tracker.client().x(")), \
         "the check would see a client call in results/"
+
+
+# The MLflow tracker and the features only MLflow has (traces, the labels people give on them in its UI); the rest
+# of tracking/ (a sweep's parent run, races, tables of runs, the commands' store) goes through the protocols of
+# tracking/base.py, so a tracking backend is its class and its YAML.
+MLFLOW_BACKEND = ["feedback_labels.py", "label_draws.py", "mlflow_lookups.py", "mlflow_store.py", "mlflow_tracker.py",
+                  "store.py", "traces.py"]
+MLFLOW_USE = re.compile(r"\bimport mlflow\b|\bfrom mlflow\b|\.client\(\)|\bopen_client\b")
+
+
+def test_within_tracking_only_the_mlflow_backend_and_mlflows_own_features_reach_mlflow():
+    tracking = ROOT / "src" / "ragsweep" / "tracking"
+    users = sorted(path.name for path in tracking.glob("*.py") if MLFLOW_USE.search(path.read_text(encoding="utf-8")))
+    assert users == MLFLOW_BACKEND, "read and annotate runs through tracking.base.RunStore, not MLflow's client"

@@ -38,7 +38,7 @@ from ragsweep.runner.preflight import check_config, writable
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.run import RunContext, run as run_job
 from ragsweep.tracking.sweep import Sweep
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.tags import FINGERPRINT_TAG
 from ragsweep.tracking.record import RECORD_FILE, RunRecord
 from ragsweep.tracking.runs import download_per_query
@@ -190,7 +190,7 @@ class Evaluation:
         loader = instantiate_stage(_task(cfg), "dataset", {}, StageCache("", enabled=False))
         return load_once(loader.component)
 
-    def _tracker(self) -> MlflowTracker:
+    def _tracker(self) -> RunStore:
         cfg, _ = self._compose({}, [])
         return instantiate(cfg.tracking)
 

@@ -65,8 +65,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_store_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
-    """--project and --tracking-uri; after a command they default to nothing, so one given before it stands."""
+    """--project, --tracking-uri and --tracking; after a command they default to nothing, so one given before it
+    stands."""
     parser.add_argument("--project", type=Path, default=Path(".") if defaults else argparse.SUPPRESS,
                         help="folder with sweep.py and conf/ (default: .)")
     parser.add_argument("--tracking-uri", default=None if defaults else argparse.SUPPRESS,
                         help="MLflow store (default: sqlite:///<project>/mlruns/mlflow.db)")
+    parser.add_argument("--tracking", default="mlflow" if defaults else argparse.SUPPRESS,
+                        help="the conf/tracking option that reads the store (default: mlflow)")

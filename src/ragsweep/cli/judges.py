@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragsweep.cli.store import store_uri
+from ragsweep.cli.store import project_tracker
 from ragsweep.runner.entry import conf_dir, conf_dirs, ensure_project_config
 
 
@@ -33,7 +33,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
         print(f"ragsweep: error: {error}", file=sys.stderr)
         return 2
     path = write_calibration(result, args.out, cross)
-    run_id = log_calibration(store_uri(args), str(args.project / "mlruns" / "artifacts"), result, path, cross)
+    run_id = log_calibration(project_tracker(args, EXPERIMENT), result, path, cross)
     use = None
     if callable(getattr(judge, "fit", None)):  # the ensemble: its fitted weights become a judge option
         from omegaconf import OmegaConf

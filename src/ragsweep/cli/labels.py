@@ -35,7 +35,10 @@ def sample_command(args: argparse.Namespace) -> int:
         raise ResultsError(f"experiment {args.experiment!r} has no judged claim to draw: run a sweep with a generator "
                            "and a judge first (python sweep.py -m generator=extractive judge=lexical)")
     drawn = draw(population, args.n, args.seed)
-    placed = place_draw(tracker, runs, drawn)
+    try:
+        placed = place_draw(tracker, runs, drawn)
+    except ValueError as error:
+        raise ResultsError(str(error)) from None
     names = _short_names({run.run_id: run.label for run in runs})
     print(f"Drew {len(drawn.claims)} of {len(population)} judged claims of {len(runs)} configurations (seed "
           f"{args.seed}); a claim's inclusion probability is drawn / claims of its stratum:")

@@ -135,7 +135,6 @@ def diff_command(args: argparse.Namespace) -> int:
 def effects_command(args: argparse.Namespace) -> int:
     from ragsweep.results.effects import display_table, sweep_effects, to_json
     from ragsweep.tracking.runs import markdown
-    from ragsweep.tracking.sweep import attach
 
     tracker = experiment_tracker(args)
     found = sweep_effects(tracker, args.sweep, args.metric, args.dataset)
@@ -150,7 +149,7 @@ def effects_command(args: argparse.Namespace) -> int:
         files = [Path(folder) / "effects.json", Path(folder) / "effects.md"]
         files[0].write_text(to_json(found))
         files[1].write_text(f"# Effects on {found.metric}, dataset {found.dataset}\n\n{text}")
-        attach(tracker, found.sweep, files)
+        tracker.attach(found.sweep, *files)
     print(f"logged effects.json and effects.md to sweep run {found.sweep}")
     return 0
 

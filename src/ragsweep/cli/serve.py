@@ -21,7 +21,7 @@ def ui_command(args: argparse.Namespace) -> int:
     session, a terminal's Ctrl-C reaches only this process, not each of them (each printed a
     traceback, and the job runner restarted its consumers); this process then stops the whole group.
     """
-    from ragsweep.tracking.sweep import VIEW_KEY
+    from ragsweep.tracking.mlflow_store import VIEW_KEY, ui_experiments
 
     uri = existing_store_uri(args)
     if not _port_free(args.port):
@@ -29,7 +29,7 @@ def ui_command(args: argparse.Namespace) -> int:
         return 2
     base = f"http://127.0.0.1:{args.port}"
     print(f"MLflow UI for {uri}: {base}  (Ctrl-C stops it)", flush=True)
-    for name, experiment_id, shared in _experiments(uri):
+    for name, experiment_id, shared in ui_experiments(uri):
         view = f"viewStateShareKey={VIEW_KEY}&{RUNS_VIEW}" if shared else RUNS_VIEW
         print(f"  runs of {name}: {base}/#/experiments/{experiment_id}/runs?{view}", flush=True)
     return _serve([sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri,
@@ -37,16 +37,6 @@ def ui_command(args: argparse.Namespace) -> int:
 
 
 RUNS_VIEW = "workflowType=machine_learning"  # MLflow 3 opens an experiment on its GenAI overview without it
-
-
-def _experiments(uri: str, most: int = 5) -> list[tuple[str, str, bool]]:
-    """The store's experiments but MLflow's empty Default, most recently changed first: (name, id, whether a
-    sweep saved its view of the runs)."""
-    from ragsweep.tracking.store import open_client
-    from ragsweep.tracking.sweep import VIEW_TAG
-
-    found = open_client(uri).search_experiments(order_by=["last_update_time DESC"], max_results=most + 1)
-    return [(e.name, e.experiment_id, VIEW_TAG in e.tags) for e in found if e.name != "Default"][:most]
 
 
 def _port_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -80,7 +70,8 @@ def server_command(args: argparse.Namespace) -> int:
 
 def sync_command(args: argparse.Namespace) -> int:
     """Log the runs a tracking server did not take (their records, `mlflow_run.json`) from job folders."""
-    from ragsweep.tracking.mlflow_tracker import MlflowTracker
+    from ragsweep.runner.entry import conf_dirs
+    from ragsweep.tracking.options import open_tracker
     from ragsweep.tracking.record import RECORD_FILE, RunRecord
 
     records = sorted(args.folder.rglob(RECORD_FILE))
@@ -94,8 +85,8 @@ def sync_command(args: argparse.Namespace) -> int:
         if not record.unsent:
             print(f"{path.parent}: already logged as run {record.run_id}")
             continue
-        tracker = MlflowTracker(args.tracking_uri or record.uri, record.experiment,
-                                str(args.project / "mlruns" / "artifacts"))
+        tracker = open_tracker(args.tracking, conf_dirs(args.project), uri=args.tracking_uri or record.uri,
+                               experiment=record.experiment, artifacts=str(args.project / "mlruns" / "artifacts"))
         try:
             run_id = tracker.sync(path)
         except Exception as error:  # noqa: BLE001  (the store still refuses: say so, keep the record, go on)

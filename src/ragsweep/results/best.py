@@ -35,9 +35,9 @@ from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.entry import conf_dirs, ensure_project_config
 from ragsweep.identity import LABEL_KEY, group_choices
 from ragsweep.runner.racing.rounds import RACE_KEY
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.conditions import where
-from ragsweep.tracking.runs import (datasets, default_ranking_metric, download, download_per_query, finished_jobs,
+from ragsweep.tracking.runs import (datasets, default_ranking_metric, download_per_query, finished_jobs,
                                     labels, on_dataset, ranked)
 from ragsweep.results.exported import ResultsError, normalised_sha256, questions_file, read_per_query
 
@@ -70,7 +70,7 @@ class Candidates:
     ranked_by: str  # the column they are sorted on: `metric`, or its corrected value (results.corrected)
 
 
-def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None = None,
+def candidates(tracker: RunStore, metric: str | None, dataset: str | None = None,
                condition: str | None = None) -> Candidates:
     """The experiment's finished configurations on one dataset (by default the newest run's), filtered and ranked
     by `metric` (None: the metric of the stage they vary, `default_ranking_metric`).
@@ -99,7 +99,7 @@ def candidates(tracker: MlflowTracker, metric: str | None, dataset: str | None =
     return Candidates(runs.assign(label=labels(runs)), name, datasets(every), metric, ranked_by)
 
 
-def finished_on_dataset(tracker: MlflowTracker, dataset: str | None, condition: str | None
+def finished_on_dataset(tracker: RunStore, dataset: str | None, condition: str | None
                         ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """The experiment's FINISHED job runs, those on one dataset (by default the newest run's) that meet `--where`
     `condition`, and that dataset's name; ResultsError when there are none or the dataset or condition is bad."""
@@ -134,7 +134,7 @@ def needs(metric: str) -> str:
             "(ragsweep sweep -m +sweep=quick generator=extractive)")
 
 
-def best(tracker: MlflowTracker, metric: str | None, project: Path, name: str | None = None,
+def best(tracker: RunStore, metric: str | None, project: Path, name: str | None = None,
          condition: str | None = None, dataset: str | None = None) -> Export:
     """Rank the experiment's finished configurations on one dataset by `metric` (None: see `candidates`) and
     export the winner."""
@@ -163,7 +163,7 @@ class Written:
     per_query: dict[str, dict[str, float]]
 
 
-def export(tracker: MlflowTracker, run: pd.Series, metric: str, project: Path, name: str, title: str,
+def export(tracker: RunStore, run: pd.Series, metric: str, project: Path, name: str, title: str,
            extra: dict | None = None) -> Written:
     """Write `conf/best/<name>.yaml` (the run's config, which reruns it), its manifest (`metric`: what the gate
     guards by default; `extra`: more entries) and its per-question metrics. `title` heads the config: why it was
@@ -191,7 +191,7 @@ def export(tracker: MlflowTracker, run: pd.Series, metric: str, project: Path, n
     return Written(config_path, manifest_path, questions_path, corrected, per_query)
 
 
-def _job_files(tracker: MlflowTracker, run: pd.Series, what: str) -> tuple[dict, dict[str, dict[str, float]]]:
+def _job_files(tracker: RunStore, run: pd.Series, what: str) -> tuple[dict, dict[str, dict[str, float]]]:
     """A job run's `<metric>_corrected` entries of its metrics.json (read only when it logged one) and its
     per-question metrics."""
     corrected = [column for column in run.index if column.startswith("metrics.") and column.endswith("_corrected")
@@ -199,18 +199,18 @@ def _job_files(tracker: MlflowTracker, run: pd.Series, what: str) -> tuple[dict,
     try:
         with tempfile.TemporaryDirectory(prefix="ragsweep-best-") as folder:
             per_query = read_per_query(download_per_query(tracker, run.run_id, folder))
-            summary = (json.loads(download(tracker, run.run_id, "metrics.json", folder).read_text())
+            summary = (json.loads(tracker.download(run.run_id, "metrics.json", folder).read_text())
                        if corrected else {})
     except ValueError as error:
         raise ResultsError(f"{what}: {error}") from None
     return corrected_entries(summary), per_query
 
 
-def _standalone_config(tracker: MlflowTracker, winner: pd.Series, project: Path) -> tuple[DictConfig, dict[str, str]]:
+def _standalone_config(tracker: RunStore, winner: pd.Series, project: Path) -> tuple[DictConfig, dict[str, str]]:
     """The winner's resolved config, its label (so the rerun is named like it) and the project's `hydra:` block,
     whose `runtime.choices` carry the winner's group options, which a flat config has no defaults list to give."""
     with tempfile.TemporaryDirectory() as folder:
-        path = download(tracker, winner.run_id, "config.yaml", folder)
+        path = tracker.download(winner.run_id, "config.yaml", folder)
         config = OmegaConf.load(path)
     config.pop(RACE_KEY, None)  # a race's winner reruns as a plain run of every question
     config[LABEL_KEY] = winner.label
@@ -230,7 +230,7 @@ def _hydra_block(project: Path) -> DictConfig:
     return OmegaConf.merge(*[block for block in blocks if block is not None])
 
 
-def _manifest(winner: pd.Series, metric: str, tracker: MlflowTracker, choices: dict[str, str]) -> dict:
+def _manifest(winner: pd.Series, metric: str, tracker: RunStore, choices: dict[str, str]) -> dict:
     quality = [*RECORDED, *(f"{m}_std" for m in RECORDED)]
     judge = judges.run_judges(winner.to_frame().T)[0]
     return {

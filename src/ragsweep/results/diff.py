@@ -19,7 +19,7 @@ from ragsweep.metrics import registry
 from ragsweep import per_query
 from ragsweep.results.exported import ResultsError
 from ragsweep.tracking.tags import LABEL_TAG
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.runs import download_per_query, one_run
 
 
@@ -77,7 +77,7 @@ class Diff:
                 f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></body></html>\n")
 
 
-def diff_runs(tracker: MlflowTracker, run_a: str, run_b: str, metric: str | None = None) -> Diff:
+def diff_runs(tracker: RunStore, run_a: str, run_b: str, metric: str | None = None) -> Diff:
     """The question-by-question comparison of two job runs; ResultsError naming the run or metric that is missing."""
     a, b = _side(tracker, run_a), _side(tracker, run_b)
     shared = [question for question in a.records if question in b.records]
@@ -107,7 +107,7 @@ def diff_runs(tracker: MlflowTracker, run_a: str, run_b: str, metric: str | None
     return Diff(a, b, metric, table.drop(columns="order").reset_index(drop=True))
 
 
-def _side(tracker: MlflowTracker, run_id: str) -> RunSide:
+def _side(tracker: RunStore, run_id: str) -> RunSide:
     try:
         run = one_run(tracker, run_id)
         with tempfile.TemporaryDirectory(prefix="ragsweep-diff-") as folder:

@@ -15,7 +15,7 @@ import pandas as pd
 from ragsweep.metrics import registry
 from ragsweep.results.exported import ResultsError, read_per_query
 from ragsweep.results.factorial import SAMPLES, Effects, estimate
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.tags import ROLE_TAG
 from ragsweep.tracking.runs import datasets, download_per_query, labels, on_dataset, one_run, sweep_jobs
 from ragsweep.tracking.sweep import sweep_metric, sweeps
@@ -52,7 +52,7 @@ class SweepEffects:
     asked_metric: bool  # the metric was given, not the sweep's own
 
 
-def sweep_effects(tracker: MlflowTracker, sweep: str | None = None, metric: str | None = None,
+def sweep_effects(tracker: RunStore, sweep: str | None = None, metric: str | None = None,
                   dataset: str | None = None, samples: int = SAMPLES, seed: int = 0) -> SweepEffects:
     """The effects of the settings a sweep varied (by default the experiment's newest sweep) on `metric` (by
     default the one its summary ranks by, `tracking.sweep.sweep_metric`). ResultsError names the flag to change."""
@@ -84,7 +84,7 @@ def sweep_effects(tracker: MlflowTracker, sweep: str | None = None, metric: str 
     return SweepEffects(found, parent, chosen, name, datasets(jobs), metric is not None)
 
 
-def runs_effects(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, samples: int = SAMPLES,
+def runs_effects(tracker: RunStore, runs: pd.DataFrame, metric: str, samples: int = SAMPLES,
                  seed: int = 0) -> Effects:
     """`estimate` on finished job runs (one per configuration): the settings their labels name, and `metric` per
     question from their per_query.jsonl. ValueError when they give nothing to estimate."""
@@ -102,7 +102,7 @@ def runs_effects(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, sample
     return found
 
 
-def _parent(tracker: MlflowTracker, sweep: str | None) -> str:
+def _parent(tracker: RunStore, sweep: str | None) -> str:
     if sweep is None:
         newest = sweeps(tracker, most=1)
         if not newest:
@@ -119,7 +119,7 @@ def _parent(tracker: MlflowTracker, sweep: str | None) -> str:
     return sweep
 
 
-def _others(tracker: MlflowTracker, than: str) -> str:
+def _others(tracker: RunStore, than: str) -> str:
     """Where to look instead: the experiment's other sweeps, newest first."""
     others = [run_id for run_id in sweeps(tracker, most=6) if run_id != than][:5]
     return (f"the experiment's sweeps, newest first: {', '.join(others)} (--sweep ID)" if others

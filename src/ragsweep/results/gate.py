@@ -45,9 +45,9 @@ from ragsweep.results.gate_rows import MaxDrop, corrected_row, failure_reasons, 
 from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedRun, corrected_entries, paired_corrected
 from ragsweep.tracking.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_params
 from ragsweep.tracking.tags import FINGERPRINT_TAG, LABEL_TAG, STOPPED_ROUND_TAG
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import RunStore
 from ragsweep.runner.outputs import LATENCY_FILE, read_latency
-from ragsweep.tracking.runs import download, download_per_query, one_run
+from ragsweep.tracking.runs import download_per_query, one_run
 
 TIMED = registry.names(stage="latency")  # one value per run, compared on fresh timings (`latency_row`)
 RATES = ("generation_error_rate",)  # a share of questions, compared by Fisher's exact test (`rate_row`)
@@ -73,7 +73,7 @@ def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
     return names
 
 
-def job_result(tracker: MlflowTracker, run_id: str, what: str, hint: str = "") -> dict:
+def job_result(tracker: RunStore, run_id: str, what: str, hint: str = "") -> dict:
     """A FINISHED job run's label, fingerprint, metrics, per-question metrics and `<metric>_corrected` entries;
     ResultsError naming `what` when the store has no such run, it did not finish, or it has no per_query.jsonl
     (a sweep's parent run)."""
@@ -87,7 +87,7 @@ def job_result(tracker: MlflowTracker, run_id: str, what: str, hint: str = "") -
         with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
             per_query = read_per_query(download_per_query(tracker, run_id, folder))
             labelled = any(name.endswith("_corrected") for name in run["metrics"])
-            summary = json.loads(download(tracker, run_id, "metrics.json", folder).read_text()) if labelled else {}
+            summary = json.loads(tracker.download(run_id, "metrics.json", folder).read_text()) if labelled else {}
     except ValueError as error:
         raise ResultsError(f"{what}: {error}" + (f"; {hint}" if hint else "")) from None
     tags = run["tags"]
@@ -187,12 +187,12 @@ def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: 
     return pd.DataFrame(rows)
 
 
-def latency_samples(tracker: MlflowTracker, run_id: str, what: str) -> dict[str, np.ndarray]:
+def latency_samples(tracker: RunStore, run_id: str, what: str) -> dict[str, np.ndarray]:
     """A job run's latency.json: each timing's milliseconds per question; ResultsError naming `what` when the run
     has none (logged before runs kept their samples: run it again)."""
     try:
         with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
-            return read_latency(download(tracker, run_id, LATENCY_FILE, folder))
+            return read_latency(tracker.download(run_id, LATENCY_FILE, folder))
     except ValueError as error:
         raise ResultsError(f"{what}: {error}; a latency gate needs the milliseconds behind the percentiles, which "
                            "runs keep since latency.json was added: run the configuration again") from None

@@ -20,7 +20,7 @@ from ragsweep.metrics import registry
 from ragsweep.metrics.pareto import non_dominated
 from ragsweep.results.best import export, finished_on_dataset, needs
 from ragsweep.results.exported import ResultsError
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.runs import datasets, labels
 
 EXAMPLE = ("e.g. --pareto answer_f1,latency_ms_p95,completion_tokens_mean, or token_iou,latency_ms_p95 without "
@@ -57,7 +57,7 @@ def pareto_metrics(text: str) -> tuple[str, ...]:
     return names
 
 
-def pareto(tracker: MlflowTracker, text: str, project: Path, name: str | None = None, condition: str | None = None,
+def pareto(tracker: RunStore, text: str, project: Path, name: str | None = None, condition: str | None = None,
            dataset: str | None = None) -> Front:
     """The non-dominated configurations over the metrics of `text` on one dataset (by default the newest run's),
     each exported; a group of configurations equal on every metric is one point, exported once."""

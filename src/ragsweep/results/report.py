@@ -30,9 +30,9 @@ from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedR
 from ragsweep.results.effects import display_table, runs_effects
 from ragsweep.results.plots import MAX_BARS, bars, effects_chart, heatmap, img_or_note, img_tag, k_curves, pareto
 from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.racing import stopped_lines
-from ragsweep.tracking.runs import download, download_per_query, generators, has_generator
+from ragsweep.tracking.runs import download_per_query, generators, has_generator
 
 # answer metrics, costs, and the latency of answering and end to end
 GENERATION_COLUMNS = (*registry.names(stage="answer"),
@@ -49,7 +49,7 @@ class Report:
     metric: str  # what it ranks by
 
 
-def write_report(tracker: MlflowTracker, metric: str | None, output: Path, dataset: str | None = None,
+def write_report(tracker: RunStore, metric: str | None, output: Path, dataset: str | None = None,
                  bootstrap_samples: int = 10_000) -> Report:
     """The HTML report of the experiment's runs on one dataset (by default the newest run's), ranked by `metric`
     (None: the metric of the stage the runs vary)."""
@@ -95,7 +95,7 @@ def write_report(tracker: MlflowTracker, metric: str | None, output: Path, datas
     return Report(output, found.dataset, found.datasets, metric)
 
 
-def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folder: str, samples: int,
+def _significance(tracker: RunStore, runs: pd.DataFrame, metric: str, folder: str, samples: int,
                   summaries: dict[str, dict]) -> str:
     if len(runs) < 2:
         return "<p>Only one configuration: nothing to compare.</p>"
@@ -145,7 +145,7 @@ def _significance(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, folde
     return intro + _table_html(pd.DataFrame(rows)) + lines
 
 
-def _effects(tracker: MlflowTracker, runs: pd.DataFrame, metric: str, samples: int) -> str:
+def _effects(tracker: RunStore, runs: pd.DataFrame, metric: str, samples: int) -> str:
     """The main effects and the two-way interactions that matter of the settings the runs' labels name
     (results.effects), as a chart and a table; a note when the runs give nothing to estimate."""
     if not registry.metric(metric).per_question:
@@ -228,7 +228,7 @@ def _interval(summary: dict | None) -> str:
     return f"[{summary['ci95'][0]:.4f}, {summary['ci95'][1]:.4f}]" if summary and "ci95" in summary else ""
 
 
-def _stopped_in_races(tracker: MlflowTracker) -> str:
+def _stopped_in_races(tracker: RunStore) -> str:
     """The configurations a race stopped early: not ranked (they did not run every question), each with why."""
     lines = stopped_lines(tracker)
     if not lines:
@@ -258,8 +258,8 @@ def _table_html(table: pd.DataFrame) -> str:
     return f'<div class="scroll">{table.to_html(index=False, border=0, classes="ranking", na_rep="")}</div>'
 
 
-def _artifact(tracker: MlflowTracker, run_id: str, name: str, folder: str) -> Path:
-    return download(tracker, run_id, name, tempfile.mkdtemp(dir=folder))
+def _artifact(tracker: RunStore, run_id: str, name: str, folder: str) -> Path:
+    return tracker.download(run_id, name, tempfile.mkdtemp(dir=folder))
 
 
 _PAGE = """<!doctype html>

@@ -33,7 +33,6 @@ from ragsweep.runner.plan import plan_job
 from ragsweep.runner.racing.sweep import RACING_SWEEPER, racing_problems
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.overrides import unknown_choices
-from ragsweep.tracking.store import sqlite_store_problem
 
 log = logging.getLogger(__name__)
 
@@ -100,12 +99,12 @@ def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> N
     if pipeline.cache.enabled:
         writable(Path(str(cfg.cache.dir)), "cache.dir", folder=True)
     tracker = pipeline.tracker
+    problem = tracker.problem()
+    if problem:
+        raise ConfigError(f"tracking.uri: {problem}")
     if tracker.uri.startswith("sqlite:///"):
         database = Path(tracker.uri.removeprefix("sqlite:///"))
         writable(database, "tracking.uri")
-        problem = sqlite_store_problem(database)
-        if problem:
-            raise ConfigError(f"tracking.uri: {problem}")
         default = OmegaConf.select(cfg, "paths.mlruns")
         if not database.parent.is_dir() and (default is None or database.parent.resolve() != Path(default).resolve()):
             raise ConfigError(f"tracking.uri={tracker.uri}: the folder {database.parent} does not exist; create it "

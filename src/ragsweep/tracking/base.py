@@ -1,7 +1,9 @@
-"""What the engine asks of a tracker (`conf/tracking/`), so a job runs the same whichever store records it.
+"""What the engine and the commands ask of a tracker (`conf/tracking/`), so a job runs, and its runs read back,
+the same whichever store records them.
 
-`tests/test_contracts.py` checks every `tracking` option against `Tracker`, and that the runner reads nothing
-of a tracker the protocol does not name.
+`Tracker` is what a job asks (record its run, find earlier ones); `RunStore` what a sweep's parent run and the
+commands that read runs back ask. `tests/test_contracts.py` checks every `tracking` option against both, and that
+the code using a tracker reads nothing of it the protocols do not name.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -21,6 +26,7 @@ class TrackedRun:
     status: str
     metrics: Mapping[str, float] = field(default_factory=dict)
     tags: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, str] = field(default_factory=dict)
 
 
 class TrackingUnavailable(RuntimeError):
@@ -29,7 +35,8 @@ class TrackingUnavailable(RuntimeError):
 
 @runtime_checkable
 class Tracker(Protocol):
-    """Records one job's run and finds earlier runs of a configuration.
+    """Records one job's run and finds earlier runs of a configuration (`run` and `download` read back a race's
+    earlier rounds; `problem` says why the store cannot be opened, before any work).
 
     `uri`, `experiment` and `artifacts` say where runs go; `trace_queries` how many questions a run traces;
     `per_query_top` how many of a sweep's runs keep per_query.jsonl (None: all).
@@ -66,10 +73,53 @@ class Tracker(Protocol):
 
     def adopt(self, run_id: str, parent_run_id: str | None) -> None: ...
 
+    def run(self, run_id: str) -> TrackedRun: ...
+
+    def download(self, run_id: str, name: str, folder: str) -> Path: ...
+
     def note_reused(self, parent_run_id: str, config_fingerprint: str, run_id: str) -> None: ...
 
     def drop_per_query(self, run_ids: Sequence[str]) -> None: ...
 
     def sync(self, record_path: Path) -> str: ...
 
+    def problem(self) -> str | None: ...
 
+
+RUN_NAME = "tags.mlflow.runName"  # the runs table's column of a run's name
+PARENT = "tags.mlflow.parentRunId"  # the runs table's column of a job's parent run (a sweep's)
+
+
+@runtime_checkable
+class RunStore(Tracker, Protocol):
+    """A tracker's runs read back and annotated: a sweep's parent run, its summary, races, the commands.
+
+    `runs` returns the runs table every reader shares: one row per run with `run_id`, `status`, `start_time`,
+    `metrics.<name>`, `params.<key>`, `tags.<key>`, the run's name in `RUN_NAME` and its parent in `PARENT`
+    (the columns of `mlflow.search_runs`). `where` keeps the rows whose columns equal the given values.
+    """
+
+    def experiment_names(self) -> list[str]: ...
+
+    def runs(self, where: Mapping[str, str] | None = None, run_ids: Sequence[str] | None = None,
+             most: int | None = None) -> pd.DataFrame: ...
+
+    def set_tags(self, run_id: str, tags: Mapping[str, str]) -> None: ...
+
+    def log_run_metrics(self, run_id: str, metrics: Mapping[str, float]) -> None: ...
+
+    def attach(self, run_id: str, *paths: Path) -> None: ...
+
+    def start_parent(self, name: str, tags: Mapping[str, str]) -> str: ...
+
+    def finish(self, run_id: str, status: str) -> None: ...
+
+    def describe_experiment(self, text: str) -> None: ...
+
+    def share_view(self, view: Mapping[str, Any]) -> None: ...
+
+    def missing(self) -> Path | None: ...
+
+    def kill_orphans(self) -> list[str]: ...
+
+    def kill_running_children(self, parent_run_id: str, wait_s: float = 10.0) -> list[str]: ...

@@ -1,4 +1,4 @@
-"""`ragsweep calibrate` in MLflow: one run per calibrated judge in the experiment `calibration`.
+"""`ragsweep calibrate` in the store: one run per calibrated judge in the experiment `calibration`.
 
 The run's name is the judge's; its params are the calibrated threshold, the claims files and the
 judge's settings (`judge.<key>`); its metrics the held-out agreement and the in-sample numbers of the
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import Tracker
 
 if TYPE_CHECKING:
     from ragsweep.judging.calibration.calibrate import Calibration, CrossCorpus
@@ -21,10 +21,10 @@ EXPERIMENT = "calibration"
 SUMMARY = ("auc", "balanced_accuracy", "f1", "failure_rate", "verdict_failure_rate", "seconds_per_claim", "load_s")
 
 
-def log_calibration(uri: str, artifacts: str, result: Calibration, path: Path, cross: CrossCorpus | None = None) -> str:
+def log_calibration(tracker: Tracker, result: Calibration, path: Path, cross: CrossCorpus | None = None) -> str:
     """Log `result` (and with `cross` its held-out figures: `heldout_auc`, the lower of the two, and each
-    direction's `heldout_auc_<i>` and `heldout_balanced_accuracy_<i>`) and its json file `path` as a new run."""
-    tracker = MlflowTracker(uri, EXPERIMENT, artifacts)
+    direction's `heldout_auc_<i>` and `heldout_balanced_accuracy_<i>`) and its json file `path` as a new run of
+    `tracker`'s experiment (`EXPERIMENT`)."""
     params = {"judge": result.judge, "threshold": result.threshold, "claims_file": result.claims_file,
               "claims": result.n, **_flat(result.config, "judge.")}
     metrics = calibration_metrics(result)

@@ -60,7 +60,7 @@ class SweepRun(Callback):
         if failed:
             print(f"ragsweep: {failed} of {len(jobs)} job(s) FAILED; their tracebacks are in MLflow "
                   "(artifact traceback.txt). Re-running the sweep runs only those.", file=sys.stderr)
-            for line in failure_lines(jobs):
+            for line in failure_lines(self.sweep.tracker, jobs):
                 print(f"  {line}", file=sys.stderr)
         if lost:
             print(f"ragsweep: {lost} job(s) lost their process or node (marked KILLED); re-running the sweep runs "

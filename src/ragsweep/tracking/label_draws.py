@@ -21,6 +21,7 @@ from typing import Any
 from ragsweep.judging.calibration.feedback import trace_record
 from ragsweep.judging.calibration.draw import Draw
 from ragsweep.tracking.feedback_labels import experiment_traces
+from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.tags import JUDGE_TAG
 from ragsweep import per_query
@@ -51,7 +52,7 @@ class Placed:
     feedback_added: int
 
 
-def judged_runs(tracker: MlflowTracker) -> list[JudgedRun]:
+def judged_runs(tracker: RunStore) -> list[JudgedRun]:
     """Every configuration's newest FINISHED job run tagged with its judge (`ragsweep.judge`), by run id.
 
     Raises:
@@ -78,8 +79,13 @@ def judged_runs(tracker: MlflowTracker) -> list[JudgedRun]:
 
 def place_draw(tracker: MlflowTracker, runs: Sequence[JudgedRun], drawn: Draw) -> Placed:
     """Give every drawn claim a trace of its run with its judge feedback, and mark it with its inclusion
-    probability; marks of claims this draw left out are removed (module doc)."""
+    probability; marks of claims this draw left out are removed (module doc). Traces and their feedback are
+    MLflow's: another tracker's store has no place for them."""
     import mlflow
+
+    if not isinstance(tracker, MlflowTracker):
+        raise ValueError(f"labels are drawn onto MLflow traces; tracking={type(tracker).__name__} keeps none: "
+                         "run `ragsweep labels` on an MLflow store (--tracking mlflow)")
 
     client, experiment_id = tracker.client(), tracker.experiment_id()
     traces = list(experiment_traces(client, experiment_id))

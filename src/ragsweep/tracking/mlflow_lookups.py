@@ -7,16 +7,12 @@ import logging
 import os
 import time
 
-from ragsweep.tracking.base import TrackedRun
+from ragsweep.tracking.base import PARENT, TrackedRun
+from ragsweep.tracking.mlflow_store import tracked
 from ragsweep.tracking.processes import alive
 from ragsweep.tracking.tags import FINGERPRINT_TAG, LOST_TAG, RACE_FINGERPRINT_TAG, RACE_SEED_TAG, UNVERSIONED_TAG
 
 log = logging.getLogger(__name__)
-
-
-def tracked(run) -> TrackedRun:
-    """An MLflow run as the engine reads it."""
-    return TrackedRun(run.info.run_id, run.info.status, dict(run.data.metrics), dict(run.data.tags))
 
 
 class RunLookups:
@@ -51,11 +47,11 @@ class RunLookups:
         """Make `run_id` a child of `parent_run_id`: a race run again takes in the rounds its configurations
         finished."""
         if parent_run_id:
-            self.client().set_tag(run_id, "mlflow.parentRunId", parent_run_id)
+            self.set_tags(run_id, {PARENT.removeprefix("tags."): parent_run_id})
 
     def note_reused(self, parent_run_id: str, config_fingerprint: str, run_id: str) -> None:
         """Record on the parent that a skipped job's result is the finished run `run_id` (one tag per job)."""
-        self.client().set_tag(parent_run_id, f"ragsweep.reused.{config_fingerprint[:16]}", run_id)
+        self.set_tags(parent_run_id, {f"ragsweep.reused.{config_fingerprint[:16]}": run_id})
 
     def _close_lost_attempts(self, parent_run_id: str, config_fingerprint: str | None) -> None:
         """Mark KILLED this configuration's RUNNING runs in this sweep whose process or node is gone: the
@@ -71,9 +67,8 @@ class RunLookups:
 
     def mark_lost(self, run_id: str, why: str) -> None:
         """Close a run as KILLED, saying why in its LOST_TAG."""
-        client = self.client()
-        client.set_tag(run_id, LOST_TAG, why)
-        client.set_terminated(run_id, "KILLED")
+        self.set_tags(run_id, {LOST_TAG: why})
+        self.finish(run_id, "KILLED")
 
     def kill_running_children(self, parent_run_id: str, wait_s: float = 10.0) -> list[str]:
         """Mark KILLED the parent's RUNNING child runs once their processes have exited (at most `wait_s`).

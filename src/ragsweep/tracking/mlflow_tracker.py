@@ -11,7 +11,7 @@ import logging
 import os
 import time
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from ragsweep import per_query
 from ragsweep.tracking.base import TrackingUnavailable
 from ragsweep.tracking.mlflow_lookups import RunLookups
+from ragsweep.tracking.mlflow_store import MlflowRunStore
 from ragsweep.tracking.record import RunRecord
 from ragsweep.tracking.store import absolute_uri, ensure_experiment, open_client
 from ragsweep.tracking.tags import FINGERPRINT_TAG, PER_QUERY_TAG, ROLE_TAG, run_tags
@@ -26,7 +27,7 @@ from ragsweep.tracking.traces import log_claim_feedback, log_dataset, log_traces
 
 log = logging.getLogger(__name__)
 
-class MlflowTracker(RunLookups):
+class MlflowTracker(RunLookups, MlflowRunStore):
     """Logs params, tags, metrics and artifacts of one run to an MLflow store.
 
     A run that raises is closed as FAILED, with its traceback as the artifact `traceback.txt`,
@@ -99,7 +100,7 @@ class MlflowTracker(RunLookups):
             self._run = client.create_run(experiment_id, run_name=name, tags=tags).info
         else:
             client.update_run(resume, status="RUNNING")
-            self._set_tags(resume, tags)
+            self.set_tags(resume, tags)
             self._run = client.get_run(resume).info
         self._step = step
         self._record = RunRecord(record_dir, self.uri, self.experiment, self._run.run_id, name, tags,
@@ -240,11 +241,6 @@ class MlflowTracker(RunLookups):
         stamp = int(time.time() * 1000)
         self.client().log_batch(run_id, metrics=[Metric(key, value, stamp, self._step)
                                                  for key, value in metrics.items()])
-
-    def _set_tags(self, run_id: str, tags: Mapping[str, str]) -> None:
-        from mlflow.entities import RunTag
-
-        self.client().log_batch(run_id, tags=[RunTag(key, str(value)) for key, value in tags.items()])
 
     @property
     def last_run_id(self) -> str | None:

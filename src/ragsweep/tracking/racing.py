@@ -1,19 +1,17 @@
-"""A race on MLflow: each configuration's run tagged with how far it got, the parent with the whole race."""
+"""A race in the store: each configuration's run tagged with how far it got, the parent with the whole race."""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import RUN_NAME, RunStore
 from ragsweep.tracking.tags import (PARENT_RUN_ENV, RACE_METRIC_TAG, STOPPED_ROUND_TAG, STOPPED_TAG,
                                     WINNER_TAG)
 
-log = logging.getLogger(__name__)
 
 def record_race(config: DictConfig, record: Any, sweep_dir: Path) -> None:
     """Tag every configuration's run and the sweep's parent run with the race (`runner.racing.sweep.RaceRecord`), and
@@ -22,26 +20,25 @@ def record_race(config: DictConfig, record: Any, sweep_dir: Path) -> None:
     files = [sweep_dir / "race.json", sweep_dir / "race.md"]
     files[0].write_text(record.to_json() + "\n")
     files[1].write_text(race_markdown(record))
-    tracker = instantiate(config.tracking)
-    client = tracker.client()
+    tracker: RunStore = instantiate(config.tracking)
     for label, run_id in record.runs.items():
         stopped = record.stopped.get(label)
-        client.set_tag(run_id, STOPPED_ROUND_TAG, str(stopped["round"]) if stopped else "none")
+        tags = {STOPPED_ROUND_TAG: str(stopped["round"]) if stopped else "none",
+                WINNER_TAG: "true" if label == record.winner else "false"}
         if stopped:
-            client.set_tag(run_id, STOPPED_TAG, stop_reason(stopped, record.metric, record.total))
-        client.set_tag(run_id, WINNER_TAG, "true" if label == record.winner else "false")
+            tags[STOPPED_TAG] = stop_reason(stopped, record.metric, record.total)
+        tracker.set_tags(run_id, tags)
     parent = parent_run_id(config)
     if parent is None:
         return
     full = record.total * len(record.questions)
-    for key, value in {RACE_METRIC_TAG: record.metric, "ragsweep.race.delta": record.delta,
-                       "ragsweep.race.rounds": len(record.rounds), "ragsweep.race.winner": record.winner or "none",
-                       "ragsweep.race.evaluations": record.evaluations,
-                       "ragsweep.race.full_grid_evaluations": full}.items():
-        client.set_tag(parent, key, str(value))
-    client.log_metric(parent, "race_evaluations_share", record.evaluations / full if full else 0.0)
-    for path in files:
-        client.log_artifact(parent, str(path))
+    tracker.set_tags(parent, {RACE_METRIC_TAG: record.metric, "ragsweep.race.delta": str(record.delta),
+                              "ragsweep.race.rounds": str(len(record.rounds)),
+                              "ragsweep.race.winner": record.winner or "none",
+                              "ragsweep.race.evaluations": str(record.evaluations),
+                              "ragsweep.race.full_grid_evaluations": str(full)})
+    tracker.log_run_metrics(parent, {"race_evaluations_share": record.evaluations / full if full else 0.0})
+    tracker.attach(parent, *files)
 
 
 def stop_reason(stop: dict, metric: str, total: int) -> str:
@@ -51,14 +48,15 @@ def stop_reason(stop: dict, metric: str, total: int) -> str:
             f"[{-stop['high']:.4f}, {-stop['low']:.4f}] below {stop['leader']}")
 
 
-def stopped_lines(tracker: MlflowTracker) -> list[str]:
+def stopped_lines(tracker: RunStore) -> list[str]:
     """One line per configuration of the experiment a race stopped early (they are not ranked: they did not run
     every question), with how far it got and why it stopped."""
-    client = tracker.client()
-    runs = client.search_runs([tracker.experiment_id()],
-                              f"tags.`{STOPPED_TAG}` LIKE '%' and attributes.status = 'FINISHED'",
-                              order_by=["attributes.start_time DESC"])
-    return [f"{run.info.run_name}: {run.data.tags[STOPPED_TAG]}" for run in runs]
+    runs = tracker.runs({"status": "FINISHED"})
+    column = f"tags.{STOPPED_TAG}"
+    if runs.empty or column not in runs:
+        return []
+    stopped = runs[runs[column].notna()]
+    return [f"{name}: {why}" for name, why in zip(stopped[RUN_NAME], stopped[column], strict=True)]
 
 
 def parent_run_id(config: DictConfig) -> str | None:

@@ -1,4 +1,4 @@
-"""Reading runs back from MLflow as tables: a sweep's jobs, an experiment's results, ranked.
+"""Reading runs back from the store as tables: a sweep's jobs, an experiment's results, ranked.
 
 One row per configuration: when a configuration was run more than once (`force=true`, a verify
 rerun), its newest FINISHED run stands for it, so rankings never count a configuration twice.
@@ -6,6 +6,7 @@ rerun), its newest FINISHED run stands for it, so rankings never count a configu
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,9 +17,9 @@ from ragsweep.metrics import registry
 from ragsweep.metrics.pareto import non_dominated
 from ragsweep.tracking.tags import (FINGERPRINT_TAG, LABEL_TAG, PER_QUERY_TAG, RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG,
                                     ROLE_TAG)
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.base import PARENT, RUN_NAME, RunStore, Tracker
 
-CONFIG = "tags.mlflow.runName"
+CONFIG = RUN_NAME
 LABEL = f"tags.{LABEL_TAG}"
 DATASET = "tags.dataset.name"
 FINGERPRINT = f"tags.{FINGERPRINT_TAG}"
@@ -28,20 +29,15 @@ PARETO_TAG = "ragsweep.pareto"  # on a multi-objective sweep's runs: on its fron
 GENERATOR = "params.generator"
 
 
-def sweep_jobs(tracker: MlflowTracker, parent_run_id: str) -> pd.DataFrame:
+def sweep_jobs(tracker: RunStore, parent_run_id: str) -> pd.DataFrame:
     """The child runs of a sweep's parent run, plus the finished runs its skipped jobs reused, one row per
     configuration: a job that ran again after losing its node shows as its FINISHED attempt."""
-    import mlflow
-
-    tracker.client()
-    experiment_id = tracker.experiment_id()
-    children = mlflow.search_runs([experiment_id], f"tags.mlflow.parentRunId = '{parent_run_id}'")
+    children = tracker.runs({PARENT: parent_run_id})
     children["reused"] = False
-    parent_tags = tracker.client().get_run(parent_run_id).data.tags
+    parent_tags = tracker.run(parent_run_id).tags
     reused_ids = sorted({v for k, v in parent_tags.items() if k.startswith("ragsweep.reused.")})
     if reused_ids:
-        ids = ", ".join(f"'{run_id}'" for run_id in reused_ids)
-        reused = mlflow.search_runs([experiment_id], f"attributes.run_id IN ({ids})")
+        reused = tracker.runs(run_ids=reused_ids)
         reused["reused"] = True
         children = pd.concat([children, reused], ignore_index=True)
     if children.empty or FINGERPRINT not in children:
@@ -53,30 +49,24 @@ def sweep_jobs(tracker: MlflowTracker, parent_run_id: str) -> pd.DataFrame:
     return attempts.drop_duplicates("key", keep="last").drop(columns=["finished", "key"]).sort_index()
 
 
-def failure_lines(jobs: pd.DataFrame) -> list[str]:
+def failure_lines(tracker: RunStore, jobs: pd.DataFrame) -> list[str]:
     """`<config>: <last line of its traceback.txt>` for each FAILED job, so a sweep's last words say why."""
-    import mlflow
-    from mlflow.exceptions import MlflowException
-
     lines = []
-    for _, job in jobs[jobs["status"] == "FAILED"].iterrows():
-        try:
-            reason = mlflow.artifacts.load_text(f"{job['artifact_uri']}/traceback.txt").strip().splitlines()[-1]
-        except (MlflowException, OSError):  # failed before its traceback was written, or on a store gone since
-            reason = "no traceback.txt (see its run)"
-        lines.append(f"{job.get(CONFIG, job['run_id'])}: {reason}")
+    with tempfile.TemporaryDirectory() as folder:
+        for _, job in jobs[jobs["status"] == "FAILED"].iterrows():
+            try:
+                text = tracker.download(job["run_id"], "traceback.txt", folder).read_text()
+                reason = text.strip().splitlines()[-1]
+            except (ValueError, OSError, IndexError):  # failed before its traceback was written, or a store gone since
+                reason = "no traceback.txt (see its run)"
+            lines.append(f"{job.get(CONFIG, job['run_id'])}: {reason}")
     return lines
 
 
-def finished_jobs(tracker: MlflowTracker) -> pd.DataFrame:
+def finished_jobs(tracker: RunStore) -> pd.DataFrame:
     """Every configuration's newest FINISHED job run in the experiment that ran every question (a race's
     configurations stopped early carry no config fingerprint: see `stopped_in_races`)."""
-    import mlflow
-
-    tracker.client()
-    runs = mlflow.search_runs([tracker.experiment_id()],
-                              f"tags.`{ROLE_TAG}` = 'job' and attributes.status = 'FINISHED'",
-                              order_by=["attributes.start_time DESC"])
+    runs = tracker.runs({f"tags.{ROLE_TAG}": "job", "status": "FINISHED"})
     if runs.empty or FINGERPRINT not in runs:
         return runs
     runs = runs[runs[FINGERPRINT].notna()]
@@ -130,42 +120,22 @@ def pareto_split(runs: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFra
     return done, pd.Series(non_dominated(done[columns].to_numpy(float), directions), index=done.index)
 
 
-def one_run(tracker: MlflowTracker, run_id: str) -> dict:
+def one_run(tracker: RunStore, run_id: str) -> dict:
     """A run's status, tags, metrics and params; ValueError when the store has no such run."""
-    from mlflow.exceptions import MlflowException
-
-    try:
-        run = tracker.client().get_run(run_id)
-    except MlflowException:
-        raise ValueError(f"no run {run_id!r} in {tracker.uri}") from None
-    return {"run_id": run_id, "status": run.info.status, "tags": dict(run.data.tags),
-            "metrics": dict(run.data.metrics), "params": dict(run.data.params)}
+    run = tracker.run(run_id)
+    return {"run_id": run_id, "status": run.status, "tags": dict(run.tags), "metrics": dict(run.metrics),
+            "params": dict(run.params)}
 
 
-def experiment_names(tracker: MlflowTracker) -> list[str]:
-    """The names of the store's experiments."""
-    return [experiment.name for experiment in tracker.client().search_experiments()]
-
-
-def download(tracker: MlflowTracker, run_id: str, name: str, folder: str) -> Path:
-    """One artifact of a run, copied under `folder`; ValueError when the run or the artifact is missing."""
-    from mlflow.exceptions import MlflowException
-
-    try:
-        return Path(tracker.client().download_artifacts(run_id, name, folder))
-    except (MlflowException, OSError):
-        raise ValueError(f"run {run_id} has no artifact {name} in {tracker.uri}") from None
-
-
-def download_per_query(tracker: MlflowTracker, run_id: str, folder: str) -> Path:
+def download_per_query(tracker: Tracker, run_id: str, folder: str) -> Path:
     """A run's per_query.jsonl (or, where it was large, per_query.jsonl.gz) copied under `folder`; ValueError
     when the run has neither."""
     for name in per_query.NAMES:
         try:
-            return download(tracker, run_id, name, folder)
+            return tracker.download(run_id, name, folder)
         except ValueError:
             continue
-    tags = tracker.client().get_run(run_id).data.tags
+    tags = tracker.run(run_id).tags
     if tags.get(PER_QUERY_TAG) == "dropped":
         raise ValueError(f"run {run_id}'s {per_query.NAME} was dropped when its sweep ended (tracking.per_query_top "
                          f"kept it for the sweep's best runs only); run its configuration ({tags.get(LABEL_TAG)}) "

@@ -1,8 +1,7 @@
-"""A sweep's MLflow parent run: opened before its jobs, closed with a ranked summary of them after."""
+"""A sweep's parent run: opened before its jobs, closed with a ranked summary of them after."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -12,8 +11,8 @@ import pandas as pd
 
 from ragsweep.metrics import registry
 from ragsweep.tracking.judges import judge_notes, summary_table
-from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.tags import RACE_METRIC_TAG, RERUN_TAG, ROLE_TAG, run_tags
+from ragsweep.tracking.base import PARENT, RunStore
+from ragsweep.tracking.tags import RACE_METRIC_TAG, RERUN_TAG, ROLE_TAG
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.runs import (PARETO_TAG, default_ranking_metric, labels, markdown,
                                     pareto_split, sweep_jobs, tie_note)
@@ -25,13 +24,13 @@ MAX_TAG_CHARS = 5000  # MLflow's limit on a tag's value in older stores; the sum
 
 
 class Sweep:
-    """One sweep's MLflow parent run: opened before its jobs, closed with a ranked summary after them.
+    """One sweep's parent run: opened before its jobs, closed with a ranked summary after them.
 
     Shared by the Hydra callback below (`sweep.py -m`) and `ragsweep.Evaluation.sweep`, so a sweep from
     Python leaves the same parent run, tags and summary files as one from the command line.
     """
 
-    def __init__(self, tracker: MlflowTracker, name: str, overrides: str, sweep_dir: Path,
+    def __init__(self, tracker: RunStore, name: str, overrides: str, sweep_dir: Path,
                  metric: str | Sequence[str] | None = None) -> None:
         self.tracker, self.name, self.overrides = tracker, name, overrides
         self.objectives = registry.objectives(metric)  # several: a multi-objective sweep, its front tagged at the end
@@ -46,8 +45,8 @@ class Sweep:
         tags = {"ragsweep.sweep": self.name, "ragsweep.git_sha": git_sha(), "ragsweep.overrides": self.overrides,
                 **{f"version.{package}": version for package, version in package_versions().items()}}
         title = f"sweep {self.overrides}"[:200] if self.name == "adhoc" else f"sweep:{self.name}"
-        self.parent_run_id = start_parent(self.tracker, f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
-        log.info("MLflow parent run %s in experiment %r", self.parent_run_id, self.tracker.experiment)
+        self.parent_run_id = self.tracker.start_parent(f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
+        log.info("parent run %s in experiment %r of %s", self.parent_run_id, self.tracker.experiment, self.tracker.uri)
         return self.parent_run_id
 
     def close(self) -> tuple[pd.DataFrame, dict[str, int], list[Path], pd.DataFrame | None]:
@@ -105,11 +104,10 @@ class Sweep:
         metrics of `optimized_metric` or not. Returns the parent's tags: the metrics, their directions and the
         front's runs (a configuration reused from an earlier sweep is listed there, its run left as it was)."""
         done, on = pareto_split(jobs, self.objectives)
-        client = self.tracker.client()
-        parents = done.get("tags.mlflow.parentRunId", pd.Series(None, index=done.index))
+        parents = done.get(PARENT, pd.Series(None, index=done.index))
         for run_id, front, parent in zip(done.run_id, on, parents, strict=True):
             if parent == self.parent_run_id:  # not a run an earlier sweep made, which its own front may list
-                client.set_tag(run_id, PARETO_TAG, str(bool(front)).lower())
+                self.tracker.set_tags(run_id, {PARETO_TAG: str(bool(front)).lower()})
         directions = [registry.metric(metric).direction for metric in self.objectives]
         self.front_note = (f"Pareto front over {', '.join(f'{m} ({d})' for m, d in zip(self.objectives, directions))}"
                            f": {int(on.sum())} of {len(done)} configurations, tagged {PARETO_TAG}=true: "
@@ -131,8 +129,7 @@ class Sweep:
         notes = "".join(f"{note}\n\n" for note in self.notes(jobs))
         files[1].write_text(f"# Sweep {self.name} ranked by {self.metric}\n\n{notes}" + markdown(table))
         shown = table.drop(columns=["run_id"]).head(TOP_SHOWN)
-        describe_experiment(
-            self.tracker,
+        self.tracker.describe_experiment(
             f"**Latest sweep** ({self.name}, {time.strftime('%Y-%m-%d %H:%M')}, parent run {self.parent_run_id}): "
             f"top {len(shown)} of {len(table)} configurations by **{self.metric}**\n\n{notes}{markdown(shown)}")
         share_view(self.tracker, self.metric, [c for c in table.columns if f"metrics.{c}" in jobs], self.parent_run_id)
@@ -145,71 +142,44 @@ def _count_by_status(jobs: pd.DataFrame) -> dict[str, int]:
             for status in ("FINISHED", "FAILED", "KILLED")}
 
 
-def start_parent(tracker: MlflowTracker, name: str, tags: dict[str, str]) -> str:
-    """A RUNNING parent run for a sweep; its jobs attach to it as children."""
-    run = tracker.client().create_run(tracker.experiment_id(), run_name=name,
-                                      tags={**tags, **run_tags(), ROLE_TAG: "parent"})
-    return run.info.run_id
-
-
-def end_parent(tracker: MlflowTracker, run_id: str, status: str, tags: dict[str, str],
-               files: list[Path]) -> None:
+def end_parent(tracker: RunStore, run_id: str, status: str, tags: dict[str, str], files: list[Path]) -> None:
     """Tag the parent run with what its jobs did, attach the summary files and close it as `status`."""
-    client = tracker.client()
-    for key, value in tags.items():
-        client.set_tag(run_id, key, value)
-    for path in files:
-        client.log_artifact(run_id, str(path))
-    client.set_terminated(run_id, status)
+    tracker.set_tags(run_id, tags)
+    tracker.attach(run_id, *files)
+    tracker.finish(run_id, status)
 
 
-def describe_experiment(tracker: MlflowTracker, text: str) -> None:
-    """Markdown shown as the experiment's description at the top of its page in MLflow's UI."""
-    tracker.client().set_experiment_tag(tracker.experiment_id(), "mlflow.note.content", text)
-
-
-VIEW_KEY = "ragsweep"  # MLflow's UI opens a view saved as the experiment tag mlflow.sharedViewState.<key>
-# with `#/experiments/<id>/runs?viewStateShareKey=<key>`: its search, sort, columns and expanded runs
-VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
 HIDE_RERUNS = f"tags.`{RERUN_TAG}` IS NULL"  # best --verify, gate and exports run again by hand
 
 
-def share_view(tracker: MlflowTracker, metric: str, metrics: Sequence[str], parent_run_id: str) -> None:
+def share_view(tracker: RunStore, metric: str, metrics: Sequence[str], parent_run_id: str) -> None:
     """Save the runs table a sweep's user wants first as the experiment's shared view (`ragsweep ui` links it):
     its summary metrics as columns, best first by its metric, its parent run opened on its jobs, reruns of
     exports filtered out (MLflow's default view shows Source, Models and Dataset, newest first)."""
     columns = [f"metrics.`{name}`" for name in metrics]
-    view = {"searchFilter": HIDE_RERUNS, "orderByKey": f"metrics.`{metric}`",
-            "orderByAsc": registry.metric(metric).direction == "minimize",
-            "selectedColumns": columns, "columnOrder": columns, "runsExpanded": {parent_run_id: True}}
-    tracker.client().set_experiment_tag(tracker.experiment_id(), VIEW_TAG, json.dumps(view))
+    tracker.share_view({"searchFilter": HIDE_RERUNS, "orderByKey": f"metrics.`{metric}`",
+                        "orderByAsc": registry.metric(metric).direction == "minimize",
+                        "selectedColumns": columns, "columnOrder": columns, "runsExpanded": {parent_run_id: True}})
 
 
-def sweep_metric(tracker: MlflowTracker, parent_run_id: str, jobs: pd.DataFrame, asked: str | None = None) -> str:
+def sweep_metric(tracker: RunStore, parent_run_id: str, jobs: pd.DataFrame, asked: str | None = None) -> str:
     """The metric a sweep's table ranks by: the optimized_metric it was given (`asked`, else its jobs' param), the
     metric it raced on (`hydra/sweeper=racing` tags its parent run), else the metric of the stage its jobs vary."""
     given = set(jobs["params.optimized_metric"].dropna()) - {"None"} if "params.optimized_metric" in jobs else set()
-    raced = tracker.client().get_run(parent_run_id).data.tags.get(RACE_METRIC_TAG)
+    raced = tracker.run(parent_run_id).tags.get(RACE_METRIC_TAG)
     return asked or (given.pop() if len(given) == 1 else None) or raced or default_ranking_metric(jobs)
 
 
-def sweeps(tracker: MlflowTracker, most: int | None = None) -> list[str]:
+def sweeps(tracker: RunStore, most: int | None = None) -> list[str]:
     """The experiment's sweep parent runs, newest first."""
-    parents = tracker.client().search_runs([tracker.experiment_id()], f"tags.`{ROLE_TAG}` = 'parent'",
-                                           order_by=["attributes.start_time DESC"], max_results=most or 1000)
-    return [parent.info.run_id for parent in parents]
+    parents = tracker.runs({f"tags.{ROLE_TAG}": "parent"}, most=most)
+    return list(parents["run_id"]) if not parents.empty else []
 
 
-def attach(tracker: MlflowTracker, run_id: str, paths: list[Path]) -> None:
-    """Log files to a (finished) run, e.g. an analysis to its sweep's parent run."""
-    for path in paths:
-        tracker.client().log_artifact(run_id, str(path))
-
-
-def attach_to_latest_sweep(tracker: MlflowTracker, path: Path) -> str | None:
+def attach_to_latest_sweep(tracker: RunStore, path: Path) -> str | None:
     """Log `path` to the experiment's newest parent run; its id, or None when no sweep ran."""
     newest = sweeps(tracker, most=1)
     if not newest:
         return None
-    attach(tracker, newest[0], [path])
+    tracker.attach(newest[0], path)
     return newest[0]

@@ -1,0 +1,138 @@
+"""The MLflow tracker's side of `RunStore`: its experiment's runs as a table, a run read back or annotated, a
+sweep's parent run opened and closed, and what MLflow's UI shows first."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragsweep.tracking.base import TrackedRun
+from ragsweep.tracking.store import open_client, sqlite_store_problem
+from ragsweep.tracking.tags import ROLE_TAG, run_tags
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+VIEW_KEY = "ragsweep"  # MLflow's UI opens a view saved as the experiment tag mlflow.sharedViewState.<key>
+# with `#/experiments/<id>/runs?viewStateShareKey=<key>`: its search, sort, columns and expanded runs
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+DESCRIPTION_TAG = "mlflow.note.content"  # an experiment's description at the top of its page in MLflow's UI
+MOST_RUNS = 100_000  # mlflow.search_runs' own limit
+
+
+def ui_experiments(uri: str, most: int = 5) -> list[tuple[str, str, bool]]:
+    """The store's experiments but MLflow's empty Default, most recently changed first: (name, id, whether a
+    sweep saved its view of the runs), for `ragsweep ui`'s links."""
+    found = open_client(uri).search_experiments(order_by=["last_update_time DESC"], max_results=most + 1)
+    return [(e.name, e.experiment_id, VIEW_TAG in e.tags) for e in found if e.name != "Default"][:most]
+
+
+def tracked(run) -> TrackedRun:
+    """An MLflow run as the engine reads it."""
+    return TrackedRun(run.info.run_id, run.info.status, dict(run.data.metrics), dict(run.data.tags),
+                      dict(run.data.params))
+
+
+def condition(where: Mapping[str, str] | None, run_ids: Sequence[str] | None = None) -> str:
+    """MLflow's filter string for runs whose columns (`status`, `tags.<key>`, `params.<key>`) equal `where`'s
+    values, and whose id is one of `run_ids` when given."""
+    terms = []
+    for column, value in (where or {}).items():
+        if "'" in str(value):
+            raise ValueError(f"a run's {column} cannot be searched for a value with a quote: {value!r}")
+        kind, _, key = column.partition(".")
+        terms.append(f"attributes.{column} = '{value}'" if not key else f"{kind}.`{key}` = '{value}'")
+    if run_ids is not None:
+        terms.append(f"attributes.run_id IN ({', '.join(repr(str(run_id)) for run_id in run_ids)})")
+    return " and ".join(terms)
+
+
+class MlflowRunStore:
+    """`MlflowTracker`'s `RunStore` (it provides `uri`, `client()` and `experiment_id()`)."""
+
+    def experiment_names(self) -> list[str]:
+        return [experiment.name for experiment in self.client().search_experiments()]
+
+    def runs(self, where: Mapping[str, str] | None = None, run_ids: Sequence[str] | None = None,
+             most: int | None = None) -> pd.DataFrame:
+        """The experiment's runs meeting `where` (and among `run_ids`), newest first, as `mlflow.search_runs`
+        tables them."""
+        import mlflow
+        import pandas as pd
+
+        if run_ids is not None and not run_ids:
+            return pd.DataFrame()
+        self.client()
+        return mlflow.search_runs([self.experiment_id()], condition(where, run_ids),
+                                  order_by=["attributes.start_time DESC"], max_results=most or MOST_RUNS)
+
+    def run(self, run_id: str) -> TrackedRun:
+        """A run; ValueError when the store has none of that id."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            return tracked(self.client().get_run(run_id))
+        except MlflowException:
+            raise ValueError(f"no run {run_id!r} in {self.uri}") from None
+
+    def set_tags(self, run_id: str, tags: Mapping[str, str]) -> None:
+        """All tags in one batch."""
+        from mlflow.entities import RunTag
+
+        self.client().log_batch(run_id, tags=[RunTag(key, str(value)) for key, value in tags.items()])
+
+    def log_run_metrics(self, run_id: str, metrics: Mapping[str, float]) -> None:
+        """Metrics of a run other than the one being recorded (a race's on its parent)."""
+        from mlflow.entities import Metric
+
+        stamp = int(time.time() * 1000)
+        self.client().log_batch(run_id, metrics=[Metric(key, float(value), stamp, 0) for key, value in metrics.items()])
+
+    def attach(self, run_id: str, *paths: Path) -> None:
+        """Log files to a run, finished or not (a sweep's summary, a report, a race's record)."""
+        client = self.client()
+        for path in paths:
+            client.log_artifact(run_id, str(path))
+
+    def download(self, run_id: str, name: str, folder: str) -> Path:
+        """One artifact of a run, copied under `folder`; ValueError when the run or the artifact is missing."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            return Path(self.client().download_artifacts(run_id, name, folder))
+        except (MlflowException, OSError):
+            raise ValueError(f"run {run_id} has no artifact {name} in {self.uri}") from None
+
+    def start_parent(self, name: str, tags: Mapping[str, str]) -> str:
+        """A RUNNING parent run for a sweep; its jobs attach to it as children."""
+        run = self.client().create_run(self.experiment_id(), run_name=name,
+                                       tags={**tags, **run_tags(), ROLE_TAG: "parent"})
+        return run.info.run_id
+
+    def finish(self, run_id: str, status: str) -> None:
+        self.client().set_terminated(run_id, status)
+
+    def describe_experiment(self, text: str) -> None:
+        """Markdown shown as the experiment's description at the top of its page in MLflow's UI."""
+        self.client().set_experiment_tag(self.experiment_id(), DESCRIPTION_TAG, text)
+
+    def share_view(self, view: Mapping[str, Any]) -> None:
+        """The runs table MLflow's UI opens with `viewStateShareKey=VIEW_KEY` (`ragsweep ui` links it): `view` is
+        its state (searchFilter, orderByKey, orderByAsc, selectedColumns, columnOrder, runsExpanded)."""
+        self.client().set_experiment_tag(self.experiment_id(), VIEW_TAG, json.dumps(dict(view)))
+
+    def missing(self) -> Path | None:
+        """The SQLite file the store should be, when there is none (MLflow would make an empty store there)."""
+        if not self.uri.startswith("sqlite:///"):
+            return None
+        database = Path(self.uri.removeprefix("sqlite:///"))
+        return None if database.is_file() else database
+
+    def problem(self) -> str | None:
+        """Why the store's SQLite file cannot be opened (not SQLite, unreadable); None when it can or is remote."""
+        if not self.uri.startswith("sqlite:///"):
+            return None
+        return sqlite_store_problem(Path(self.uri.removeprefix("sqlite:///")))
