@@ -44,7 +44,16 @@ def test_project_and_tracking_uri_are_taken_before_or_after_the_command():
     after = _parser().parse_args(["best", "--project", "p", "--tracking-uri", "sqlite:///a.db"])
     assert (before.project, before.tracking_uri) == (after.project, after.tracking_uri) == (Path("p"), "sqlite:///a.db")
     plain = _parser().parse_args(["best"])
-    assert (plain.project, plain.tracking_uri) == (Path("."), None)
+    assert (plain.project, plain.tracking_uri, plain.tracking) == (Path("."), None, "mlflow")
+    assert _parser().parse_args(["best", "--tracking", "mine"]).tracking == "mine"
+
+
+def test_a_tracking_option_conf_does_not_have_is_refused_in_one_line_naming_the_options(tmp_path, capsys):
+    (tmp_path / "mlruns").mkdir()
+    (tmp_path / "mlruns" / "mlflow.db").touch()
+    assert main(["--project", str(tmp_path), "best", "--tracking", "nosuch"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "ragsweep: error: --tracking nosuch: there is no conf/tracking/nosuch.yaml; choose one of mlflow"]
 
 
 @pytest.mark.parametrize("command", ["ui", "server"])

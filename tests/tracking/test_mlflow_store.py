@@ -1,0 +1,53 @@
+"""The MLflow tracker's RunStore on a real sqlite store: the runs table filtered by equal columns, a run read back,
+tags, files attached and downloaded, a parent run opened and closed."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragsweep.tracking.base import PARENT, RUN_NAME, RunStore
+from ragsweep.tracking.mlflow_store import condition
+from ragsweep.tracking.mlflow_tracker import MlflowTracker
+
+
+def test_a_condition_is_mlflows_filter_of_equal_columns_and_refuses_a_quote():
+    assert condition({"status": "FINISHED", "tags.ragsweep.role": "job", "params.k": "3"}, ["a1", "b2"]) == (
+        "attributes.status = 'FINISHED' and tags.`ragsweep.role` = 'job' and params.`k` = '3' "
+        "and attributes.run_id IN ('a1', 'b2')")
+    with pytest.raises(ValueError, match="quote"):
+        condition({"tags.x": "it's"})
+
+
+def test_the_run_store_reads_back_what_it_wrote(tmp_path):
+    tracker = MlflowTracker(f"sqlite:///{tmp_path}/mlflow.db", "store", str(tmp_path / "artifacts"))
+    assert isinstance(tracker, RunStore) and tracker.missing() == tmp_path / "mlflow.db"  # made on first use
+    parent = tracker.start_parent("sweep:one", {"ragsweep.sweep": "one"})
+    with tracker.start_run("k=3", {"k": 3}, {"ragsweep.config_label": "k=3"}, parent_run_id=parent) as job:
+        tracker.log_metrics({"recall": 0.5})
+    (tmp_path / "summary.md").write_text("# ranked\n")
+    tracker.set_tags(job, {"ragsweep.pareto": "true"})
+    tracker.log_run_metrics(parent, {"race_evaluations_share": 0.25})
+    tracker.attach(parent, tmp_path / "summary.md")
+    tracker.finish(parent, "FINISHED")
+
+    jobs = tracker.runs({PARENT: parent, "status": "FINISHED"})
+    assert list(jobs.run_id) == [job] and jobs[RUN_NAME].iloc[0] == "k=3"
+    assert jobs["tags.ragsweep.pareto"].iloc[0] == "true" and jobs["metrics.recall"].iloc[0] == 0.5
+    assert list(tracker.runs({"tags.ragsweep.role": "parent"}).run_id) == [parent]
+    assert tracker.runs(run_ids=[]).empty and list(tracker.runs(run_ids=[job, parent], most=1).run_id) == [job]
+    read = tracker.run(parent)
+    assert (read.status, read.metrics["race_evaluations_share"], read.tags["ragsweep.sweep"]) == ("FINISHED", 0.25, "one")
+    assert tracker.run(job).params == {"k": "3"}
+    assert tracker.download(parent, "summary.md", str(tmp_path / "down")).read_text() == "# ranked\n"
+    with pytest.raises(ValueError, match="no artifact"):
+        tracker.download(job, "summary.md", str(tmp_path / "down"))
+    with pytest.raises(ValueError, match="no run"):
+        tracker.run("0" * 32)
+    assert "store" in tracker.experiment_names() and tracker.missing() is None and tracker.problem() is None
+
+
+def test_a_missing_or_unreadable_sqlite_store_is_named(tmp_path):
+    missing = MlflowTracker(f"sqlite:///{tmp_path}/none.db", "store", str(tmp_path / "artifacts"))
+    assert missing.missing() == tmp_path / "none.db"
+    (tmp_path / "text.db").write_text("not a database, but long enough to be read as one's header" * 20)
+    assert "not a readable SQLite database" in MlflowTracker(f"sqlite:///{tmp_path}/text.db", "s", "a").problem()
