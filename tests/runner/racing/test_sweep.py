@@ -55,6 +55,22 @@ def test_a_clearly_worse_configuration_stops_early_and_the_winner_runs_every_que
     assert "k=1" not in launch.batches[-1]
 
 
+def test_each_round_says_who_goes_on_and_the_work_the_stopped_save(caplog):
+    settings = RacingSettings("recall")
+    launch = FakeLaunch({"k=10": 0.8, "k=5": 0.78, "k=1": 0.2}, settings)
+    with caplog.at_level("INFO", logger="ragsweep.runner.racing.sweep"):
+        record = run_race([["k=10"], ["k=5"], ["k=1"]], settings, launch)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("race round")]
+    assert len(lines) == len(record.rounds)
+    stopped_in = record.stopped["k=1"]["round"]
+    saved = N - record.questions["k=1"]
+    assert lines[stopped_in - 1] == (
+        f"race round {stopped_in} of at most 10: {record.rounds[stopped_in - 1]['questions']} of {N} questions; "
+        f"2 of 3 configurations go on: {'; '.join(record.rounds[stopped_in - 1]['survivors'])}; 1 stopped, 0 failed; "
+        f"the stopped save {saved} of the full grid's {3 * N} evaluations ({saved / (3 * N):.0%})")
+    assert lines[0].endswith("the stopped save 0 of the full grid's 1200 evaluations (0%)") or stopped_in == 1
+
+
 def test_a_lone_survivor_goes_straight_to_the_last_round():
     settings = RacingSettings("recall", min_questions=40)
     launch = FakeLaunch({"a=1": 0.9, "a=2": 0.1}, settings)

@@ -180,14 +180,30 @@ def run_race(grid: Sequence[Sequence[str]], settings: RacingSettings, launch: La
         survivors = [i for i in survivors if labels[i] in race.survivors]
         record.rounds.append({"round": round_index + 1, "questions": sizes[min(round_index, len(sizes) - 1)],
                               "survivors": [labels[i] for i in survivors]})
-        log.info("race round %d: %d questions, %d configuration(s) left", round_index + 1,
-                 record.rounds[-1]["questions"], len(survivors))
+        log.info("%s", progress_line(record, len(grid), len(sizes)))
         if last:
             break
         round_index = len(sizes) - 1 if len(survivors) == 1 else round_index + 1  # a lone survivor goes straight on
     if race is not None and race.history and race.leader in race.survivors:
         record.winner = race.leader
     return record
+
+
+def progress_line(record: RaceRecord, configurations: int, rounds: int) -> str:
+    """Where a race stands after its latest round: who goes on, and the (configuration, question) evaluations the
+    configurations stopped so far will not run, out of the full grid's."""
+    latest = record.rounds[-1]
+    survivors = latest["survivors"]
+    names = f": {'; '.join(survivors)}" if len(survivors) <= SURVIVORS_NAMED else ""
+    full = record.total * configurations
+    saved = sum(record.total - record.questions[label] for label in record.stopped)
+    share = f" ({saved / full:.0%})" if full else ""
+    return (f"race round {latest['round']} of at most {rounds}: {latest['questions']} of {record.total} questions; "
+            f"{len(survivors)} of {configurations} configurations go on{names}; {len(record.stopped)} stopped, "
+            f"{len(record.failed)} failed; the stopped save {saved} of the full grid's {full} evaluations{share}")
+
+
+SURVIVORS_NAMED = 5  # a round's line names its survivors when there are this few
 
 
 def configuration_labels(grid: Sequence[Sequence[str]], exclude: Collection[str] = ()) -> list[str]:
