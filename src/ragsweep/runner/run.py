@@ -235,8 +235,9 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             located = located_counts(chunks_key)
             first, hits, search_ms, rerank_ms, timed = ranked_in_shards(pipeline, chunks, chunks_key, questions,
                                                                         shards, seconds)
-        if race is not None and len(dataset.queries) == len(whole.queries):  # the last round: the dataset's order,
-            order = race[0].order(len(whole.queries))                     # so its sums are a plain run's, bit for bit
+        every_question = len(dataset.queries) == len(whole.queries)  # a plain run, or a race's last round
+        if race is not None and every_question:  # the last round: the dataset's order, so its sums are a plain run's
+            order = race[0].order(len(whole.queries))
             first, hits, timed = in_dataset_order(order, first), in_dataset_order(order, hits), [order[p] for p in timed]
             dataset, questions = whole, [query.text for query in whole.queries]
         generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, chunks, hits))
@@ -271,7 +272,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
              **({"cores_busy_elsewhere": busy_elsewhere} if busy_elsewhere is not None else {}),
              **pipeline.cache.counts()}
         )
-        if plan.generates:
+        if plan.generates and every_question:  # a race traces a run once, in its round of every question
             pipeline.tracker.log_query_traces(
                 query_traces(dataset, chunks, first, hits, generations, search_ms, rerank_ms, pipeline,
                              judgements, timed))

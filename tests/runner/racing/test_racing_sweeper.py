@@ -47,8 +47,11 @@ def raced(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, subproce
 
 
 def test_one_run_per_configuration_extended_each_round(raced):
+    import mlflow
+
     cwd, first, _, _ = raced
     client = _client(cwd)
+    mlflow.set_tracking_uri(f"sqlite:///{cwd}/mlruns/mlflow.db")
     jobs = _runs(cwd, "job")
     assert sorted(run.info.run_name for run in jobs) == ["generator=extractive,k=1", "generator=extractive,k=10"]
     assert {run.info.status for run in jobs} == {"FINISHED"}
@@ -61,6 +64,9 @@ def test_one_run_per_configuration_extended_each_round(raced):
         ran_all = questions == 68
         assert ("ragsweep.config_fingerprint" in run.data.tags) == ran_all  # only then a plain sweep reuses it
         assert ("ragsweep.race.stopped" in run.data.tags) == (not ran_all)
+        # traced once, in the round of every question, as a plain run is (20 questions); not again each round
+        traces = mlflow.search_traces(locations=[run.info.experiment_id], run_id=run.info.run_id, return_type="list")
+        assert len(traces) == (20 if ran_all else 0)
     winners = [run for run in jobs if run.data.tags["ragsweep.race.winner"] == "true"]
     assert len(winners) == 1 and winners[0].data.tags["ragsweep.race.questions"] == "68"
     assert "Race on recall: winner" in first.stdout

@@ -198,9 +198,13 @@ def progress_line(record: RaceRecord, configurations: int, rounds: int) -> str:
     full = record.total * configurations
     saved = sum(record.total - record.questions[label] for label in record.stopped)
     share = f" ({saved / full:.0%})" if full else ""
+    if latest["questions"] < record.total:
+        standing = f"{len(survivors)} of {configurations} configurations go on{names}"
+    else:
+        standing = f"{sum(n == record.total for n in record.questions.values())} configurations ran every question"
     return (f"race round {latest['round']} of at most {rounds}: {latest['questions']} of {record.total} questions; "
-            f"{len(survivors)} of {configurations} configurations go on{names}; {len(record.stopped)} stopped, "
-            f"{len(record.failed)} failed; the stopped save {saved} of the full grid's {full} evaluations{share}")
+            f"{standing}; {len(record.stopped)} stopped, {len(record.failed)} failed; the stopped save {saved} of "
+            f"the full grid's {full} evaluations{share}")
 
 
 SURVIVORS_NAMED = 5  # a round's line names its survivors when there are this few
