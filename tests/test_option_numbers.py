@@ -4,8 +4,10 @@ A change in what an option computes fails here unless it comes with a new `versi
 (`ragsweep.contract.VERSION`), which enters the configuration's fingerprint, so a sweep meeting a FINISHED run of
 the older code says so and runs it again (tests/test_loop.py). Each option runs once from the defaults, on two
 State of the Union addresses cut to 13,000 characters and their 17 questions, on a cache that starts empty, so no
-number is served from work an older version did. `RAGSWEEP_PIN_NUMBERS=write` rewrites the file; the diff shows
-what moved. An option runs here unless `UNPINNED` says why it cannot.
+number is served from work an older version did; beside its numbers, each option's fingerprint (on the dataset
+fingerprint "data", as tests/runner/test_plan.py pins them), which must not move without a new version either.
+`RAGSWEEP_PIN_NUMBERS=write` rewrites the file; the diff shows what moved. An option runs here unless `UNPINNED`
+says why it cannot.
 """
 
 from __future__ import annotations
@@ -97,7 +99,11 @@ def _numbers(evaluation, option: str) -> dict:
     result = evaluation.run(_overrides(option))
     metrics = {name: round(value.mean, 9) for name, value in sorted(result.metrics.items())
                if name in registry.METRICS and registry.METRICS[name].deterministic and not math.isnan(value.mean)}
-    return {"versions": versions_text(_plan(cfg).versions), "metrics": metrics}
+    # at a fixed project folder, as test_plan pins them: a trained judge's `cache_dir` follows paths.cache, and
+    # enters its fingerprint (tests/runner/test_plan.py pins it at one folder too)
+    fixed, _ = evaluation._compose({}, [*_overrides(option), "paths.root=/ragsweep-project"])
+    return {"versions": versions_text(_plan(cfg).versions), "fingerprint": _plan(fixed).fingerprint("data"),
+            "metrics": metrics}
 
 
 def _changes(option: str, pinned: dict | None, now: dict) -> list[str]:
@@ -105,6 +111,9 @@ def _changes(option: str, pinned: dict | None, now: dict) -> list[str]:
         return [f"{option}: not pinned"]
     if pinned["versions"] != now["versions"]:
         return [f"{option}: its versions are now '{now['versions']}' (pinned '{pinned['versions']}'): pin its numbers"]
+    if pinned.get("fingerprint", now["fingerprint"]) != now["fingerprint"]:
+        return [f"{option}: its fingerprint moved without a new version ({pinned['fingerprint'][:8]}… -> "
+                f"{now['fingerprint'][:8]}…): the runs of its configurations would no longer be found"]
     moved = [f"{name} {pinned['metrics'].get(name)} -> {now['metrics'].get(name)}"
              for name in sorted({*pinned["metrics"], *now["metrics"]})
              if name not in pinned["metrics"] or name not in now["metrics"]
@@ -135,8 +144,10 @@ def test_every_option_is_pinned_or_says_why_not():
     assert len(_options()) - len(UNPINNED) >= 25
 
 
-def test_a_moved_number_and_a_new_version_are_each_caught():
-    pinned = {"versions": "", "metrics": {"recall": 0.5, "token_iou": 0.023188}}
-    assert _changes("reranker=embedding", pinned, {"versions": "", "metrics": {"recall": 0.5, "token_iou": 0.023157}})
-    assert _changes("reranker=embedding", pinned, {"versions": "reranker=2", "metrics": pinned["metrics"]})
-    assert not _changes("reranker=embedding", pinned, {"versions": "", "metrics": dict(pinned["metrics"])})
+def test_a_moved_number_a_new_version_and_a_moved_fingerprint_are_each_caught():
+    pinned = {"versions": "", "fingerprint": "38b288dd", "metrics": {"recall": 0.5, "token_iou": 0.023188}}
+    same = {"versions": "", "fingerprint": "38b288dd"}
+    assert _changes("reranker=embedding", pinned, {**same, "metrics": {"recall": 0.5, "token_iou": 0.023157}})
+    assert _changes("reranker=embedding", pinned, {**same, "versions": "reranker=2", "metrics": pinned["metrics"]})
+    assert _changes("reranker=embedding", pinned, {**same, "fingerprint": "1939f651", "metrics": pinned["metrics"]})
+    assert not _changes("reranker=embedding", pinned, {**same, "metrics": dict(pinned["metrics"])})
