@@ -58,11 +58,12 @@ def _options() -> list[str]:
                   if group.is_dir() and group.name not in NOT_OPTIONS for option in group.glob("*.yaml"))
 
 
-def _overrides(option: str) -> list[str]:
+def _overrides(option: str, model: str | None = None) -> list[str]:
+    """The option's overrides; `model`, where the option must be given one, in place of MiniLM's folder."""
     from ragsweep.embedding.minilm import minilm_path
 
     group = option.split("=")[0]
-    required = {"embedder=sentence_transformers": [f"embedder.model={minilm_path()}"]}.get(option, [])
+    required = {"embedder=sentence_transformers": [f"embedder.model={model or minilm_path()}"]}.get(option, [])
     answers = ["generator=extractive"] if group in ("judge", "relevance_judge") else []  # judged: answers first
     judged = ["judge=lexical"] if group == "generator" and option != "generator=none" else []
     return [option, *answers, *judged, *required, *SETTINGS.get(option, [])]
@@ -99,9 +100,9 @@ def _numbers(evaluation, option: str) -> dict:
     result = evaluation.run(_overrides(option))
     metrics = {name: round(value.mean, 9) for name, value in sorted(result.metrics.items())
                if name in registry.METRICS and registry.METRICS[name].deterministic and not math.isnan(value.mean)}
-    # at a fixed project folder, as test_plan pins them: a trained judge's `cache_dir` follows paths.cache, and
-    # enters its fingerprint (tests/runner/test_plan.py pins it at one folder too)
-    fixed, _ = evaluation._compose({}, [*_overrides(option), "paths.root=/ragsweep-project"])
+    # at a fixed project folder and model path, as test_plan pins them: a model given by its path names it by the
+    # clone's environment, which is the user's to fix (a model name or a shared folder), not the option's
+    fixed, _ = evaluation._compose({}, [*_overrides(option, model="/ragsweep-model"), "paths.root=/ragsweep-project"])
     return {"versions": versions_text(_plan(cfg).versions), "fingerprint": _plan(fixed).fingerprint("data"),
             "metrics": metrics}
 

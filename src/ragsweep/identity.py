@@ -14,8 +14,11 @@ from typing import Any
 
 from ragsweep.cache import fingerprint
 
-# Settings that change how fast a component runs, not what it returns; left out of cache keys.
-NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress", "concurrency", "timeout", "max_retries", "api_key_env",
+# Settings that change how fast a component runs or where it keeps its files, not what it returns; left out of
+# cache keys and fingerprints, so the same configuration is the same run in another project folder or clone.
+NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress", "concurrency", "timeout", "max_retries",
+                               "api_key_env",
+                               "cache_dir",  # where a trained judge keeps its model: ${cache.dir}, a folder
                                "auc"})  # auc: a judge's measured agreement, recorded with its results, not a setting
 # A judge's settings that change no judged number: two runs whose judges differ only in these were judged alike.
 JUDGE_NOT_SCORING = ("auc", "max_failure_rate", "labels")
