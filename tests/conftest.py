@@ -75,15 +75,14 @@ def pytest_sessionfinish(session):
                                 + "\n")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def preloaded():
-    """A server that forks `sweep.py` and `ragsweep` commands (tests/preloaded.py), with the environment the
-    entry points see when a user runs them (their own HF_ and MLFLOW_ defaults, none of the suite's)."""
-    from tests.preloaded import Preloaded
+    """A server that forks `sweep.py` and `ragsweep` commands (tests/preloaded.py), one for each worker, with the
+    environment the entry points see when a user runs them (their own HF_ and MLFLOW_ defaults, none of the
+    suite's)."""
+    from tests.preloaded import shared
 
-    server = Preloaded({k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))})
-    yield server
-    server.close()
+    return shared()
 
 
 @pytest.fixture(scope="session", autouse=True)

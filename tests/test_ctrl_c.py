@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 RAGSWEEP = Path(sys.executable).with_name("ragsweep")  # the installed console script
-GRID = ["-m", "chunker=recursive,fixed", "k=3,5"]  # 4 jobs, 2 of them embed: time to interrupt the second
+GRID = ["-m", "retriever=bm25,dense", "k=3,5"]  # 4 jobs: two quick BM25 ones, then dense ones that embed a while
 LAUNCHERS = {"basic": [], "joblib": ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]}
 
 
@@ -149,7 +149,7 @@ def _wait_for_health(port: int, ui: subprocess.Popen) -> None:
     raise AssertionError(f"`ragsweep ui` did not answer on port {port}")
 
 
-def _settled_tree(process: psutil.Process, still_s: float = 3.0) -> list[psutil.Process]:
+def _settled_tree(process: psutil.Process, still_s: float = 2.0) -> list[psutil.Process]:
     """The process's descendants once their number has not changed for `still_s` (MLflow starts helpers)."""
     tree, since = process.children(recursive=True), time.monotonic()
     deadline = since + 60
@@ -208,9 +208,15 @@ def _safe_children(pid: int) -> list[psutil.Process]:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_ragsweep_ui_stops_its_server_quietly_on_ctrl_c_and_sigterm(tmp_path, signum):
-    with _ui(tmp_path, _env()) as (ui, port, stderr):
+def test_ragsweep_ui_keeps_telemetry_off_and_stops_its_server_quietly_on_ctrl_c_and_sigterm(tmp_path, signum):
+    """The UI asks its server whether to collect telemetry (/ajax-api/3.0/mlflow/ui-telemetry); with telemetry
+    on, the server fetches MLflow's remote config to answer (the control test below shows this test would see
+    that fetch). Then the signal: the server and every helper it started stop, quietly."""
+    with _proxy() as (requests, proxy_port), _ui(tmp_path, _offline_env(proxy_port)) as (ui, port, stderr):
+        config, posted = _telemetry(port)
+        assert config["disable_ui_telemetry"] is True and posted == {"status": "disabled"}
         tree = _settled_tree(psutil.Process(ui.pid))
+        assert requests == []  # nothing left the machine, not even the config request
         assert tree, "the MLflow server runs as a child of `ragsweep ui`"
         groups = {ui.pid} | {os.getpgid(p.pid) for p in tree}
         if signum == signal.SIGINT:
@@ -278,23 +284,24 @@ def _offline_env(proxy_port: int, **extra: str) -> dict[str, str]:
     return {**env, "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "NO_PROXY": "127.0.0.1,localhost", **extra}
 
 
-@pytest.mark.parametrize("user_setting", [None, "false"], ids=["ragsweep-default", "control-telemetry-on"])
-def test_the_ui_server_keeps_telemetry_off_and_never_fetches_its_config(tmp_path, user_setting):
-    """The UI asks its server whether to collect telemetry (/ajax-api/3.0/mlflow/ui-telemetry); with
-    telemetry on, the server fetches MLflow's remote config to answer. The control run, a user who
-    sets MLFLOW_DISABLE_TELEMETRY=false (ragsweep keeps a user's value), shows this test sees that fetch."""
-    extra = {"MLFLOW_DISABLE_TELEMETRY": user_setting} if user_setting else {}
-    with _proxy() as (requests, proxy_port), _ui(tmp_path, _offline_env(proxy_port, **extra)) as (_, port, _):
-        api = f"http://127.0.0.1:{port}/ajax-api/3.0/mlflow/ui-telemetry"
-        config = _request(api)
-        record = {"event_name": "test", "timestamp_ns": 1, "params": {}, "installation_id": "i", "session_id": "s"}
-        posted = _request(api, json.dumps({"records": [record]}).encode())
-        time.sleep(2)
-        if user_setting == "false":
-            assert any(r.startswith(b"CONNECT ") for r in requests), requests
-            return
-        assert config["disable_ui_telemetry"] is True and posted == {"status": "disabled"}
-        assert requests == []  # nothing left the machine, not even the config request
+def _telemetry(port: int) -> tuple[dict, dict]:
+    """What the UI's telemetry endpoint answers when asked for its config and when sent a record."""
+    api = f"http://127.0.0.1:{port}/ajax-api/3.0/mlflow/ui-telemetry"
+    config = _request(api)
+    record = {"event_name": "test", "timestamp_ns": 1, "params": {}, "installation_id": "i", "session_id": "s"}
+    return config, _request(api, json.dumps({"records": [record]}).encode())
+
+
+def test_the_telemetry_check_sees_the_config_fetch_of_a_user_who_turns_telemetry_on(tmp_path):
+    """The control of the test above: a user who sets MLFLOW_DISABLE_TELEMETRY=false (ragsweep keeps a user's
+    value) gets a server that fetches MLflow's remote config, through the proxy the test watches."""
+    with _proxy() as (requests, proxy_port), \
+            _ui(tmp_path, _offline_env(proxy_port, MLFLOW_DISABLE_TELEMETRY="false")) as (_, port, _):
+        _telemetry(port)
+        deadline = time.monotonic() + 10
+        while not any(r.startswith(b"CONNECT ") for r in requests) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert any(r.startswith(b"CONNECT ") for r in requests), requests
 
 
 def test_ctrl_c_ends_a_single_run_in_one_line_with_its_run_killed(project):

@@ -17,6 +17,7 @@ import pytest
 
 from ragsweep import Component, ConfigError, DatasetError, Evaluation
 from ragsweep.types import Dataset, Document, Query, Span
+from tests.preloaded import run_command
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def project(tmp_path_factory, scratch_project) -> Path:
 def _sweep_py(project: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])  # tests/own_components.py, a user's own module
-    return subprocess.run([sys.executable, "sweep.py", *args], cwd=project, env=env, capture_output=True, text=True,
+    return run_command([sys.executable, "sweep.py", *args], cwd=project, env=env, capture_output=True, text=True,
                           timeout=900)
 
 
@@ -81,7 +82,7 @@ def test_a_sweep_from_python_has_a_parent_run_and_sweep_py_skips_what_it_finishe
     assert found.metric == "token_iou" and len(found.table) == 68
     assert found.table["difference"].mean() == pytest.approx(-compared["difference"])
     assert found.table["difference"].abs().is_monotonic_decreasing
-    shown = subprocess.run([sys.executable, "-m", "ragsweep.cli", "diff", table.run_id[0], table.run_id[3],
+    shown = run_command([sys.executable, "-m", "ragsweep.cli", "diff", table.run_id[0], table.run_id[3],
                             "--experiment", "grid", "--top", "2"], cwd=project, capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))})
     assert shown.returncode == 0, shown.stderr[-2000:]

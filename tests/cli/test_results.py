@@ -17,8 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.preloaded import run_command
+
 ROOT = Path(__file__).resolve().parents[2]
 RAGSWEEP = Path(sys.executable).with_name("ragsweep")  # the installed console script
+ARTIFACTS = ROOT / "test-artifacts"  # a report kept for a look after the run
 TINY_DOCS = {"apples": "Apples grow on trees. Most apples are red or green.",
              "rivers": "Rivers carry water to the sea. The Nile is a long river."}
 TINY_QUESTIONS = [("t1", "What colour are apples?", "apples", "Most apples are red or green."),
@@ -31,7 +34,7 @@ def _env() -> dict[str, str]:
 
 
 def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(list(args), cwd=project, env=_env(), capture_output=True, text=True, timeout=900)
+    return run_command(list(args), project, _env())
 
 
 def _ragsweep(project: Path, *args: str) -> subprocess.CompletedProcess:
@@ -178,6 +181,7 @@ def test_gate_in_a_fresh_clone_needs_only_the_committed_export(project, tmp_path
     shutil.copy(project / "sweep.py", clone)
     shutil.copytree(project / "sweeps", clone / "sweeps")
     shutil.copytree(project / "conf", clone / "conf", symlinks=True)
+    (clone / ".cache").symlink_to(project / ".cache")  # a CI's kept stage cache: the store is what it lacks
     passed = _ragsweep(clone, "gate", "--baseline", "conf/best/base.yaml")
     assert passed.returncode == 0, passed.stderr[-3000:]
     assert "| token_iou | 0.0298   | 0.0298  | 0.0    | +0.0%    | 1.0     | ok      |" in passed.stdout  # 1.0: the p-value
@@ -199,6 +203,9 @@ def test_gate_in_a_fresh_clone_needs_only_the_committed_export(project, tmp_path
 
 
 def test_report_compares_one_dataset_and_says_which(project):
+    """One self-contained HTML file, logged to the sweep's run, of the runs on one dataset, saying which."""
+    import mlflow
+
     newest = _ragsweep(project, "report")
     assert newest.returncode == 0, newest.stderr[-3000:]
     assert newest.stdout.startswith("dataset sotu_qa (the dataset of the experiment's newest run); also runs on tiny")
@@ -207,6 +214,14 @@ def test_report_compares_one_dataset_and_says_which(project):
     assert "best/" not in page and "dataset.path=" not in page  # no rerun name, no run on tiny
     assert page.count('src="data:image/png;base64,') == 5  # effects, bars, k curves, Pareto (latency_ms_p50), corpora
     assert "Which setting moved token_iou: effects with 95% intervals" in page
+    assert "<script" not in page and "http://" not in page and "https://" not in page  # one file, nothing fetched
+    for heading in ("Ranking", "Is the best config really better?", "against k", "Pareto front", "per corpus"):
+        assert heading in page
+    assert page.count("p-value") >= 1 and "chunker=fixed,k=5" in page
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copy(project / "reports" / "ragsweep.html", ARTIFACTS / "report.html")  # kept for a look after the run
+    logged = mlflow.MlflowClient().list_artifacts(_parents(project)[-1])  # to the sweep the report is of
+    assert "ragsweep.html" in {artifact.path for artifact in logged}
     tiny = _ragsweep(project, "report", "--dataset", "tiny", "--output", "reports/tiny.html")
     assert tiny.returncode == 0, tiny.stderr[-3000:]
     assert tiny.stdout.startswith("dataset tiny (as --dataset asks); also runs on sotu_qa")
@@ -218,6 +233,7 @@ def test_the_notebook_ranks_one_dataset_with_the_renamed_latency(project, run_no
     printed = "".join(o.get("text", "") for cell in cells for o in cell.outputs)
     assert "dataset sotu_qa; the experiment has runs on sotu_qa, tiny" in printed
     assert "best: chunker=recursive,k=3  (token_iou = 0.0298, run " in printed
+    assert len([o for cell in cells for o in cell.outputs if "image/png" in o.get("data", {})]) == 2
     table = "".join(o.get("data", {}).get("text/html", "") for o in cells[1].outputs)
     assert "metrics.latency_ms_p50" in table and "dataset.path=" not in table  # no run on tiny
     effects = next(cell for cell in cells if "sweep_effects" in cell.source)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.cluster.services import MlflowServer, Postgres, RayNode, VENV_BIN, stop, wait_for
+from tests.cluster.services import MlflowServer, Postgres, RayNode, stop, wait_for
+from tests.preloaded import run_command
 
 GRID = ["chunker=recursive,fixed", "retriever=bm25,dense", "k=3"]  # 4 jobs
 # Slow jobs for the failover (each chunk size is chunked and embedded anew), so the worker dies inside one.
@@ -87,7 +88,7 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
 
             # 1. The grid on the cluster: one parent, 4 FINISHED children, jobs on both nodes.
             cluster = on_cluster(head, server, tmp_path / "shared-cache", "cluster")
-            swept = subprocess.run(sweep_command(project, *GRID, *cluster), cwd=project, capture_output=True,
+            swept = run_command(sweep_command(project, *GRID, *cluster), cwd=project, capture_output=True,
                                    text=True, timeout=600)
             assert swept.returncode == 0, swept.stderr[-5000:]
             table = runs(server, "cluster")
@@ -100,7 +101,7 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             phase("grid on the cluster")
 
             # 1b. A race on the cluster: its rounds go through the Ray launcher, one run per configuration.
-            raced = subprocess.run(
+            raced = run_command(
                 sweep_command(project, "hydra/sweeper=racing", "retriever=bm25,dense", "k=1,5",
                               "hydra.sweeper.racing.metric=recall", "hydra.sweeper.racing.schedule=[0.5,1.0]",
                               *on_cluster(head, server, tmp_path / "shared-cache", "race")),
@@ -114,7 +115,7 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             phase("race on the cluster")
 
             # 2. The same grid on this machine alone (its own cache): the same numbers.
-            local = subprocess.run(sweep_command(project, *GRID, f"tracking.uri={server.uri}", "experiment=local",
+            local = run_command(sweep_command(project, *GRID, f"tracking.uri={server.uri}", "experiment=local",
                                                  f"cache.dir={tmp_path / 'local-cache'}"),
                                    cwd=project, capture_output=True, text=True, timeout=600)
             assert local.returncode == 0, local.stderr[-5000:]
@@ -127,7 +128,7 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
             # 2b. One embedding spread over both nodes: a sweep of one job on a 2-CPU cluster gets an embedding
             # helper for the idle node, and the two share out its shards (cache.embedding_shard); each text is
             # embedded once in all.
-            spread = subprocess.run(
+            spread = run_command(
                 sweep_command(project, "retriever=dense", f"chunker.size={SPREAD_CHUNK}", "k=3",
                               "cache.embedding_shard=16", f"hydra.sweep.dir={tmp_path / 'spread-sweep'}",
                               *on_cluster(head, server, tmp_path / "spread-cache", "spread")),
@@ -165,7 +166,7 @@ def test_a_sweep_on_a_ray_cluster_tracked_on_postgresql_survives_losing_a_node(t
         assert not jobs(runs(server, "failover")).query("status == 'RUNNING'").shape[0]
 
         # 4. Run the sweep again (on the head alone): it completes the rest, none twice.
-        again = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=600)
+        again = run_command(command, cwd=project, capture_output=True, text=True, timeout=600)
         assert again.returncode == 0, again.stderr[-5000:]
         table = jobs(runs(server, "failover"))
         assert not (table.status == "RUNNING").any()

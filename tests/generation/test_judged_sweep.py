@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 
 from ragsweep.judging.claims import split_claims
 from ragsweep.metrics import registry
+from tests.preloaded import run_command
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama_cpp]
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +25,7 @@ RELEVANCE = ["context_relevance_judged", "relevance_judge_failure_rate"]
 
 def _sweep(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
-    return subprocess.run([sys.executable, str(ROOT / "sweep.py"), *args, f"paths.root={cwd}"], cwd=cwd, env=env,
+    return run_command([sys.executable, str(ROOT / "sweep.py"), *args, f"paths.root={cwd}"], cwd=cwd, env=env,
                           text=True, capture_output=True, timeout=900)
 
 

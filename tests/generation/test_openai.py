@@ -19,9 +19,11 @@ def _requests():
     return [Request(question, PASSAGES, prompt.render(question, PASSAGES)) for question in QUESTIONS]
 
 
-def test_answers_from_the_server_match_the_same_model_in_process(llama_server):
+def test_answers_from_the_server_match_the_same_model_in_process_and_a_server_gone_gives_errors(llama_server):
+    from ragsweep.generation import openai as module
+
     server = llama_server()
-    generator = OpenAIGenerator(server.base_url, "smollm2", max_tokens=32, concurrency=2)
+    generator = OpenAIGenerator(server.base_url, "smollm2", max_tokens=32, concurrency=2, max_retries=0, timeout=10)
     generator.preflight()
     made = generator.generate(_requests())
     assert all(m.error is None and m.answer and m.prompt_tokens > 0 and m.completion_tokens > 0 for m in made)
@@ -31,21 +33,10 @@ def test_answers_from_the_server_match_the_same_model_in_process(llama_server):
     assert [m.answer for m in made] == [m.answer for m in local]
     assert [m.prompt_tokens for m in made] == [m.prompt_tokens for m in local]
 
-
-def test_a_server_that_is_gone_gives_errors_not_exceptions(llama_server):
-    server = llama_server()
-    generator = OpenAIGenerator(server.base_url, "smollm2", max_retries=1, timeout=10)
-    server.stop()
+    server.stop()  # gone: each call is an error, not an exception...
     made = generator.generate(_requests())
     assert all(m.answer is None and "APIConnectionError" in m.error for m in made)
-
-
-def test_preflight_names_the_url_that_does_not_answer(llama_server):
-    from ragsweep.generation import openai as module
-
-    server = llama_server()
-    server.stop()
-    module._ANSWERING.discard(server.base_url)
+    module._ANSWERING.discard(server.base_url)  # ...and preflight, asked afresh, names the URL
     with pytest.raises(ValueError, match=f"generator.base_url={server.base_url} does not answer"):
         OpenAIGenerator(server.base_url, "smollm2").preflight()
 

@@ -1,12 +1,26 @@
-"""Ranking metrics equal ranx (itself checked against trec_eval) to 1e-9."""
+"""Ranking metrics equal ranx (itself checked against trec_eval) to 1e-9.
+
+ranx's per-query values are kept in ranx_values.json, beside the inputs' fingerprint and ranx's version: in a fresh
+environment ranx's numba compile alone takes over a minute. They are computed by ranx afresh, and the test compares
+against those, when the installed ranx is another version or the inputs changed; `RAGSWEEP_PIN_NUMBERS=write`
+rewrites the file.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+from importlib.metadata import version
+from pathlib import Path
+
 import numpy as np
 import pytest
-from ranx import Qrels, Run, evaluate
 
 from ragsweep.metrics.ranking import RANKING_METRICS
+
+RANX_VALUES = Path(__file__).with_name("ranx_values.json")
+CASES = [(k, tied) for tied in (False, True) for k in (1, 3, 5, 10, 20)]
 
 RANX_NAMES = {"hit_rate": "hit_rate", "recall": "recall", "precision": "precision", "mrr": "mrr", "ndcg": "ndcg", "map": "map"}
 
@@ -29,14 +43,45 @@ def _random_queries(rng: np.random.Generator, n_queries: int, tied: bool):
     return queries
 
 
-@pytest.mark.parametrize("tied", [False, True], ids=["distinct-scores", "tied-scores"])
-@pytest.mark.parametrize("k", [1, 3, 5, 10, 20])
-def test_equals_ranx(k, tied):
-    rng = np.random.default_rng(7 + k + tied)
-    queries = _random_queries(rng, 200, tied)
-    qrels = Qrels({f"q{i:03d}": {f"d{doc:02d}": 1 for doc in relevant} for i, (relevant, _) in enumerate(queries)})
-    run = Run({f"q{i:03d}": {f"d{doc:02d}": score for doc, score in ranked} for i, (_, ranked) in enumerate(queries)})
-    expected = evaluate(qrels, run, [f"{RANX_NAMES[name]}@{k}" for name in RANKING_METRICS], return_mean=False)
+def _case(k: int, tied: bool) -> tuple[list, dict, dict]:
+    """The queries of one case, as ranx takes them: qrels and run."""
+    queries = _random_queries(np.random.default_rng(7 + k + tied), 200, tied)
+    qrels = {f"q{i:03d}": {f"d{doc:02d}": 1 for doc in relevant} for i, (relevant, _) in enumerate(queries)}
+    run = {f"q{i:03d}": {f"d{doc:02d}": score for doc, score in ranked} for i, (_, ranked) in enumerate(queries)}
+    return queries, qrels, run
+
+
+def _name(k: int, tied: bool) -> str:
+    return f"k={k},{'tied' if tied else 'distinct'}"
+
+
+@pytest.fixture(scope="module")
+def ranx_values() -> dict[str, dict]:
+    """{case: {"inputs": fingerprint, "values": {metric@k: per-query values}}} as the installed ranx computes them."""
+    installed = version("ranx")
+    kept = json.loads(RANX_VALUES.read_text()) if RANX_VALUES.is_file() else {}
+    inputs = {_name(k, tied): hashlib.sha256(json.dumps(_case(k, tied)[1:], sort_keys=True).encode()).hexdigest()
+              for k, tied in CASES}
+    writing = os.environ.get("RAGSWEEP_PIN_NUMBERS") == "write"
+    if not writing and kept.get("ranx") == installed and kept.get("inputs") == inputs:
+        return kept["values"]
+    from ranx import Qrels, Run, evaluate
+
+    values = {}
+    for k, tied in CASES:
+        _, qrels, run = _case(k, tied)
+        per_query = evaluate(Qrels(qrels), Run(run), [f"{RANX_NAMES[name]}@{k}" for name in RANKING_METRICS],
+                             return_mean=False)
+        values[_name(k, tied)] = {metric: [float(value) for value in per_query[metric]] for metric in per_query}
+    if writing:
+        RANX_VALUES.write_text(json.dumps({"ranx": installed, "inputs": inputs, "values": values}) + "\n")
+    return values
+
+
+@pytest.mark.parametrize(("k", "tied"), CASES, ids=[_name(k, tied) for k, tied in CASES])
+def test_equals_ranx(k, tied, ranx_values):
+    queries, _, _ = _case(k, tied)
+    expected = ranx_values[_name(k, tied)]
     for i, (relevant, ranked) in enumerate(queries):
         order = sorted(ranked, key=lambda pair: (-pair[1], pair[0]))  # score desc, then index
         gains = np.array([float(doc in relevant) for doc, _ in order])

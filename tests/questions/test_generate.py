@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from ragsweep.data.native import NativeDataset
+from tests.preloaded import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = {
@@ -49,8 +50,8 @@ def command(documents: Path, out: Path, cache: Path, *extra: str) -> list[str]:
 
 
 def generate(documents: Path, out: Path, cache: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(command(documents, out, cache, *extra), capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    return run_command(command(documents, out, cache, *extra), Path.cwd(), {**os.environ, "HF_HUB_OFFLINE": "1"},
+                       timeout=600)
 
 
 @pytest.fixture(scope="module")
@@ -104,9 +105,9 @@ def test_the_same_seed_gives_the_same_set_and_a_killed_run_resumes(generated, do
 
 def test_the_generated_set_sweeps(generated, scratch_project, tmp_path):
     project = scratch_project(tmp_path / "project")
-    done = subprocess.run([sys.executable, "sweep.py", "dataset=native", f"dataset.path={generated}", "generator=none",
-                           "k=2", "chunker.size=40", f"paths.root={project}"], cwd=project, capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    done = run_command([sys.executable, "sweep.py", "dataset=native", f"dataset.path={generated}", "generator=none",
+                        "k=2", "chunker.size=40", f"paths.root={project}"], project,
+                       {**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     metrics = json.loads(next((project / "outputs").rglob("metrics.json")).read_text())
     assert metrics["token_recall"]["n"] == len((generated / "queries.jsonl").read_text().splitlines())

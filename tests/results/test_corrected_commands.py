@@ -15,7 +15,6 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from ragsweep import cli
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import finished_jobs, labels
 from tests.results.native import write_native_dataset
+from tests.preloaded import run_command
 
 pytestmark = pytest.mark.slow
 TEXTS = {"bridge": "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic.",
@@ -44,7 +44,7 @@ Z95 = 1.959963984540054
 
 def _sweep(project: Path, *args: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}  # entry points set them
-    done = subprocess.run([sys.executable, "sweep.py", *args], cwd=project, env=env, capture_output=True, text=True,
+    done = run_command([sys.executable, "sweep.py", *args], cwd=project, env=env, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
 
@@ -116,7 +116,7 @@ def test_the_runs_share_the_error_rates_the_labels_measure(runs):
 
 def test_best_ranks_by_the_corrected_value_and_prints_the_corrected_difference(project, runs):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
-    done = subprocess.run([sys.executable, "-m", "ragsweep.cli", "best", "--metric", "groundedness", "--name",
+    done = run_command([sys.executable, "-m", "ragsweep.cli", "best", "--metric", "groundedness", "--name",
                            "corrected"], cwd=project, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     winner, runner_up = runs["extractive"], runs["echo"]

@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.preloaded import run_command
+
 pytestmark = pytest.mark.slow
 
 
 def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}  # entry points set them
-    return subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    return run_command([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=900)
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import finished_jobs
 from ragsweep.tracking.runs import unjudged_summary_table
 from tests.results.native import write_native_dataset
+from tests.preloaded import run_command
 
 LEXICAL, STRICT = "lexical (AUC not measured, unvalidated)", "strict (AUC 0.61)"
 TEXTS = {"bridge": "The Harbour Bridge was opened in 1932 by the mayor. It carries eight lanes of traffic.",
@@ -43,7 +44,7 @@ QUESTIONS = [("bridge", "When was the Harbour Bridge opened?", "1932"),
 
 def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}  # entry points set them
-    return subprocess.run([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    return run_command([sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=900)
 
 
 @pytest.fixture(scope="module")

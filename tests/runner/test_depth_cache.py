@@ -26,6 +26,7 @@ from ragsweep.runner.stages import chunk_dataset, first_stage, rerank
 CONF = Path(__file__).resolve().parents[2] / "conf"
 K, DEPTH = 5, 12
 QUESTIONS = 30  # of sotu_qa's 68: what the cache may reuse does not depend on how many questions ask
+RERANKED_QUESTIONS = 10  # with a reranker, whose model scores every candidate pair: the costliest stage
 BEFORE = {"cold": [], "deeper": [60], "shallower": [6], "deeper_and_shallower": [100, 3]}  # depths run first
 CONFIGS = {
     "dense-numpy": ["retriever=dense", "store=numpy"],
@@ -51,9 +52,10 @@ def _result(overrides: list[str], depth: int, cache: Path):
     from ragsweep.embedding.minilm import minilm_path
 
     model = [f"reranker.model={minilm_path()}"] if "reranker=cross_encoder" in overrides else []
+    reranked = any(override.startswith("reranker=") for override in overrides)
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=[*overrides, *model, f"k={K}", f"depth={depth}", "chunker.size=100",
-                                           f"dataset.limit={QUESTIONS}",
+                                           f"dataset.limit={RERANKED_QUESTIONS if reranked else QUESTIONS}",
                                            f"cache.dir={cache}", "embedder.progress=false"])
     pipeline = build(cfg)
     dataset = load_once(pipeline.dataset)

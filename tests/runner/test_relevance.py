@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from ragsweep.judging.span_relevance import SpanTrainedRelevanceJudge
 from ragsweep.judging.training.span_triplets import relevance_triplets
 from ragsweep.metrics.relevance import context_relevance, relevance_auc, span_relevance
 from ragsweep.types import Span
+from tests.preloaded import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMA_GENERAL = ROOT.parent / "shared" / "data" / "chroma_general"
@@ -105,7 +105,7 @@ def _rank_auc(scores: list[float], labels: list[int]) -> float:
 
 def _run(cwd: Path, *args: str, k: int = 3, outputs: str = "outputs") -> Path:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
-    done = subprocess.run([sys.executable, str(ROOT / "sweep.py"), f"k={k}", "relevance_judge=span_trained", *TINY,
+    done = run_command([sys.executable, str(ROOT / "sweep.py"), f"k={k}", "relevance_judge=span_trained", *TINY,
                            *args, f"paths.root={cwd}", f"paths.outputs={cwd / outputs}"], cwd=cwd, env=env,
                           text=True, capture_output=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -123,13 +123,13 @@ def test_a_run_logs_the_relevance_judges_auc_against_the_span_labels(tmp_path, d
     if dataset == "chroma_general":
         if not CHROMA_GENERAL.is_dir():
             pytest.skip("../shared/data/chroma_general is not beside the checkout")
-        # retrieval only, BM25, k=1 and 160 of the 472 questions (each corpus's share) here: embedding every
-        # question's passage sentences for extractive answers, and each fold's model scoring every sentence of 3
-        # passages per question, cost minutes; the judge scores the same passages with or without answers
-        extra += [f"paths.data={CHROMA_GENERAL.parent}", "retriever=bm25", "generator=none", "dataset.sample=160"]
+        # BM25, k=1 and 80 of the 472 questions (each corpus's share) here: each fold's model scoring every
+        # sentence of 3 passages per question costs minutes
+        extra += [f"paths.data={CHROMA_GENERAL.parent}", "retriever=bm25", "dataset.sample=80"]
         k = 1
-    else:
-        extra += ["generator=extractive"]  # python sweep.py generator=extractive k=3 relevance_judge=span_trained
+    # retrieval only: the judge scores the same passages with or without answers (tests/generation/
+    # test_judged_sweep.py judges extractive answers' passages)
+    extra += ["generator=none"]
     folder = _run(tmp_path, *extra, k=k)
     records = [json.loads(line) for line in (folder / "per_query.jsonl").read_text().splitlines()]
     metrics = json.loads((folder / "metrics.json").read_text())

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.preloaded import run_command
+
 ROOT = Path(__file__).resolve().parents[2]
 WHOLE_DOCUMENTS = "is a single chunk"
 
@@ -40,7 +42,7 @@ def test_a_depth_below_k_is_recorded_as_the_depth_that_ran(tmp_path, monkeypatch
 
 def _sweep(folder: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
-    return subprocess.run([sys.executable, str(ROOT / "sweep.py"), *args], cwd=folder, env=env,
+    return run_command([sys.executable, str(ROOT / "sweep.py"), *args], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=600)
 
 

@@ -26,6 +26,7 @@ from ragsweep.judging.calibration.claim_labels import claim_key, load_claim_labe
 from ragsweep.judging.lexical import LexicalJudge
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from tests.cluster.services import MlflowServer, free_port
+from tests.preloaded import run_command
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +53,7 @@ def _native_subset(folder: Path) -> Path:
 
 def _sweep(project: Path, uri: str, *overrides: str, multirun: bool = False) -> subprocess.CompletedProcess:
     env = {key: value for key, value in os.environ.items() if not key.startswith("MLFLOW_")}
-    return subprocess.run([sys.executable, "sweep.py", *(["-m"] if multirun else []), "generator=extractive", "judge=lexical", "k=2",
+    return run_command([sys.executable, "sweep.py", *(["-m"] if multirun else []), "generator=extractive", "judge=lexical", "k=2",
                            "dataset=native", f"dataset.path={project / 'sotu3'}", f"tracking.uri={uri}",
                            f"experiment={EXPERIMENT}", *CONFIGS, *overrides], cwd=project, env=env, text=True,
                           capture_output=True, timeout=600)
@@ -71,7 +72,7 @@ def judged(tmp_path_factory, scratch_project):
 
 
 def _ragsweep(project: Path, uri: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(RAGSWEEP), "--tracking-uri", uri, *args], cwd=project, text=True,
+    return run_command([str(RAGSWEEP), "--tracking-uri", uri, *args], cwd=project, text=True,
                           capture_output=True, timeout=300)
 
 

@@ -17,6 +17,7 @@ import pytest
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.record import RECORD_FILE
 from tests.cluster.services import MlflowServer, free_port, wait_for
+from tests.preloaded import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,19 +78,18 @@ def test_a_job_the_server_refuses_keeps_its_results_and_sync_logs_them(tmp_path,
     assert record["unsent"] and means and all(record["metrics"][name] == mean for name, mean in means.items())
 
     sync = [sys.executable, "-m", "ragsweep.cli", "sync", str(folder)]
-    refused = subprocess.run(sync, cwd=project, capture_output=True, text=True, timeout=300,
-                             env={**os.environ, "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"})
+    refused = run_command(sync, project, {**os.environ, "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}, timeout=300)
     assert refused.returncode == 1 and "the record is kept" in refused.stderr  # still down: nothing lost
 
     with _server(tmp_path, port):
-        synced = subprocess.run(sync, cwd=project, capture_output=True, text=True, timeout=300)
+        synced = run_command(sync, project, timeout=300)
         assert synced.returncode == 0, synced.stderr[-3000:]
         run = tracker.client().get_run(record["run_id"])  # the run the job had started, completed
         assert run.info.status == "FINISHED"
         assert {name: run.data.metrics[name] for name in means} == means
         names = {item.path for item in tracker.client().list_artifacts(run.info.run_id)}
         assert {"metrics.json", "per_query.jsonl", "config.yaml"} <= names
-        again = subprocess.run(sync, cwd=project, capture_output=True, text=True, timeout=300)
+        again = run_command(sync, project, timeout=300)
         assert again.returncode == 0 and "already logged" in again.stdout
         assert len(tracker.client().search_runs([tracker.experiment_id()])) == 1
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.preloaded import run_command
+
 ROOT = Path(__file__).resolve().parents[3]
 RACE = ["-m", "hydra/sweeper=racing", "k=1,10", "generator=extractive",
         "hydra.sweeper.racing.metric=recall", "hydra.sweeper.racing.schedule=[0.25,0.5,1.0]"]
@@ -18,7 +20,7 @@ RACE = ["-m", "hydra/sweeper=racing", "k=1,10", "generator=extractive",
 
 def _sweep(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
-    return subprocess.run([sys.executable, str(ROOT / "sweep.py"), *args], cwd=cwd, env=env,
+    return run_command([sys.executable, str(ROOT / "sweep.py"), *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=900)
 
 
@@ -124,7 +126,7 @@ def test_the_same_race_run_again_computes_nothing(raced):
 def test_best_ranks_the_race_winner_and_verify_reruns_it(raced):
     cwd, *_ = raced
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
-    best = subprocess.run([sys.executable, "-m", "ragsweep.cli", "best", "--metric", "recall", "--verify"], cwd=cwd,
+    best = run_command([sys.executable, "-m", "ragsweep.cli", "best", "--metric", "recall", "--verify"], cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=600)
     assert best.returncode == 0, best.stderr[-3000:]
     winner = next(run for run in _runs(cwd, "job") if run.data.tags["ragsweep.race.winner"] == "true")
@@ -136,7 +138,7 @@ def test_best_ranks_the_race_winner_and_verify_reruns_it(raced):
         if "ragsweep.race.stopped" in run.data.tags:
             stopped += 1
             assert f"{run.info.run_name}: {run.data.tags['ragsweep.race.stopped']}" in best.stdout
-            gate = subprocess.run([sys.executable, "-m", "ragsweep.cli", "gate", "--baseline", "conf/best/ragsweep.yaml",
+            gate = run_command([sys.executable, "-m", "ragsweep.cli", "gate", "--baseline", "conf/best/ragsweep.yaml",
                                    "--run", run.info.run_id, "--allow-other-config"], cwd=cwd, env=env,
                                   capture_output=True, text=True, timeout=600)
             assert gate.returncode == 2 and gate.stderr.count("\n") == 1, gate.stderr
