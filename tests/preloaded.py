@@ -10,7 +10,7 @@ fixture): tests give it the commands they would give `subprocess.run` (`Preloade
 signalled or read while it runs is still started as its own process.
 
 Run as a script it is the server: one JSON request per line on stdin ({"entry", "script", "args", "cwd",
-"env", "out", "err", "timeout"}), one line with the exit code back on stdout.
+"env", "out", "err", "timeout", "first_path"}), one line with the exit code back on stdout.
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ class Preloaded:
         """`command` ("sweep.py", the checkout's, or "ragsweep") with `args` in `cwd`; its output goes to files in
         `output`."""
         script = ROOT / "sweep.py" if command == "sweep.py" else None
-        return self._request(script, args, cwd, env, output, TIMEOUT)
+        return self._request(script, args, cwd, env, output, TIMEOUT,
+                             script.parent if script else Path(sys.executable).parent)
 
     def completed(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str],
                   timeout: float = 900) -> subprocess.CompletedProcess:
@@ -73,25 +74,28 @@ class Preloaded:
         argv = [str(arg) for arg in argv]
         if argv[0] == sys.executable and argv[1].endswith("sweep.py"):
             script, args = (Path(cwd) / argv[1]).resolve(), argv[2:]
+            first_path = script.parent  # what `python some/sweep.py` puts first on sys.path, and `-m` the cwd
         elif argv[0] == sys.executable and argv[1:3] == ["-m", "ragsweep.cli"]:
-            script, args = None, argv[3:]
+            script, args, first_path = None, argv[3:], Path(cwd)
         elif Path(argv[0]).name == "ragsweep":
-            script, args = None, argv[1:]
+            script, args, first_path = None, argv[1:], Path(argv[0]).parent
         else:
             raise ValueError(f"not a sweep.py or ragsweep command: {argv[:3]}")
         with tempfile.TemporaryDirectory(prefix="ragsweep-command-") as output:
             started = time.monotonic()
-            code, out, err = self._request(script, args, Path(cwd), dict(env), Path(output), timeout)
+            code, out, err = self._request(script, args, Path(cwd), dict(env), Path(output), timeout, first_path)
         if code == -signal.SIGKILL and time.monotonic() - started >= timeout:
             raise subprocess.TimeoutExpired(argv, timeout, out, err)
         return subprocess.CompletedProcess(argv, code, out, err)
 
     def _request(self, script: Path | None, args: list[str], cwd: Path, env: dict[str, str], output: Path,
-                 timeout: float) -> tuple[int, str, str]:
-        """`script` (a sweep.py, its conf/ beside it) or, with None, the console script; its exit code and output."""
+                 timeout: float, first_path: Path) -> tuple[int, str, str]:
+        """`script` (a sweep.py, its conf/ beside it) or, with None, the console script; its exit code and output.
+        `first_path` is the folder the command's own interpreter would put first on sys.path."""
         out, err = output / "stdout.txt", output / "stderr.txt"
         request = {"entry": "sweep" if script else "cli", "script": str(script) if script else None, "args": args,
-                   "cwd": str(cwd), "env": env, "out": str(out), "err": str(err), "timeout": timeout}
+                   "cwd": str(cwd), "env": env, "out": str(out), "err": str(err), "timeout": timeout,
+                   "first_path": str(first_path)}
         self._server.stdin.write(json.dumps(request) + "\n")
         self._server.stdin.flush()
         code = int(self._server.stdout.readline())
@@ -142,7 +146,8 @@ def _child(request: dict, entry) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         importlib.reload(_offline)  # its defaults, as `import ragsweep` sets them in a new process
-        sys.path[:0] = [entry for entry in request["env"].get("PYTHONPATH", "").split(os.pathsep) if entry]
+        sys.path[0] = request["first_path"]  # in place of the server's own folder, as the command's interpreter has
+        sys.path[1:1] = [entry for entry in request["env"].get("PYTHONPATH", "").split(os.pathsep) if entry]
         for stream, path in ((1, request["out"]), (2, request["err"])):
             handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.dup2(handle, stream)
