@@ -6,8 +6,8 @@ environment, its output in files, and exits with the entry's code.
 A child starts from the server's untouched state (nothing has run in it but the imports), so each command
 sees what a fresh process sees, less its imports: about 2 s for a refused command, 5 to 10 s more for a job
 that embeds (torch and sentence-transformers). `make test` runs one server per worker (the `preloaded` session
-fixture): tests give it the commands they would give `subprocess.run` (`Preloaded.completed`); a command
-signalled or read while it runs is still started as its own process.
+fixture, or `run_command` in place of `subprocess.run`); a command a test signals or reads while it runs is still
+started as a new interpreter.
 
 Run as a script it is the server: one JSON request per line on stdin ({"entry", "script", "args", "cwd",
 "env", "out", "err", "timeout", "first_path"}), one line with the exit code back on stdout.
