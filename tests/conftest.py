@@ -13,7 +13,7 @@ import pytest
 
 import ragsweep  # noqa: F401  (offline defaults before any model library loads)
 from ragsweep.data.chroma_general import ChromaGeneralDataset
-from ragsweep.embedding.base import CoreShare
+from ragsweep.cores import CoreShare
 from ragsweep.types import Dataset
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -65,3 +67,15 @@ def test_sentence_transformers_loads_a_local_model_and_applies_prefixes():
 def test_sentence_transformers_unknown_model_fails_in_preflight():
     with pytest.raises(OSError, match=r"embedder.model=/no/such/model cannot be loaded offline"):
         SentenceTransformerEmbedder("/no/such/model").preflight()
+
+
+@pytest.mark.slow
+def test_sliced_encoding_equals_one_plain_encode(chroma_general):
+    from ragsweep.embedding.minilm import minilm_path
+    from ragsweep.embedding.sentence_transformers import _load
+
+    texts = [query.text for query in chroma_general.queries[:150]]
+    sliced = MiniLMEmbedder(progress=False).encode(texts, role="query")
+    plain = _load(minilm_path(), os.cpu_count() or 1).encode(texts, batch_size=8, normalize_embeddings=True)
+    assert sliced.dtype == np.float32 and sliced.shape == plain.shape
+    assert np.abs(sliced - plain).max() < 1e-6  # same batches, so the same vectors up to float noise

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
 import numpy as np
-import psutil
 from tqdm.auto import tqdm
 
 from ragsweep._memory import release_memory
@@ -50,38 +46,6 @@ def default_threads() -> int:
     """
     share = os.environ.get("OMP_NUM_THREADS", "")
     return int(share) if share.isdigit() and int(share) > 0 else os.cpu_count() or 1
-
-
-class CoreShare:
-    """This machine's cores, split evenly among the processes that are embedding right now.
-
-    A fixed share (cores // n_jobs) leaves cores idle whenever one joblib worker waits on a cache
-    lock or has nothing left to embed while the other still has; a model that re-reads its share
-    between slices of work uses every core then. Each embedding process keeps a marker file
-    named by its pid while it embeds; markers of dead processes are ignored and removed.
-    """
-
-    def __init__(self, folder: Path | None = None) -> None:
-        self.folder = folder or Path(tempfile.gettempdir()) / f"ragsweep-embedding-{os.getuid()}"
-
-    @contextmanager
-    def embedding(self) -> Iterator[None]:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        marker = self.folder / str(os.getpid())
-        marker.touch()
-        try:
-            yield
-        finally:
-            marker.unlink(missing_ok=True)
-
-    def threads(self) -> int:
-        busy = 0
-        for marker in self.folder.glob("*"):
-            if marker.name.isdigit() and psutil.pid_exists(int(marker.name)):
-                busy += 1
-            else:
-                marker.unlink(missing_ok=True)
-        return max(1, (os.cpu_count() or 1) // max(1, busy))
 
 
 def encode_in_batches(

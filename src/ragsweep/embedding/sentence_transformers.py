@@ -11,7 +11,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ragsweep._memory import release_memory
-from ragsweep.embedding.base import CoreShare, Role, check_batching, default_threads
+from ragsweep.cores import CoreShare
+from ragsweep.embedding.base import Role, check_batching, default_threads
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ class SentenceTransformerEmbedder:
         model = self._model
         slice_size = self.batch_size * SLICE_BATCHES
         parts = []
-        with _CORES.embedding():
+        with _CORES.threaded():
             for start in tqdm(range(0, len(texts), slice_size), desc="embedding", unit="slice",
                               disable=not self.progress or role != "passage" or len(texts) <= slice_size):
                 _use_threads(self.threads or _CORES.threads())

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragsweep.embedding.base import CoreShare
+from ragsweep.cores import CoreShare
 from ragsweep.generation.base import Generation, Request, check_local_model_settings
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class LlamaCppGenerator:
 
     def generate(self, requests: Sequence[Request]) -> list[Generation]:
         model = self._model()
-        with self.cores.embedding():
+        with self.cores.threaded():
             return [self._answer(model, request) for request in requests]
 
     def _answer(self, model, request: Request) -> Generation:

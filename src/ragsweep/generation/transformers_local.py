@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragsweep.embedding.base import CoreShare
+from ragsweep.cores import CoreShare
 from ragsweep.generation.base import Generation, Request, check_local_model_settings
 from ragsweep.generation.llama_cpp import packaged_model
 
@@ -51,7 +51,7 @@ class TransformersGenerator:
 
     def generate(self, requests: Sequence[Request]) -> list[Generation]:
         tokenizer, model = self._model()
-        with self.cores.embedding():
+        with self.cores.threaded():
             return [self._answer(tokenizer, model, request) for request in requests]
 
     def _answer(self, tokenizer, model, request: Request) -> Generation:

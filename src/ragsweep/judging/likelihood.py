@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from ragsweep.embedding.base import CoreShare
+from ragsweep.cores import CoreShare
 from ragsweep.generation.llama_cpp import llama_cpp, packaged_model
 from ragsweep.judging.base import Pair, Verdict, check_threshold
 
@@ -107,7 +107,7 @@ class LikelihoodJudge:
         model = self._model()
         baselines: dict[tuple[str, str], np.ndarray | str] = {}
         results: list[tuple[np.ndarray, np.ndarray] | str] = [""] * len(pairs)
-        with self.cores.embedding():
+        with self.cores.threaded():
             for key in tqdm(dict.fromkeys((p.task, p.claim) for p in pairs), desc="likelihood baselines",
                             unit="claim", disable=len(pairs) < 50):
                 baselines[key] = self._attempt(model, PROMPTS[key[0]][1], key[1])

@@ -18,6 +18,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
+from ragsweep.cores import CoreShare
 from ragsweep.data.base import DatasetError, load_once, load_seconds, warn_if_few_questions
 from ragsweep.identity import LABEL_KEY, config_label, versions_text
 from ragsweep.metrics.aggregate import summarize
@@ -112,7 +113,7 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
     config_id = plan.fingerprint(dataset.fingerprint)
     parent = context.parent
     race = RaceRound.from_setting(plan.config[RACE_KEY]) if RACE_KEY in plan.config else None
-    with _job_lock(pipeline, config_id, plan.label) if parent else nullcontext():
+    with CoreShare().working(), _job_lock(pipeline, config_id, plan.label) if parent else nullcontext():
         if parent and race is None and not plan.config.get("force", False):
             finished = pipeline.tracker.finished_run(config_id)
             if finished is not None:
