@@ -29,7 +29,7 @@ class RacingConf:
     metric: Optional[str] = None  # default: optimized_metric; a per-question metric with bounds
     delta: float = 0.05  # the chance of stopping the true best
     min_questions: int = 10  # the first round runs at least this many questions
-    schedule: List[float] = field(default_factory=lambda: [round(0.1 * i, 1) for i in range(1, 11)])  # 10%, ..., 100%
+    schedule: Optional[List[float]] = None  # shares run after each round; null: grown from the question set
     seed: int = 0  # the seed of the one question order every configuration takes
 
 
@@ -80,7 +80,7 @@ class RacingSweeper(Sweeper):
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
         log.info("racing %d configurations on %s (delta %s, schedule %s)", len(grid), settings.metric,
-                 settings.delta, list(settings.schedule))
+                 settings.delta, settings.describe_schedule(len(grid)))
         exclude = list(self.config.hydra.job.config.override_dirname.exclude_keys)
         record = run_race(grid, settings, self._launch, exclude)
         record_race(self.config, record, sweep_dir)

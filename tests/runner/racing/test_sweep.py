@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from ragsweep.runner.errors import ConfigError
-from ragsweep.runner.racing.schedule import round_sizes
 from ragsweep.runner.racing.sweep import RacingSettings, configuration_labels, run_race
 
 N = 400
@@ -28,11 +27,12 @@ class FakeLaunch:
 
     def __call__(self, batch: list[list[str]]) -> list[dict | None]:
         self.batches.append([",".join(point[:-1]) for point in batch])
+        self.configurations = len(self.batches[0])
         returned = []
         for point in batch:
             name, race = ",".join(point[:-1]), point[-1]
             round_index = int(re.search(r"round:(\d+)", race).group(1))
-            n = round_sizes(self.settings.schedule, N, self.settings.min_questions)[round_index]
+            n = self.settings.sizes(N, len(batch) if round_index == 0 else self.configurations)[round_index]
             if self.fail.get(name) == round_index:
                 returned.append(None)
                 continue
@@ -65,7 +65,7 @@ def test_each_round_says_who_goes_on_and_the_work_the_stopped_save(caplog):
     stopped_in = record.stopped["k=1"]["round"]
     saved = N - record.questions["k=1"]
     assert lines[stopped_in - 1] == (
-        f"race round {stopped_in} of at most 10: {record.rounds[stopped_in - 1]['questions']} of {N} questions; "
+        f"race round {stopped_in} of at most {len(settings.sizes(N, 3))}: {record.rounds[stopped_in - 1]['questions']} of {N} questions; "
         f"2 of 3 configurations go on: {'; '.join(record.rounds[stopped_in - 1]['survivors'])}; 1 stopped, 0 failed; "
         f"the stopped save {saved} of the full grid's {3 * N} evaluations ({saved / (3 * N):.0%})")
     assert lines[0].endswith("the stopped save 0 of the full grid's 1200 evaluations (0%)") or stopped_in == 1
@@ -123,7 +123,7 @@ def test_the_job_override_round_trips():
     from ragsweep.runner.racing.rounds import RaceRound
 
     settings = RacingSettings("ndcg", schedule=(0.2, 1.0), min_questions=5, seed=3)
-    override = settings.job_override(1)
+    override = settings.job_override(1, configurations=4)
     assert override.startswith("+race={")
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -131,6 +131,20 @@ def test_the_job_override_round_trips():
     race = RaceRound.from_setting(OmegaConf.create(value))
     assert (race.seed, race.round, race.schedule, race.min_questions, race.metric) == (3, 1, (0.2, 1.0), 5, "ndcg")
     assert race.questions(100) == 100 and race.shards(100) == [(0, 20), (20, 100)]
+    grown = RaceRound.from_setting(OmegaConf.create(OverridesParser.create().parse_overrides(
+        [RacingSettings("ndcg", min_questions=5).job_override(2, configurations=36)])[0].value()))
+    assert grown.first == 12 and grown.sizes(100) == [12, 24, 48, 100] and grown.questions(100) == 48
+
+
+def test_a_schedule_left_to_the_question_set_doubles_from_the_first_round_that_could_stop_anything():
+    settings = RacingSettings("recall")
+    assert settings.sizes(68, 9) == [10, 20, 40, 68]  # 4 rounds where every 10% took 10
+    assert settings.sizes(607, 9) == [10, 20, 40, 80, 160, 320, 607]
+    assert settings.sizes(25, 2) == [10, 25]  # the last round adds at least half what the one before it did
+    assert settings.sizes(8, 2) == [8]
+    assert RacingSettings("recall", min_questions=1).sizes(400, 2)[0] == 6  # no sooner can any stop, at delta 0.05
+    assert RacingSettings("recall", min_questions=1).sizes(400, 36)[0] == 12  # more pairs, a lower alpha each
+    assert RacingSettings("recall", schedule=(0.5, 1.0)).sizes(68, 9) == [34, 68]  # given shares are kept
 
 
 def test_the_sweepers_defaults_are_the_races():
@@ -138,5 +152,5 @@ def test_the_sweepers_defaults_are_the_races():
     from hydra_plugins.ragsweep_racing.racing_sweeper import RacingConf
 
     shown, used = RacingConf(), RacingSettings("recall")
-    assert (tuple(shown.schedule), shown.delta, shown.min_questions, shown.seed) == \
+    assert (tuple(shown.schedule or ()), shown.delta, shown.min_questions, shown.seed) == \
         (used.schedule, used.delta, used.min_questions, used.seed)

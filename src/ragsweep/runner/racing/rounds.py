@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ragsweep import per_query
-from ragsweep.runner.racing.schedule import round_sizes
+from ragsweep.runner.racing.schedule import growing_sizes, round_sizes
 from ragsweep.types import Dataset
 
 RACE_KEY = "race"  # the job's top-level setting the racing sweeper fills in
@@ -32,22 +32,26 @@ class RaceRound:
 
     seed: int
     round: int  # 0-based index into `schedule`
-    schedule: tuple[float, ...]  # share of the questions run after each round, ending at 1.0
+    schedule: tuple[float, ...]  # share of the questions run after each round, ending at 1.0; () grows them
     min_questions: int
     metric: str
+    first: int = 1  # the first round's questions when the rounds grow (`schedule.growing_sizes`)
 
     @classmethod
     def from_setting(cls, setting: Mapping[str, Any]) -> RaceRound:
+        minimum = int(setting.get("min_questions", 1))
         return cls(int(setting["seed"]), int(setting["round"]), tuple(float(s) for s in setting["schedule"]),
-                   int(setting.get("min_questions", 1)), str(setting["metric"]))
+                   minimum, str(setting["metric"]), int(setting.get("first", minimum)))
 
     def order(self, total: int) -> list[int]:
         """The race's order of the dataset's `total` questions (see `seeded_order`)."""
         return seeded_order(total, self.seed)
 
     def sizes(self, total: int) -> list[int]:
-        """Questions run after each round of the schedule (see `round_sizes`)."""
-        return round_sizes(self.schedule, total, self.min_questions)
+        """Questions run after each round (see `round_sizes` and `growing_sizes`)."""
+        if self.schedule:
+            return round_sizes(self.schedule, total, self.min_questions)
+        return growing_sizes(self.first, total)
 
     def questions(self, total: int) -> int:
         """Questions this round runs: its size, or every question when the schedule has fewer rounds left."""

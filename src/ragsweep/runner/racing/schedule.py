@@ -43,6 +43,37 @@ def round_sizes(shares: Sequence[float], total: int, min_questions: int) -> list
     return sizes
 
 
+GROWTH = 2.0  # a round grown from the question set runs this many times the questions before it
+EARLIEST_SEARCH = 200  # questions searched for the first at which a race could stop anything
+
+
+def growing_sizes(first: int, total: int, growth: float = GROWTH) -> list[int]:
+    """Questions run after each round when the schedule is left to the question set: `first`, then `growth`
+    times the questions before, ending at `total` (a round that would leave the last one at most half the
+    questions it adds itself takes them all). With growth 2 each round adds as many questions as all rounds
+    before it, so a configuration's fixed cost per round (launching its job, reopening its run, scoring what
+    it has so far) is paid about log2(total / first) + 1 times, never for a round smaller than `first`."""
+    if total < 1 or first < 1 or growth <= 1:
+        raise ValueError(f"a race needs total >= 1, a first round >= 1 and growth > 1, got {total=}, {first=}, "
+                         f"{growth=}")
+    sizes = [min(first, total)]
+    while sizes[-1] < total:
+        following = max(sizes[-1] + 1, math.ceil(sizes[-1] * growth))
+        added = following - sizes[-1]
+        sizes.append(total if total - following <= added / 2 else following)
+    return sizes
+
+
+def first_round(configurations: int, delta: float, min_questions: int) -> int:
+    """The first round of a schedule left to the question set: `min_questions`, or more when the race's sequence,
+    at alpha = delta / (K - 1), could not stop any configuration sooner, not even one that scored the metric's
+    worst on every question while the leader scored its best (about 6 questions for K = 2, 12 for K = 36)."""
+    alpha = delta / max(1, configurations - 1)
+    excluded = betting_excludes(-np.ones(EARLIEST_SEARCH), 0.0, alpha, (-1.0, 1.0), side="upper")
+    earliest = int(np.argmax(excluded)) + 1 if excluded.any() else EARLIEST_SEARCH
+    return max(min_questions, earliest)
+
+
 @dataclass(frozen=True, slots=True)
 class Elimination:
     """Why `config` stopped: the interval for its mean paired difference with `leader` (c - leader, or

@@ -21,7 +21,7 @@ from ragsweep.judging.base import VALIDATED_AUC
 from ragsweep.metrics.registry import metric as declared
 from ragsweep.metrics.registry import objectives as declared_objectives
 from ragsweep.runner.errors import ConfigError
-from ragsweep.runner.racing.schedule import Race, round_sizes
+from ragsweep.runner.racing.schedule import Race, first_round, growing_sizes, round_sizes
 from ragsweep.runner.racing.rounds import RACE_KEY
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class RacingSettings:
     metric: str
     delta: float = 0.05
     min_questions: int = 10
-    schedule: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(1, 11))  # see docs/benchmarks/racing.md
+    schedule: tuple[float, ...] = ()  # shares after each round; () grows the rounds from the question set
     seed: int = 0
 
     @classmethod
@@ -72,17 +72,35 @@ class RacingSettings:
             raise ConfigError(f"hydra.sweeper.racing.min_questions={minimum}: give a positive integer, e.g. 10")
         schedule = tuple(racing.get("schedule") or cls.schedule)
         try:
-            round_sizes(schedule, 100, 1)
+            if schedule:
+                round_sizes(schedule, 100, 1)
         except ValueError as error:
             raise ConfigError(f"hydra.sweeper.{error}") from None
         return cls(raced.name, float(delta), minimum, tuple(float(s) for s in schedule),
                    int(racing.get("seed", 0)))
 
-    def job_override(self, round_index: int) -> str:
+    def first(self, configurations: int) -> int:
+        """The first round's questions: `min_questions`, or more for a schedule grown from the question set
+        (`schedule.first_round`)."""
+        return self.min_questions if self.schedule else first_round(configurations, self.delta, self.min_questions)
+
+    def sizes(self, total: int, configurations: int) -> list[int]:
+        """Questions run after each round: the shares of `schedule`, or rounds that double from the first
+        (`schedule.growing_sizes`), so that a round is never mostly the fixed cost of running it."""
+        if self.schedule:
+            return round_sizes(self.schedule, total, self.min_questions)
+        return growing_sizes(self.first(configurations), total)
+
+    def describe_schedule(self, configurations: int) -> str:
+        if self.schedule:
+            return str(list(self.schedule))
+        return f"{self.first(configurations)} questions, then twice the questions before each round"
+
+    def job_override(self, round_index: int, configurations: int) -> str:
         """The override that puts a job in this race's round (read by `rounds.RaceRound`)."""
         schedule = ",".join(repr(share) for share in self.schedule)
         return (f"+{RACE_KEY}={{seed:{self.seed},round:{round_index},schedule:[{schedule}],"
-                f"min_questions:{self.min_questions},metric:{self.metric}}}")
+                f"first:{self.first(configurations)},min_questions:{self.min_questions},metric:{self.metric}}}")
 
 
 def racing_problems(primary: DictConfig, points: Sequence[Sequence[str]]) -> list[str]:
@@ -155,7 +173,7 @@ def run_race(grid: Sequence[Sequence[str]], settings: RacingSettings, launch: La
     survivors = list(range(len(grid)))
     round_index = 0
     while survivors:
-        results = launch([[*grid[i], settings.job_override(round_index)] for i in survivors])
+        results = launch([[*grid[i], settings.job_override(round_index, len(grid))] for i in survivors])
         scores: dict[str, list[float | None]] = {}
         for i, result in zip(survivors, results, strict=True):
             if result is None:
@@ -168,7 +186,7 @@ def run_race(grid: Sequence[Sequence[str]], settings: RacingSettings, launch: La
             scores[labels[i]] = result["values"]
         if not scores:
             break
-        sizes = round_sizes(settings.schedule, record.total, settings.min_questions)
+        sizes = settings.sizes(record.total, len(grid))
         if race is None:
             race = Race(labels, record.total, raced.bounds, settings.delta, raced.direction != "minimize")
         for label in record.failed:
