@@ -133,17 +133,18 @@ def test_the_job_override_round_trips():
     assert race.questions(100) == 100 and race.shards(100) == [(0, 20), (20, 100)]
     grown = RaceRound.from_setting(OmegaConf.create(OverridesParser.create().parse_overrides(
         [RacingSettings("ndcg", min_questions=5).job_override(2, configurations=36)])[0].value()))
-    assert grown.first == 12 and grown.sizes(100) == [12, 24, 48, 100] and grown.questions(100) == 48
+    assert grown.first == 12 and grown.sizes(40) == [12, 18, 27, 40] and grown.questions(40) == 27
 
 
-def test_a_schedule_left_to_the_question_set_doubles_from_the_first_round_that_could_stop_anything():
+def test_a_schedule_left_to_the_question_set_grows_by_half_from_a_tenth_of_the_questions():
     settings = RacingSettings("recall")
-    assert settings.sizes(68, 9) == [10, 20, 40, 68]  # 4 rounds where every 10% took 10
-    assert settings.sizes(607, 9) == [10, 20, 40, 80, 160, 320, 607]
-    assert settings.sizes(25, 2) == [10, 25]  # the last round adds at least half what the one before it did
+    assert settings.sizes(68, 9) == [10, 15, 23, 35, 53, 68]  # 6 rounds where every 10% took 10
+    assert settings.sizes(472, 36) == [48, 72, 108, 162, 243, 365, 472]
+    assert settings.sizes(10_000, 36) == [1000, 1500, 2250, 3375, 5063, 7595, 10_000]  # 7 rounds at most
+    assert settings.sizes(25, 2) == [10, 15, 25]  # the last round adds at least half what the one before it did
     assert settings.sizes(8, 2) == [8]
-    assert RacingSettings("recall", min_questions=1).sizes(400, 2)[0] == 6  # no sooner can any stop, at delta 0.05
-    assert RacingSettings("recall", min_questions=1).sizes(400, 36)[0] == 12  # more pairs, a lower alpha each
+    assert RacingSettings("recall", min_questions=1).sizes(40, 2)[0] == 6  # no sooner can any stop, at delta 0.05
+    assert RacingSettings("recall", min_questions=1).sizes(40, 36)[0] == 12  # more pairs, a lower alpha each
     assert RacingSettings("recall", schedule=(0.5, 1.0)).sizes(68, 9) == [34, 68]  # given shares are kept
 
 

@@ -43,20 +43,23 @@ def round_sizes(shares: Sequence[float], total: int, min_questions: int) -> list
     return sizes
 
 
-GROWTH = 2.0  # a round grown from the question set runs this many times the questions before it
+GROWTH = 1.5  # a round grown from the question set runs this many times the questions before it
+FIRST_SHARE = 0.1  # and its first round at least this share of them
 EARLIEST_SEARCH = 200  # questions searched for the first at which a race could stop anything
 
 
 def growing_sizes(first: int, total: int, growth: float = GROWTH) -> list[int]:
-    """Questions run after each round when the schedule is left to the question set: `first`, then `growth`
-    times the questions before, ending at `total` (a round that would leave the last one at most half the
-    questions it adds itself takes them all). With growth 2 each round adds as many questions as all rounds
-    before it, so a configuration's fixed cost per round (launching its job, reopening its run, scoring what
-    it has so far) is paid about log2(total / first) + 1 times, never for a round smaller than `first`."""
+    """Questions run after each round when the schedule is left to the question set: `first` or `FIRST_SHARE`
+    of the questions, whichever is more, then `growth` times the questions before, ending at `total` (a round
+    that would leave the last one at most half the questions it adds itself takes them all). Each round adds
+    at least half the questions of all rounds before it, so a configuration's fixed cost per round (launching
+    its job, reopening its run, scoring what it has so far) is paid at most about log(1 / FIRST_SHARE) /
+    log(growth) + 1 = 7 times, and never for a round smaller than `first`; the replay in
+    docs/benchmarks/racing.md weighs it against fixed shares."""
     if total < 1 or first < 1 or growth <= 1:
         raise ValueError(f"a race needs total >= 1, a first round >= 1 and growth > 1, got {total=}, {first=}, "
                          f"{growth=}")
-    sizes = [min(first, total)]
+    sizes = [min(total, max(first, math.ceil(FIRST_SHARE * total - 1e-9)))]
     while sizes[-1] < total:
         following = max(sizes[-1] + 1, math.ceil(sizes[-1] * growth))
         added = following - sizes[-1]

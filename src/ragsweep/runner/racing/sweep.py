@@ -85,8 +85,8 @@ class RacingSettings:
         return self.min_questions if self.schedule else first_round(configurations, self.delta, self.min_questions)
 
     def sizes(self, total: int, configurations: int) -> list[int]:
-        """Questions run after each round: the shares of `schedule`, or rounds that double from the first
-        (`schedule.growing_sizes`), so that a round is never mostly the fixed cost of running it."""
+        """Questions run after each round: the shares of `schedule`, or rounds that grow by half from a tenth of
+        the questions (`schedule.growing_sizes`), so that a round is never mostly the fixed cost of running it."""
         if self.schedule:
             return round_sizes(self.schedule, total, self.min_questions)
         return growing_sizes(self.first(configurations), total)
@@ -94,7 +94,8 @@ class RacingSettings:
     def describe_schedule(self, configurations: int) -> str:
         if self.schedule:
             return str(list(self.schedule))
-        return f"{self.first(configurations)} questions, then twice the questions before each round"
+        return (f"grown from the questions: a tenth of them (at least {self.first(configurations)}), then 1.5 "
+                "times the questions before each round")
 
     def job_override(self, round_index: int, configurations: int) -> str:
         """The override that puts a job in this race's round (read by `rounds.RaceRound`)."""
