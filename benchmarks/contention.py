@@ -13,7 +13,19 @@ for an hour. Each worker also times MiniLM encoding 256 passages before generati
 costs the embedder). Prints a table and, last, `together_over_alone_default=X together_over_alone_passive=Y
 embedding_passive_over_default=Z`: the issue's bar is together/alone <= 2.5.
 
+Staggered (`--staggered`): two real sweeps from two project folders (each its own `paths.root`: stage cache,
+MLflow store, outputs), as two clones would run them. A generates (`generator=llama_cpp k=3` on the first
+`--questions` sotu_qa questions, its first stage cached beforehand); B starts `--delay` seconds later and embeds
+chroma_general from an empty cache (`chunker.size=100`, MiniLM, no generator). Each runs alone first, then
+both staggered. A's slowdown is its seconds per answer (`seconds_generation` / answers generated), B's its
+`seconds_embedding`, staggered over alone; the share of A's generation that B's embedding overlapped is printed
+beside them (each stage's window from its run's start, end and logged stage seconds), and A's seconds per answer
+over the answers it made wholly while B embedded (from its latency.json). Prints, last,
+`staggered_generation_slowdown=X staggered_embedding_slowdown=Y overlap=Z`, X over those answers: the issue's bar
+is <= 2.5 each.
+
 Usage: python benchmarks/contention.py [--questions 20] [--budget 300]
+       python benchmarks/contention.py --staggered [--questions 68] [--delay 20] [--shared ../shared/data]
 """
 
 from __future__ import annotations
@@ -23,8 +35,11 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,14 +85,95 @@ def scenario(workers: int, policy: str | None, questions: int, budget: float) ->
     return [json.loads(process.communicate()[0].strip().splitlines()[-1]) for process in processes]
 
 
+GENERATES = ["generator=llama_cpp", "k=3"]  # sweep A, after its first stage is cached with generator=none
+EMBEDS = ["dataset=chroma_general", "chunker.size=100", "generator=none", "k=3"]  # sweep B, from an empty cache
+AFTER_GENERATION = ("judging", "relevance", "scoring", "writing")  # stages a run times after it generates
+
+
+def sweep(folder: Path, overrides: list[str], questions: int, shared: Path) -> subprocess.Popen:
+    """`python sweep.py` with its own project folder, as a second clone would run it."""
+    command = [sys.executable, str(ROOT / "sweep.py"), *overrides, f"dataset.limit={questions}",
+               f"paths.root={folder}", f"paths.data={shared}", "experiment=contention"]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def finished(process: subprocess.Popen, folder: Path) -> dict:
+    """The folder's newest run once `process` ends: its wall window and stage seconds."""
+    import mlflow
+
+    if process.wait() != 0:
+        raise SystemExit(f"a sweep in {folder} failed (exit {process.returncode})")
+    client = mlflow.MlflowClient(f"sqlite:///{folder}/mlruns/mlflow.db")
+    run = client.search_runs([client.get_experiment_by_name("contention").experiment_id],
+                             order_by=["attributes.start_time DESC"], max_results=1)[0]
+    latencies = [json.loads(path.read_text()) for path in (folder / "outputs").rglob("latency.json")]
+    answers = next((latency["generation_ms"] for latency in latencies if latency.get("generation_ms")), [])
+    return {"start": run.info.start_time / 1000, "end": run.info.end_time / 1000, "answer_ms": answers,
+            **run.data.metrics}
+
+
+def generation_window(run: dict) -> tuple[float, float]:
+    end = run["end"] - sum(run.get(f"seconds_{stage}", 0.0) for stage in AFTER_GENERATION)
+    return end - run["seconds_generation"], end
+
+
+def embedding_window(run: dict) -> tuple[float, float]:
+    start = run["start"] + run.get("seconds_loading", 0.0) + run.get("seconds_chunking", 0.0)
+    return start, start + run["seconds_embedding"]
+
+
+def staggered(questions: int, delay: float, shared: Path) -> None:
+    """A generating, B embedding from another folder `delay` s later; each alone first."""
+    with tempfile.TemporaryDirectory(prefix="ragsweep-contention-") as scratch:
+        folders = {name: Path(scratch) / name for name in ("a_alone", "b_alone", "a", "b")}
+        for name in ("a_alone", "a"):  # A's first stage, cached so that A's sweep goes straight to generating
+            finished(sweep(folders[name], ["generator=none", "k=3"], questions, shared), folders[name])
+        alone_a = finished(sweep(folders["a_alone"], GENERATES, questions, shared), folders["a_alone"])
+        alone_b = finished(sweep(folders["b_alone"], EMBEDS, questions, shared), folders["b_alone"])
+        first = sweep(folders["a"], GENERATES, questions, shared)
+        time.sleep(delay)
+        second = sweep(folders["b"], EMBEDS, questions, shared)
+        together_a, together_b = finished(first, folders["a"]), finished(second, folders["b"])
+    per_answer = {name: run["seconds_generation"] / max(run["cache_misses_answers"], 1)
+                  for name, run in (("alone", alone_a), ("staggered", together_a))}
+    generating, embedding = generation_window(together_a), embedding_window(together_b)
+    overlap = max(0.0, min(generating[1], embedding[1]) - max(generating[0], embedding[0]))
+    # answers come one after another in question order: each ends at the generation's start plus the sum so far
+    ends = generating[0] + np.cumsum(together_a["answer_ms"]) / 1000
+    during = np.asarray(together_a["answer_ms"])[(ends - np.asarray(together_a["answer_ms"]) / 1000 >= embedding[0])
+                                                 & (ends <= embedding[1])] / 1000
+    per_answer["while B embedded"] = float(during.mean()) if during.size else float("nan")
+    print("| sweep | alone | staggered | slowdown |")
+    print("|---|---:|---:|---:|")
+    print(f"| A: `{' '.join(GENERATES)}`, s per answer ({int(together_a['cache_misses_answers'])} answers) | "
+          f"{per_answer['alone']:.2f} | {per_answer['staggered']:.2f} | "
+          f"{per_answer['staggered'] / per_answer['alone']:.2f} |")
+    print(f"| A while B embedded, s per answer ({during.size} answers) | {per_answer['alone']:.2f} | "
+          f"{per_answer['while B embedded']:.2f} | {per_answer['while B embedded'] / per_answer['alone']:.2f} |")
+    print(f"| B: `{' '.join(EMBEDS)}`, s embedding | {alone_b['seconds_embedding']:.1f} | "
+          f"{together_b['seconds_embedding']:.1f} | {together_b['seconds_embedding'] / alone_b['seconds_embedding']:.2f} |")
+    print(f"A generated from {generating[0] - together_a['start']:.0f} to {generating[1] - together_a['start']:.0f} s "
+          f"after its run started; B embedded from {embedding[0] - together_a['start']:.0f} to "
+          f"{embedding[1] - together_a['start']:.0f} s")
+    print(f"staggered_generation_slowdown={per_answer['while B embedded'] / per_answer['alone']:.2f} "
+          f"staggered_embedding_slowdown={together_b['seconds_embedding'] / alone_b['seconds_embedding']:.2f} "
+          f"overlap={overlap / (generating[1] - generating[0]):.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--budget", type=float, default=300.0, help="seconds a worker may generate")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--staggered", action="store_true", help="two real sweeps from two folders, started apart")
+    parser.add_argument("--delay", type=float, default=20.0, help="seconds between the staggered sweeps' starts")
+    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data", help="paths.data (chroma_general)")
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.questions, args.budget)))
+        return
+    if args.staggered:
+        staggered(args.questions, args.delay, args.shared.resolve())
         return
     rows, ratios, embedding = [], {}, {}
     for policy in (None, "passive"):
