@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import ragsweep  # noqa: F401  (offline defaults before any model library loads)
+from ragsweep.cores import CoreShare, shared_folder
 from ragsweep.data.chroma_general import ChromaGeneralDataset
-from ragsweep.cores import CoreShare
 from ragsweep.types import Dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +95,7 @@ def _worker_holds_a_core_share():
         return
     stand_in = subprocess.Popen(["sleep", "infinity"])
     share = CoreShare()
-    share.folder.mkdir(parents=True, exist_ok=True)
+    shared_folder(share.folder)
     marker = share.folder / str(stand_in.pid)
     marker.touch()
     try:

@@ -69,3 +69,6 @@ def test_the_marker_folder_is_shared_by_every_user(tmp_path):
     with share.working():
         mode = (tmp_path / "cores").stat().st_mode
     assert stat.S_IMODE(mode) == 0o1777  # anyone may add a marker, each removes only their own, as in /tmp
+    (tmp_path / "cores").chmod(0o755)  # made by a program that did not know (an older ragsweep, a plain mkdir)
+    with share.working():
+        assert stat.S_IMODE((tmp_path / "cores").stat().st_mode) == 0o1777

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 THREADED = "threaded"  # runs a model on as many threads as its share
 WORKING = "working"  # in a job, on one core (Python between the model calls)
 FOLDER = "ragsweep-cores"
+SHARED_MODE = 0o1777
 
 _HELD: dict[tuple[int, Path], list[str]] = {}  # (pid, folder) -> kinds this process holds now, innermost last
 
@@ -81,7 +83,7 @@ class CoreShare:
             if not held:
                 marker.unlink(missing_ok=True)
                 return
-            _shared_folder(self.folder)
+            shared_folder(self.folder)
             kind = THREADED if THREADED in held else WORKING
             written = self.folder / f".{os.getpid()}.tmp"
             written.write_text(f"{kind} {psutil.Process().create_time()!r}")
@@ -96,15 +98,13 @@ class CoreShare:
             return []
 
 
-def _shared_folder(folder: Path) -> None:
-    """The marker folder, writable by every user and sticky (each removes only their own), as /tmp is."""
-    if folder.is_dir():
-        return
+def shared_folder(folder: Path) -> None:
+    """Make the marker folder writable by every user and sticky (each removes only their own), as /tmp is; a
+    folder this user owns with another mode is given that one."""
     folder.mkdir(parents=True, exist_ok=True)
-    try:
-        folder.chmod(0o1777)
-    except OSError:
-        pass  # another user made it first
+    status = folder.stat()
+    if status.st_uid == os.getuid() and stat.S_IMODE(status.st_mode) != SHARED_MODE:
+        folder.chmod(SHARED_MODE)
 
 
 def _live_kind(marker: Path) -> str | None:
