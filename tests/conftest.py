@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 import ragsweep  # noqa: F401  (offline defaults before any model library loads)
-from ragsweep.cores import CoreShare, shared_folder
+from ragsweep.cores import CoreShare
 from ragsweep.data.chroma_general import ChromaGeneralDataset
 from ragsweep.types import Dataset
 
@@ -87,23 +86,13 @@ def preloaded():
 
 @pytest.fixture(scope="session", autouse=True)
 def _worker_holds_a_core_share():
-    """Under `-n 2`, each worker counts as one busy process in `CoreShare` while it lives, so the models of the
-    two workers and of the sweeps they start split the cores instead of each taking all of them. The marker
-    names a stand-in process: a worker's own embedding would remove a marker named by the worker's pid."""
+    """Under `-n 2`, each worker counts as one process running a model in `CoreShare` while it lives, so the
+    models of the two workers and of the sweeps they start split the cores instead of each taking all of them."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
-    stand_in = subprocess.Popen(["sleep", "infinity"])
-    share = CoreShare()
-    shared_folder(share.folder)
-    marker = share.folder / str(stand_in.pid)
-    marker.touch()
-    try:
+    with CoreShare().threaded():
         yield
-    finally:
-        stand_in.kill()
-        stand_in.wait()
-        marker.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")

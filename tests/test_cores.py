@@ -57,7 +57,7 @@ def test_markers_of_dead_processes_and_reused_pids_do_not_count(tmp_path, monkey
         (tmp_path / str(other.pid)).write_text(f"{THREADED} {started - 100!r}")  # an earlier owner of its pid
         assert share.threads() == 4
         assert not (tmp_path / str(dead.pid)).exists() and not (tmp_path / str(other.pid)).exists()
-        (tmp_path / str(other.pid)).touch()  # a marker with no kind or start time (tests/conftest.py's) is threaded
+        (tmp_path / str(other.pid)).touch()  # a marker with no kind or start time counts as threaded
         with share.threaded():
             assert share.threads() == 2
     finally:

@@ -83,7 +83,7 @@ class CoreShare:
             if not held:
                 marker.unlink(missing_ok=True)
                 return
-            shared_folder(self.folder)
+            _shared_folder(self.folder)
             kind = THREADED if THREADED in held else WORKING
             written = self.folder / f".{os.getpid()}.tmp"
             written.write_text(f"{kind} {psutil.Process().create_time()!r}")
@@ -98,7 +98,7 @@ class CoreShare:
             return []
 
 
-def shared_folder(folder: Path) -> None:
+def _shared_folder(folder: Path) -> None:
     """Make the marker folder writable by every user and sticky (each removes only their own), as /tmp is; a
     folder this user owns with another mode is given that one."""
     folder.mkdir(parents=True, exist_ok=True)
