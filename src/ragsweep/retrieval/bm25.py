@@ -26,7 +26,7 @@ class BM25Retriever:
         b: Length normalisation, 0..1.
         method: bm25s variant: lucene, robertson, atire, bm25l or bm25+.
         stopwords: `en` or null.
-        cache: The stage cache (passed in by the runner), where built indexes are kept.
+        cache: The stage cache (passed in by the runner), where built indexes and their vocabularies are kept.
     """
 
     preload = ("bm25s",)  # libraries its work imports (runner.workers)
@@ -52,28 +52,34 @@ class BM25Retriever:
         return [word for word in _WORD.findall(text.lower()) if word not in stop]
 
     def index(self, chunks: Sequence[Chunk]) -> None:
+        """Reads the index, with its vocabulary, from the cache when these texts were indexed before: hashing the
+        texts is all a later index costs (a race's every round indexes again; words took 24 s at 100 k chunks)."""
         import bm25s
 
-        self._vocab = {}
-        ids, ends, digest = array("i"), array("q"), hashlib.sha256()
-        shown = len(chunks) >= PROGRESS_FROM
-        words = tqdm(chunks, desc="bm25 words", unit="chunk", disable=not shown)
-        for position, chunk in enumerate(words):  # one flat array of word ids: no list of words kept per chunk
-            ids.extend(self._vocab.setdefault(word, len(self._vocab)) for word in self._tokens(chunk.text))
-            ends.append(len(ids))
+        digest = hashlib.sha256()
+        for position, chunk in enumerate(chunks):
             digest.update(b"\0" + chunk.text.encode() if position else chunk.text.encode())
-        key = fingerprint("bm25", digest.hexdigest(), self.k1, self.b, self.method, self.stopwords)
+        key = fingerprint("bm25", digest.hexdigest(), self.k1, self.b, self.method, self.stopwords, "vocabulary")
+        shown = len(chunks) >= PROGRESS_FROM
 
         def build() -> dict[str, np.ndarray]:
+            vocab: dict[str, int] = {}
+            ids, ends = array("i"), array("q")
+            for chunk in tqdm(chunks, desc="bm25 words", unit="chunk", disable=not shown):
+                ids.extend(vocab.setdefault(word, len(vocab)) for word in self._tokens(chunk.text))
+                ends.append(len(ids))  # one flat array of word ids: no list of words kept per chunk
             model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
             corpus = _WordIds(np.frombuffer(ids, dtype=np.int32), np.frombuffer(ends, dtype=np.int64))
-            model.index(bm25s.tokenization.Tokenized(ids=corpus, vocab=self._vocab), show_progress=shown)
+            model.index(bm25s.tokenization.Tokenized(ids=corpus, vocab=vocab), show_progress=shown)
             arrays = {name: np.asarray(model.scores[name]) for name in ("data", "indices", "indptr", "num_docs")}
             if model.nonoccurrence_array is not None:  # bm25l and bm25+ score absent terms too
                 arrays["nonoccurrence"] = np.asarray(model.nonoccurrence_array)
-            return arrays
+            words = "\n".join(vocab).encode()  # a word (\w+) holds no newline; ids are positions in this list
+            return {**arrays, "vocabulary": np.frombuffer(words, dtype=np.uint8)}
 
         arrays = self.cache.get_or_compute("bm25_index", key, build)
+        words = arrays["vocabulary"].tobytes().decode()
+        self._vocab = {word: position for position, word in enumerate(words.split("\n"))} if words else {}
         self._model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
         self._model.scores = {**{n: arrays[n] for n in ("data", "indices", "indptr")}, "num_docs": int(arrays["num_docs"])}
         self._model.vocab_dict = self._vocab
