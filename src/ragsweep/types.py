@@ -169,17 +169,22 @@ class Dataset:
     queries: list[Query] = field(repr=False)
     loading: dict[str, int] = field(default_factory=dict, compare=False)
     fingerprint: str = field(init=False)
+    documents_fingerprint: str = field(init=False, repr=False)  # the documents alone: what a chunking depends on
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fingerprint", _fingerprint(self.documents, self.queries))
+        documents, everything = _fingerprints(self.documents, self.queries)
+        object.__setattr__(self, "documents_fingerprint", documents)
+        object.__setattr__(self, "fingerprint", everything)
 
 
-def _fingerprint(documents: dict[str, Document], queries: list[Query]) -> str:
-    """sha256 over document texts and queries, so a run records exactly what it was scored on."""
+def _fingerprints(documents: dict[str, Document], queries: list[Query]) -> tuple[str, str]:
+    """sha256 over the document texts, and over them and the queries (so a run records exactly what it was scored
+    on): one hash, read before and after the queries."""
     digest = hashlib.sha256()
     for doc_id in sorted(documents):
         digest.update(json.dumps([doc_id, documents[doc_id].text]).encode())
+    documents_only = digest.hexdigest()
     for query in queries:
         refs = [ref.to_dict() for ref in query.references]
         digest.update(json.dumps([query.id, query.text, refs, list(query.answers)]).encode())
-    return digest.hexdigest()
+    return documents_only, digest.hexdigest()

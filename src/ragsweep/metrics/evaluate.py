@@ -81,13 +81,13 @@ class SpanEvaluator:
             raise ValueError(f"k must be > 0, got {k}")
         facts = self._facts(dataset, chunks)
         scored = []
-        for query, query_hits in enumerate(hits):
+        for query, query_hits in zip(dataset.queries, hits, strict=True):
             top = tuple(hit.index for hit in query_hits[:k])
             # stores and rerankers often return the same top k: a ranked list is scored once per chunking
-            key = (query, top, k)
+            key = (query.references, top, k)
             scores = facts.scored.get(key)
             if scores is None:
-                scores = self._score_query(facts, query, list(top), k)
+                scores = self._score_query(facts, self._query_facts(facts, query.references), list(top), k)
                 if len(facts.scored) < SCORED_LIMIT:
                     facts.scored[key] = scores
             scored.append(dict(scores))
@@ -123,25 +123,24 @@ class SpanEvaluator:
             row += len(refs)
         return similarity
 
-    def _score_query(self, facts: _ChunkingFacts, query: int, top: list[int], k: int) -> dict[str, float]:
-        reference_chars, reference_units = facts.reference_chars[query], facts.reference_units[query]
+    def _score_query(self, facts: _ChunkingFacts, query: _QueryFacts, top: list[int], k: int) -> dict[str, float]:
         if facts.located is None:
-            scores = token_scores(facts.chunk_units[top], reference_units)
+            scores = token_scores(facts.chunk_units[top], query.reference_units)
         else:
-            scores = compat_token_scores(facts.located[top], reference_chars)
-        scores["precision_omega"] = facts.omega[query]
-        scores.update(chunk_scores(facts.chunk_chars[top], reference_chars))
-        gain_of = facts.gains[query]
-        gains = np.array([gain_of.get(index, 0.0) for index in top])
-        ideal = np.fromiter(gain_of.values(), dtype=np.float64, count=len(gain_of))
+            scores = compat_token_scores(facts.located[top], query.reference_chars)
+        scores["precision_omega"] = query.omega
+        scores.update(chunk_scores(facts.chunk_chars[top], query.reference_chars))
+        gains = np.array([query.gains.get(index, 0.0) for index in top])
+        ideal = np.fromiter(query.gains.values(), dtype=np.float64, count=len(query.gains))
         for name, metric in RANKING_METRICS.items():
             scores[name] = metric(gains, ideal, k)
         return scores
 
     def _facts(self, dataset: Dataset, chunks: Sequence[Chunk]) -> _ChunkingFacts:
-        """What depends on the chunking but not on retrieval, computed once per process per chunking. Jobs that
-        share a chunking share its chunk list, so that very list finds its facts without hashing its spans."""
-        settings = (dataset.fingerprint, self.unit, self.mode, self.gain, self.tokenizer.encoding)
+        """What depends on the chunking but not on retrieval, computed once per process per chunking of these
+        documents, whatever the questions (a race's rounds score growing subsets). Jobs that share a chunking
+        share its chunk list, so that very list finds its facts without hashing its spans."""
+        settings = (dataset.documents_fingerprint, self.unit, self.mode, self.gain, self.tokenizer.encoding)
         for known_chunks, known_settings, facts in _FACTS_OF_LISTS:
             if known_chunks is chunks and known_settings == settings:
                 return facts
@@ -157,9 +156,7 @@ class SpanEvaluator:
 
     def _compute_facts(self, dataset: Dataset, chunks: Sequence[Chunk], doc_ids: list[str],
                        bounds: np.ndarray) -> _ChunkingFacts:
-        """Each query's references are compared only with the chunks near them (`IntervalIndex`), so the work
-        grows with chunks plus references, never with chunks times queries; chunks are mapped to tokens only
-        where a query or a ranked list needs them."""
+        """Chunks are mapped to tokens only where a query or a ranked list needs them."""
         chars = _unit_line(dataset, "chars", self.tokenizer)
         units = _unit_line(dataset, "tokens", self.tokenizer) if self.unit == "tokens" else chars
         chunk_chars = chars.intervals_of(doc_ids, bounds)
@@ -167,21 +164,27 @@ class SpanEvaluator:
         located = None
         if self.mode == "chroma_compat":
             located = chars.intervals([_relocated(dataset, chunk) for chunk in chunks])
-        facts = _ChunkingFacts(chunk_chars, chunk_units, located)
-        near_chars = IntervalIndex(chunk_chars)
-        near_located = IntervalIndex(located) if located is not None else None
-        for query in dataset.queries:
-            reference_chars, reference_units = chars.intervals(query.references), units.intervals(query.references)
-            facts.reference_chars.append(reference_chars)
-            facts.reference_units.append(reference_units)
-            if near_located is None:  # the chunks sharing a unit with a reference share a character with it widened
-                candidates = near_chars.meeting(chars.intervals(units.widened(query.references)))
-                facts.omega.append(precision_omega(chunk_units[candidates], reference_units))
-            else:
-                candidates = near_located.meeting(reference_chars, touching=True)
-                facts.omega.append(compat_precision_omega(located[candidates], reference_chars))
-            facts.gains.append(self._gains(near_chars.meeting(reference_chars), chunk_units, reference_units))
-        return facts
+        return _ChunkingFacts(chars, units, chunk_chars, chunk_units, located, IntervalIndex(chunk_chars),
+                              IntervalIndex(located) if located is not None else None)
+
+    def _query_facts(self, facts: _ChunkingFacts, references: tuple[Span, ...]) -> _QueryFacts:
+        """A question's references against the chunking, once per references: they are compared only with the
+        chunks near them (`IntervalIndex`), so the work grows with chunks plus references, never with chunks
+        times queries."""
+        known = facts.queries.get(references)
+        if known is not None:
+            return known
+        chars, units, chunk_units = facts.chars, facts.units, facts.chunk_units
+        reference_chars, reference_units = chars.intervals(references), units.intervals(references)
+        if facts.near_located is None:  # the chunks sharing a unit with a reference share a character with it widened
+            candidates = facts.near_chars.meeting(chars.intervals(units.widened(references)))
+            omega = precision_omega(chunk_units[candidates], reference_units)
+        else:
+            candidates = facts.near_located.meeting(reference_chars, touching=True)
+            omega = compat_precision_omega(facts.located[candidates], reference_chars)
+        gains = self._gains(facts.near_chars.meeting(reference_chars), chunk_units, reference_units)
+        found = facts.queries[references] = _QueryFacts(reference_chars, reference_units, omega, gains)
+        return found
 
     def _gains(self, relevant: np.ndarray, chunk_units: _ChunkUnits, reference_units: np.ndarray) -> dict[int, float]:
         """Gain of each chunk that shares a character with a reference (every other chunk's is 0)."""
@@ -221,23 +224,35 @@ _FACTS_OF_LISTS: list[tuple[Sequence[Chunk], tuple, _ChunkingFacts]] = []  # (ch
 def _unit_line(dataset: Dataset, unit: str, tokenizer: Tokenizer) -> UnitLine:
     """One UnitLine per dataset, unit and encoding per process: tokenising the corpora is the slow part
     of scoring, and a sweep scores the same dataset once per configuration."""
-    key = (dataset.fingerprint, unit, tokenizer.encoding)
+    key = (dataset.documents_fingerprint, unit, tokenizer.encoding)
     return remember(_UNIT_LINES, key, lambda: UnitLine(dataset.documents, unit, tokenizer), limit=4)
 
 
 @dataclass
-class _ChunkingFacts:
-    """Per chunking: chunk positions (true, in metric units, relocated for compat) and, per query,
-    reference intervals, precision-Ω and the gains of the relevant chunks."""
+class _QueryFacts:
+    """A question's reference intervals (characters, metric units), precision-Ω and the gains of the chunks
+    sharing a character with a reference."""
 
+    reference_chars: np.ndarray
+    reference_units: np.ndarray
+    omega: float
+    gains: dict[int, float]
+
+
+@dataclass
+class _ChunkingFacts:
+    """Per chunking of one set of documents: chunk positions (true, in metric units, relocated for compat),
+    the unit lines and interval indexes they were found with, and each question's facts by its references."""
+
+    chars: UnitLine
+    units: UnitLine
     chunk_chars: np.ndarray
     chunk_units: _ChunkUnits
     located: np.ndarray | None
-    reference_chars: list[np.ndarray] = field(default_factory=list)
-    reference_units: list[np.ndarray] = field(default_factory=list)
-    omega: list[float] = field(default_factory=list)
-    gains: list[dict[int, float]] = field(default_factory=list)
-    scored: dict[tuple[int, tuple[int, ...], int], dict[str, float]] = field(default_factory=dict)
+    near_chars: IntervalIndex
+    near_located: IntervalIndex | None
+    queries: dict[tuple[Span, ...], _QueryFacts] = field(default_factory=dict)
+    scored: dict[tuple[tuple[Span, ...], tuple[int, ...], int], dict[str, float]] = field(default_factory=dict)
 
 
 def _relocated(dataset: Dataset, chunk: Chunk) -> Span:
