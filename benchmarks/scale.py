@@ -90,17 +90,22 @@ def distractor_pool(corpora: dict[str, str], references: dict[str, list[tuple[in
     return pool
 
 
-def make_corpus(data: Path, folder: Path, documents: int) -> dict[str, int]:
-    """chroma_general plus `documents` distractors in ragsweep's own format; returns its counts."""
+def make_corpus(data: Path, folder: Path, documents: int, extra: Path | None = None) -> dict[str, int]:
+    """chroma_general plus `documents` distractors in ragsweep's own format; returns its counts. `extra`: more
+    questions on chroma_general's corpora (lines of {"id", "question", "corpus", "references"}, as
+    benchmarks/data/relevance_heldout.jsonl), added to its 472 and kept out of the distractors like them."""
     from ragsweep.data.chroma_general import ChromaGeneralDataset
 
     dataset = ChromaGeneralDataset(str(data)).load()
     corpora = {doc_id: document.text for doc_id, document in dataset.documents.items()}
+    questions = [{"id": query.id, "question": query.text, "corpus": query.corpus,
+                  "references": [ref.to_dict() for ref in query.references]} for query in dataset.queries]
+    questions += [json.loads(line) for line in extra.read_text(encoding="utf-8").splitlines()] if extra else []
     references: dict[str, list[tuple[int, int]]] = {}
-    for query in dataset.queries:
-        for ref in query.references:
-            references.setdefault(ref.doc_id, []).append((ref.start, ref.end))
-    texts = [corpora[ref.doc_id][ref.start : ref.end] for query in dataset.queries for ref in query.references]
+    for query in questions:
+        for ref in query["references"]:
+            references.setdefault(ref["doc_id"], []).append((ref["start"], ref["end"]))
+    texts = [corpora[ref["doc_id"]][ref["start"] : ref["end"]] for query in questions for ref in query["references"]]
     pool = distractor_pool(corpora, references, texts)
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "documents").mkdir(parents=True)
@@ -113,11 +118,13 @@ def make_corpus(data: Path, folder: Path, documents: int) -> dict[str, int]:
         characters += len(text)
         (folder / "documents" / f"distractor-{number:07d}.txt").write_text(text, encoding="utf-8", newline="")
     with open(folder / "queries.jsonl", "w", encoding="utf-8") as out:
-        for query in dataset.queries:
-            refs = [{**ref.to_dict(), "content": corpora[ref.doc_id][ref.start : ref.end]} for ref in query.references]
-            out.write(json.dumps({"id": query.id, "question": query.text, "references": refs,
-                                  "corpus": query.corpus}) + "\n")
-    return {"documents": len(corpora) + documents, "characters": characters, "pool": len(pool)}
+        for query in questions:
+            refs = [{"doc_id": ref["doc_id"], "start": ref["start"], "end": ref["end"],
+                     "content": corpora[ref["doc_id"]][ref["start"] : ref["end"]]} for ref in query["references"]]
+            out.write(json.dumps({"id": query["id"], "question": query["question"], "references": refs,
+                                  "corpus": query["corpus"]}) + "\n")
+    return {"documents": len(corpora) + documents, "characters": characters, "pool": len(pool),
+            "questions": len(questions)}
 
 
 def sweep_command(corpus: Path, home: Path, *overrides: str) -> list[str]:

@@ -1,0 +1,127 @@
+"""Does a race save wall time on a team's corpus? Two retrieval grids at ~100 k chunks, each in full and raced.
+
+Corpus: benchmarks/scale.py's (chroma_general plus --docs distractor documents, default 10,000: about 103 k chunks
+of 200 tokens) with the 135 questions of benchmarks/data/relevance_heldout.jsonl added to chroma_general's 472
+(607; their reference sentences are kept out of the distractors like the others'). Two grids, bm25 first, raced on
+token_iou:
+  reranked  chunker.size=150,200,300 x k=3,5, reranker=embedding re-scoring 10 candidates a question with MiniLM:
+            a question costs real work (encoding its candidates, cached per text), a configuration little else.
+  cheap     chunker.size=150,200,300 x k=1,3,5,10, no reranker: a question costs almost nothing.
+Each grid runs as `python sweep.py -m ...` in full and then with `hydra/sweeper=racing` (its defaults: rounds grown
+from the question set), each from an empty folder (paths.root: a cold stage cache and MLflow store), one after
+the other in this process's run. Per sweep: wall time; evaluations (configuration x question pairs: the full grid's
+per_query.jsonl lines, the race's parent run's count); passages re-scored (the child runs' cache_misses_embeddings,
+summed over every round); the winner by token_iou. Last line: `reranked_wall_ratio=A reranked_evaluations_ratio=B
+reranked_rescored_ratio=C cheap_wall_ratio=D` (race / full). Issue 49's bars: A <= 0.45, D <= 1.
+
+Usage: python benchmarks/racing_retrieval.py [--docs 10000] [--grids reranked cheap] [--shared ../shared/data]
+                                             [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from racing import provenance
+from scale import make_corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+HELDOUT = ROOT / "benchmarks" / "data" / "relevance_heldout.jsonl"
+COMMON = ["retriever=bm25", "chunker=recursive", "chunker.overlap=0", "chunker.size=150,200,300",
+          "optimized_metric=token_iou", "bootstrap_samples=200"]
+GRIDS = {
+    "reranked": ["k=3,5", "reranker=embedding", "reranker.candidates=10",
+                 "reranker.rescoring_embedder._target_=ragsweep.embedding.minilm.MiniLMEmbedder"],
+    "cheap": ["k=1,3,5,10"],
+}
+SWEEPS = {"full": [], "race": ["hydra/sweeper=racing"]}
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """One sweep of a grid from an empty folder."""
+
+    seconds: float
+    evaluations: int
+    rescored: int  # passages encoded by the reranker: cache_misses_embeddings over every child run and round
+    winner: str
+
+
+def run_sweep(grid: str, sweep: str, corpus: Path, folder: Path) -> Sweep:
+    """`python sweep.py -m` of the grid (raced or not) on the corpus, with paths.root=folder, then its counts."""
+    import mlflow
+
+    experiment = f"racing-{grid}-{sweep}"
+    overrides = [*COMMON, *GRIDS[grid], *SWEEPS[sweep], "dataset=native", f"dataset.path={corpus}",
+                 f"paths.root={folder}", f"experiment={experiment}"]
+    started = time.perf_counter()
+    with open(folder.parent / f"{grid}-{sweep}.log", "w") as log:
+        code = subprocess.run([sys.executable, str(ROOT / "sweep.py"), "-m", *overrides], cwd=ROOT, stdout=log,
+                              stderr=subprocess.STDOUT).returncode
+    seconds = time.perf_counter() - started
+    if code != 0:
+        raise SystemExit(f"{grid} {sweep} failed (exit {code}); see {folder.parent / f'{grid}-{sweep}.log'}")
+    client = mlflow.MlflowClient(f"sqlite:///{folder}/mlruns/mlflow.db")
+    runs = client.search_runs([client.get_experiment_by_name(experiment).experiment_id])
+    children = [run for run in runs if "mlflow.parentRunId" in run.data.tags]
+    rescored = int(sum(point.value for run in children
+                       for point in client.get_metric_history(run.info.run_id, "cache_misses_embeddings")))
+    if sweep == "race":
+        best = next(run for run in children if run.data.tags.get("ragsweep.race.winner") == "true")
+        evaluations = int(next(run for run in runs if "ragsweep.race.evaluations" in run.data.tags)
+                          .data.tags["ragsweep.race.evaluations"])
+    else:
+        best = max(children, key=lambda run: run.data.metrics.get("token_iou", -1.0))
+        evaluations = sum(1 for path in (folder / "outputs").rglob("per_query.jsonl") for _ in path.open())
+    params = best.data.params
+    return Sweep(seconds, evaluations, rescored, f"size {params.get('chunker.size', '?')} k={params.get('k', '?')} "
+                                                 f"(token_iou {best.data.metrics.get('token_iou', float('nan')):.4f})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=10000, help="distractor documents (10,000: ~103 k chunks)")
+    parser.add_argument("--grids", nargs="+", choices=list(GRIDS), default=list(GRIDS))
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
+    parser.add_argument("--workdir", type=Path, help="where the corpus and the sweeps go (default: a temporary folder)")
+    args = parser.parse_args()
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-racing-retrieval-"))
+    print(provenance())
+    try:
+        corpus = workdir / "corpus"
+        counts = make_corpus(args.data, corpus, args.docs, extra=HELDOUT)
+        print(f"corpus: {counts['documents']} documents, {counts['characters'] / 1e6:.1f} M characters, "
+              f"{counts['questions']} questions", flush=True)
+        results: dict[tuple[str, str], Sweep] = {}
+        print("| grid | sweep | wall time | evaluations | passages re-scored | winner (token_iou) |")
+        print("|---|---|---:|---:|---:|---|")
+        for grid in args.grids:
+            for sweep in SWEEPS:
+                folder = workdir / f"{grid}-{sweep}"
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir(parents=True)
+                result = results[grid, sweep] = run_sweep(grid, sweep, corpus, folder)
+                print(f"| {grid} | {sweep} | {result.seconds / 60:.1f} min | {result.evaluations} | {result.rescored} "
+                      f"| {result.winner} |", flush=True)
+        ratios = []
+        for grid in args.grids:
+            full, race = results[grid, "full"], results[grid, "race"]
+            ratios.append(f"{grid}_wall_ratio={race.seconds / full.seconds:.3f}")
+            if grid == "reranked":
+                ratios += [f"reranked_evaluations_ratio={race.evaluations / full.evaluations:.3f}",
+                           f"reranked_rescored_ratio={race.rescored / max(full.rescored, 1):.3f}"]
+        print(" ".join(ratios))
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
