@@ -73,7 +73,8 @@ def race_dataset(dataset: Dataset, race: RaceRound) -> Dataset:
     """The dataset with only this round's questions, in the race's order (its own fingerprint: what was scored;
     the job chunks, tags and identifies the configuration by the whole dataset)."""
     order = race.order(len(dataset.queries))[: race.questions(len(dataset.queries))]
-    return Dataset(dataset.name, dataset.documents, [dataset.queries[i] for i in order], dict(dataset.loading))
+    return Dataset(dataset.name, dataset.documents, [dataset.queries[i] for i in order], dict(dataset.loading),
+                   same_documents_as=dataset)
 
 
 def in_dataset_order(order: Sequence[int], items: Sequence[T]) -> list[T]:
