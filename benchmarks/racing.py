@@ -52,6 +52,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -297,29 +298,55 @@ class RealRun:
     winner: str
 
 
+@dataclass(frozen=True)
+class SweptRuns:
+    """A finished sweep's MLflow runs in its folder (paths.root), for counting what it did."""
+
+    client: Any
+    folder: Path
+    runs: list
+
+    @classmethod
+    def read(cls, folder: Path, experiment: str) -> SweptRuns:
+        import mlflow
+
+        client = mlflow.MlflowClient(f"sqlite:///{folder}/mlruns/mlflow.db")
+        return cls(client, folder, client.search_runs([client.get_experiment_by_name(experiment).experiment_id]))
+
+    @property
+    def children(self) -> list:
+        return [run for run in self.runs if "mlflow.parentRunId" in run.data.tags]
+
+    def summed(self, key: str) -> int:
+        """A metric summed over the child runs and every step each logged (a race's every round)."""
+        return int(sum(point.value for run in self.children
+                       for point in self.client.get_metric_history(run.info.run_id, key)))
+
+    def winner(self, raced: bool, metric: str) -> Any:
+        """The race's winner, or the child run best on `metric`."""
+        if raced:
+            return next(run for run in self.children if run.data.tags.get("ragsweep.race.winner") == "true")
+        return max(self.children, key=lambda run: run.data.metrics.get(metric, -1.0))
+
+    def evaluations(self, raced: bool) -> int:
+        """(configuration, question) pairs run: the race's parent run's count, or the grid's per_query.jsonl lines."""
+        if raced:
+            parent = next(run for run in self.runs if "ragsweep.race.evaluations" in run.data.tags)
+            return int(parent.data.tags["ragsweep.race.evaluations"])
+        return sum(1 for path in (self.folder / "outputs").rglob("per_query.jsonl") for _ in path.open())
+
+
 def sweep_from_empty(name: str, shared: Path, folder: Path) -> RealRun:
     """`python sweep.py -m ...` for one of REAL_RUNS with paths.root=folder, then its counts."""
-    import mlflow
-
     overrides = [*REAL_RUNS[name], "judge=embedding", f"paths.root={folder}", f"paths.data={shared}",
                  f"experiment=racing-real-{name}"]
     started = time.perf_counter()
     subprocess.run([sys.executable, str(ROOT / "sweep.py"), "-m", *overrides], cwd=ROOT,
                    check=True, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - started
-    client = mlflow.MlflowClient(f"sqlite:///{folder}/mlruns/mlflow.db")
-    experiment = client.get_experiment_by_name(f"racing-real-{name}")
-    runs = client.search_runs([experiment.experiment_id])
-    children = [run for run in runs if "mlflow.parentRunId" in run.data.tags]
-    calls = {key: int(sum(point.value for run in children for point in client.get_metric_history(run.info.run_id, key)))
-             for key in ("cache_misses_answers", "cache_misses_verdicts")}
-    if name == "race":
-        best = next(run for run in children if run.data.tags.get("ragsweep.race.winner") == "true")
-        evaluations = int(next(run for run in runs if "ragsweep.race.evaluations" in run.data.tags)
-                          .data.tags["ragsweep.race.evaluations"])
-    else:
-        best = max(children, key=lambda run: run.data.metrics.get("answer_f1", -1.0))
-        evaluations = sum(1 for path in (folder / "outputs").rglob("per_query.jsonl") for _ in path.open())
+    swept = SweptRuns.read(folder, f"racing-real-{name}")
+    calls = {key: swept.summed(key) for key in ("cache_misses_answers", "cache_misses_verdicts")}
+    best, evaluations = swept.winner(name == "race", "answer_f1"), swept.evaluations(name == "race")
     entries = {stage: sum(1 for _ in (folder / ".cache" / "ragsweep" / stage).rglob("*.npz"))
                for stage in ("answers", "verdicts")}
     return RealRun(seconds, calls["cache_misses_answers"], calls["cache_misses_verdicts"], entries["answers"],

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from racing import provenance
+from racing import SweptRuns, provenance
 from scale import make_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,8 +58,6 @@ class Sweep:
 
 def run_sweep(grid: str, sweep: str, corpus: Path, folder: Path) -> Sweep:
     """`python sweep.py -m` of the grid (raced or not) on the corpus, with paths.root=folder, then its counts."""
-    import mlflow
-
     experiment = f"racing-{grid}-{sweep}"
     overrides = [*COMMON, *GRIDS[grid], *SWEEPS[sweep], "dataset=native", f"dataset.path={corpus}",
                  f"paths.root={folder}", f"experiment={experiment}"]
@@ -70,21 +68,12 @@ def run_sweep(grid: str, sweep: str, corpus: Path, folder: Path) -> Sweep:
     seconds = time.perf_counter() - started
     if code != 0:
         raise SystemExit(f"{grid} {sweep} failed (exit {code}); see {folder.parent / f'{grid}-{sweep}.log'}")
-    client = mlflow.MlflowClient(f"sqlite:///{folder}/mlruns/mlflow.db")
-    runs = client.search_runs([client.get_experiment_by_name(experiment).experiment_id])
-    children = [run for run in runs if "mlflow.parentRunId" in run.data.tags]
-    rescored = int(sum(point.value for run in children
-                       for point in client.get_metric_history(run.info.run_id, "cache_misses_embeddings")))
-    if sweep == "race":
-        best = next(run for run in children if run.data.tags.get("ragsweep.race.winner") == "true")
-        evaluations = int(next(run for run in runs if "ragsweep.race.evaluations" in run.data.tags)
-                          .data.tags["ragsweep.race.evaluations"])
-    else:
-        best = max(children, key=lambda run: run.data.metrics.get("token_iou", -1.0))
-        evaluations = sum(1 for path in (folder / "outputs").rglob("per_query.jsonl") for _ in path.open())
+    swept = SweptRuns.read(folder, experiment)
+    best = swept.winner(sweep == "race", "token_iou")
     params = best.data.params
-    return Sweep(seconds, evaluations, rescored, f"size {params.get('chunker.size', '?')} k={params.get('k', '?')} "
-                                                 f"(token_iou {best.data.metrics.get('token_iou', float('nan')):.4f})")
+    return Sweep(seconds, swept.evaluations(sweep == "race"), swept.summed("cache_misses_embeddings"),
+                 f"size {params.get('chunker.size', '?')} k={params.get('k', '?')} "
+                 f"(token_iou {best.data.metrics.get('token_iou', float('nan')):.4f})")
 
 
 def main() -> None:
