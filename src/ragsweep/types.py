@@ -8,6 +8,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import InitVar, dataclass, field
 from typing import Any, NamedTuple
 
+from ragsweep.memo import remember
+
 
 class Document:
     """A document's id and text. Loaders of many files use `data.base.FileDocument`, which keeps its path, not its
@@ -191,9 +193,7 @@ def _fingerprints(documents: dict[str, Document], queries: list[Query],
         for doc_id in sorted(documents):
             digest.update(json.dumps([doc_id, documents[doc_id].text]).encode())
         documents_only = digest.hexdigest()
-        _DOCUMENT_HASHES[documents_only] = digest.copy()
-        while len(_DOCUMENT_HASHES) > 4:
-            _DOCUMENT_HASHES.pop(next(iter(_DOCUMENT_HASHES)))
+        remember(_DOCUMENT_HASHES, documents_only, digest.copy, limit=4)
     else:
         documents_only, digest = str(known), state.copy()
     for query in queries:
