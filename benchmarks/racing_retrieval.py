@@ -2,10 +2,12 @@
 
 Corpus: benchmarks/scale.py's (chroma_general plus --docs distractor documents, default 10,000: about 103 k chunks
 of 200 tokens) with the 135 questions of benchmarks/data/relevance_heldout.jsonl added to chroma_general's 472
-(607; their reference sentences are kept out of the distractors like the others'). Three grids, bm25 first,
+(607; their reference sentences are kept out of the distractors like the others'). Four grids, bm25 first,
 raced on token_iou:
   reranked  chunker.size=200,400,800 x k=1,3,5,10, reranker=embedding re-scoring its 20 candidates a question with
             MiniLM: a question costs real work (encoding its candidates, cached per text); the sizes far apart.
+  wide      the same with chunker.size=100,200,400,800,1600: more chunkings to tell apart, each one's k sharing its
+            re-scoring.
   close     chunker.size=150,200,300 x k=3,5, the same reranker on 10 candidates: close competitors.
   cheap     chunker.size=150,200,300 x k=1,3,5,10, no reranker: a question costs almost nothing.
 Each grid runs as `python sweep.py -m ...` in full and then with `hydra/sweeper=racing` (its defaults: rounds grown
@@ -16,7 +18,7 @@ summed over every round); the winner by token_iou. Last line: `reranked_wall_rat
 reranked_rescored_ratio=C close_wall_ratio=... cheap_wall_ratio=D` (race / full). Issue 49's bars: A <= 0.45,
 D <= 1.
 
-Usage: python benchmarks/racing_retrieval.py [--docs 10000] [--grids reranked close cheap] [--data DIR] [--workdir DIR]
+Usage: python benchmarks/racing_retrieval.py [--docs 10000] [--grids reranked wide close cheap] [--data DIR] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ COMMON = ["retriever=bm25", "chunker=recursive", "chunker.overlap=0", "optimized
 MINILM = "reranker.rescoring_embedder._target_=ragsweep.embedding.minilm.MiniLMEmbedder"
 GRIDS = {
     "reranked": ["chunker.size=200,400,800", "k=1,3,5,10", "reranker=embedding", MINILM],
+    "wide": ["chunker.size=100,200,400,800,1600", "k=1,3,5,10", "reranker=embedding", MINILM],
     "close": ["chunker.size=150,200,300", "k=3,5", "reranker=embedding", "reranker.candidates=10", MINILM],
     "cheap": ["chunker.size=150,200,300", "k=1,3,5,10"],
 }
