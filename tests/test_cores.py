@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import psutil
+import pytest
 
-from ragsweep.cores import THREADED, WORKING, CoreShare
+from ragsweep.cores import FOLDER, THREADED, WORKING, CoreShare
 
 HOLD = ("import sys, time; from pathlib import Path; from ragsweep.cores import CoreShare\n"
         "share = CoreShare(Path(sys.argv[1]))\n"
@@ -72,3 +73,69 @@ def test_the_marker_folder_is_shared_by_every_user(tmp_path):
     (tmp_path / "cores").chmod(0o755)  # made by a program that did not know (an older ragsweep, a plain mkdir)
     with share.working():
         assert stat.S_IMODE((tmp_path / "cores").stat().st_mode) == 0o1777
+
+
+@pytest.fixture
+def share_of_four(tmp_path, monkeypatch):
+    """A machine of 8 cores (as `os.cpu_count` says) where one other process runs a model, in a marker folder of
+    this test's own (the suite's workers mark themselves in the system's): this process's share is 4 threads.
+    torch starts on 1 thread and gets its own count back after."""
+    import tempfile
+
+    import torch
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    other, before = _holding(tmp_path / FOLDER, THREADED), torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield 4
+    finally:
+        other.kill(), other.wait()
+        torch.set_num_threads(before)
+
+
+@pytest.mark.slow
+def test_torch_models_with_threads_null_run_on_the_process_share(share_of_four, tmp_path):
+    """Embedding, re-ranking, judging and training a judge each take the share; a number set overrides it."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from ragsweep.embedding.minilm import MiniLMEmbedder, minilm_path
+    from ragsweep.judging.base import Pair
+    from ragsweep.judging.trained import TrainedJudge
+    from ragsweep.rerank.cross_encoder import CrossEncoderReranker
+    from ragsweep.types import Chunk, Hit
+
+    def threads_after(work) -> int:
+        torch.set_num_threads(1)
+        work()
+        return torch.get_num_threads()
+
+    assert threads_after(lambda: MiniLMEmbedder(progress=False).encode(["a text"])) == share_of_four
+    assert threads_after(lambda: MiniLMEmbedder(threads=3, progress=False).encode(["a text"])) == 3
+    folder = tmp_path / "cross_encoder"
+    AutoModelForSequenceClassification.from_pretrained(minilm_path(), num_labels=1).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(minilm_path()).save_pretrained(folder)
+    chunks = [Chunk("d", 0, 6, "a text"), Chunk("d", 6, 12, "b text")]
+    reranker = CrossEncoderReranker(str(folder), candidates=2)
+    assert threads_after(lambda: reranker.rerank(["q"], chunks, [[Hit(0, 1.0), Hit(1, 0.5)]])) == share_of_four
+    judge = TrainedJudge(dataset=["In 1941 Roosevelt spoke of four freedoms. The nation was not ready for war."],
+                         examples=4, max_length=64, train_batch_size=4, progress=False, cache_dir=str(tmp_path))
+    assert threads_after(judge.build) == share_of_four  # training
+    assert threads_after(lambda: judge.judge([Pair("Roosevelt spoke of freedoms.", "He spoke of four freedoms.")])) \
+        == share_of_four
+
+
+def test_engines_that_fix_their_threads_keep_one_per_share(share_of_four, monkeypatch):
+    """e5 and minilm_int8 fix their threads when made: each batch runs on the engine made for the share now."""
+    from ragsweep.embedding import e5, minilm_int8
+
+    made: list[tuple[str, int]] = []
+    for module, name in ((e5, "_engine"), (minilm_int8, "_session")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name,
+                            lambda threads, real=real, name=name: made.append((name, threads)) or real(threads))
+    e5.E5Embedder(progress=False).encode(["a text"])
+    minilm_int8.MiniLMInt8Embedder(threads=3, progress=False).encode(["a text"])
+    assert made == [("_engine", share_of_four), ("_session", 3)]

@@ -1,11 +1,12 @@
 """This machine's cores, shared among every ragsweep process working on it (any folder, clone or user).
 
-A model run with `threads: null` (an embedder, llama.cpp, torch generation) asks `CoreShare.threads()` before
-each slice of its work. Each working process keeps a marker file named by its pid in one folder every user can
-write (`ragsweep-cores` in the system's temporary folder), saying whether it runs a threaded model now or does
-single-threaded work (a job's loading, chunking, indexing, scoring). The share is the cores the single-threaded
-processes leave, split evenly among the threaded ones. Without it, two sweeps each gave llama.cpp every core:
-its threads wait for each other at every step, so each answered 8-15 times slower than alone.
+A model run with `threads: null` (an embedder, a reranker, a judge, llama.cpp, torch generation or training) asks
+`CoreShare.threads()` before each slice of its work (`model_threads`, `torch_threads`). Each working process keeps
+a marker file named by its pid in one folder every user can write (`ragsweep-cores` in the system's temporary
+folder), saying whether it runs a threaded model now or does single-threaded work (a job's loading, chunking,
+indexing, scoring). The share is the cores the single-threaded processes leave, split evenly among the threaded
+ones. Without it, two sweeps each gave llama.cpp every core: its threads wait for each other at every step, so
+each answered 8-15 times slower than alone.
 
 Markers of dead processes, and of an earlier process whose pid was reused, are ignored and removed.
 """
@@ -96,6 +97,27 @@ class CoreShare:
             return [marker for marker in self.folder.iterdir() if marker.name.isdigit()]
         except OSError:
             return []
+
+
+@contextmanager
+def model_threads(threads: int | None, share: CoreShare | None = None) -> Iterator[int]:
+    """The threads a model may run on for one slice of its work (a few batches, a training step): `threads` when
+    set, else this process's share of the cores now. The process counts as running a model until the block ends;
+    entering it for each slice lets the share follow the processes that start and stop meanwhile."""
+    share = share or CoreShare()
+    with share.threaded():
+        yield threads or share.threads()
+
+
+@contextmanager
+def torch_threads(threads: int | None, share: CoreShare | None = None) -> Iterator[int]:
+    """`model_threads` given to torch's intra-op pool for the block."""
+    import torch
+
+    with model_threads(threads, share) as count:
+        if torch.get_num_threads() != count:
+            torch.set_num_threads(count)
+        yield count
 
 
 def _shared_folder(folder: Path) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -76,6 +74,6 @@ def test_sliced_encoding_equals_one_plain_encode(chroma_general):
 
     texts = [query.text for query in chroma_general.queries[:150]]
     sliced = MiniLMEmbedder(progress=False).encode(texts, role="query")
-    plain = _load(minilm_path(), os.cpu_count() or 1).encode(texts, batch_size=8, normalize_embeddings=True)
+    plain = _load(minilm_path()).encode(texts, batch_size=8, normalize_embeddings=True)
     assert sliced.dtype == np.float32 and sliced.shape == plain.shape
     assert np.abs(sliced - plain).max() < 1e-6  # same batches, so the same vectors up to float noise

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
@@ -36,16 +35,6 @@ def check_batching(batch_size: int, threads: int | None) -> None:
         raise ValueError(f"embedder.batch_size must be > 0, got {batch_size}")
     if threads is not None and threads <= 0:
         raise ValueError(f"embedder.threads must be > 0 or null, got {threads}")
-
-
-def default_threads() -> int:
-    """Threads for a model when `threads: null`: every core, or this worker's share of them.
-
-    joblib's workers (hydra/launcher=joblib) get OMP_NUM_THREADS = cores // n_jobs; taking every
-    core in each of them would oversubscribe the machine and make 2 workers slower than 1.
-    """
-    share = os.environ.get("OMP_NUM_THREADS", "")
-    return int(share) if share.isdigit() and int(share) > 0 else os.cpu_count() or 1
 
 
 def encode_in_batches(

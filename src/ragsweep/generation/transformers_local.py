@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragsweep.cores import CoreShare
+from ragsweep.cores import torch_threads
 from ragsweep.generation.base import Generation, Request, check_local_model_settings
 from ragsweep.generation.llama_cpp import packaged_model
 
@@ -43,7 +43,6 @@ class TransformersGenerator:
                              "or a transformers model folder")
         self.n_ctx, self.max_tokens, self.temperature, self.seed = n_ctx, max_tokens, temperature, seed
         self.repeat_penalty, self.threads = repeat_penalty, threads
-        self.cores = CoreShare()
 
     def preflight(self) -> None:
         """Load the model now (once per process), so a file transformers cannot read fails before any work."""
@@ -51,8 +50,7 @@ class TransformersGenerator:
 
     def generate(self, requests: Sequence[Request]) -> list[Generation]:
         tokenizer, model = self._model()
-        with self.cores.threaded():
-            return [self._answer(tokenizer, model, request) for request in requests]
+        return [self._answer(tokenizer, model, request) for request in requests]
 
     def _answer(self, tokenizer, model, request: Request) -> Generation:
         import torch
@@ -67,11 +65,10 @@ class TransformersGenerator:
             return Generation(None, 1000 * (time.perf_counter() - started), int(ids.shape[1]),
                               error=f"the prompt has {ids.shape[1]} tokens, over generator.n_ctx={self.n_ctx}; "
                                     "raise generator.n_ctx or lower k")
-        torch.set_num_threads(self.threads or self.cores.threads())
         sampling = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}
         if self.temperature > 0:
             torch.manual_seed(self.seed)
-        with torch.inference_mode():
+        with torch_threads(self.threads), torch.inference_mode():
             output = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=self.max_tokens,
                                     repetition_penalty=self.repeat_penalty, pad_token_id=tokenizer.eos_token_id,
                                     **sampling)

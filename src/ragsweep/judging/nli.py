@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from ragsweep.embedding.base import default_threads
+from ragsweep.cores import torch_threads
 from ragsweep.judging.base import Pair, Verdict, check_threshold
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class NLIJudge:
         threshold: Score at which a claim counts as supported (set by `ragsweep calibrate`).
         batch_size: Pairs per forward pass.
         max_length: Tokens per pair, longest part cut first; null (or more) = the model's maximum.
-        threads: torch threads; null uses every core, or a joblib worker's share of them.
+        threads: torch threads; null = this process's share of the cores, read again every batch.
         max_failure_rate: Share of failed pairs a run may have (checked by the runner).
     """
 
@@ -93,7 +93,8 @@ class NLIJudge:
         for batch in tqdm(batches, desc="nli judge", unit="batch", disable=len(batches) < 10):
             message = ""
             try:
-                scores = self._scores(tokenizer, model, column, max_length, [pairs[i] for i in batch])
+                with torch_threads(self.threads):
+                    scores = self._scores(tokenizer, model, column, max_length, [pairs[i] for i in batch])
             except (RuntimeError, ValueError) as error:  # e.g. out of memory, a tokenizer refusing the input
                 log.warning("nli judge failed on a batch of %d pairs: %s", len(batch), error)
                 scores = [None] * len(batch)
@@ -114,9 +115,6 @@ class NLIJudge:
         return np.clip(probabilities.numpy(), 0.0, 1.0).tolist()
 
     def _loaded(self):
-        import torch
-
-        torch.set_num_threads(self.threads or default_threads())
         try:
             tokenizer, model = _load(self.model_path)
         except Exception as error:  # any failure to load means the same thing to the user

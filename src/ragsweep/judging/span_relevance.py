@@ -38,6 +38,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from ragsweep.cache import fingerprint
+from ragsweep.cores import torch_threads
 from ragsweep.data.base import loaded
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.embedding import sentences
@@ -69,7 +70,8 @@ class SpanTrainedRelevanceJudge:
         scale: Cosine scale inside the softmax (sentence-transformers' default 20).
         model: Sentence-transformers folder to start from; null = the packaged all-MiniLM-L6-v2.
         cache_dir: Stage cache root; models go to `<cache_dir>/judges/<key>/`.
-        threads: torch threads; null = every core or this worker's share. Left out of the key.
+        threads: torch threads; null = this process's share of the cores, read again every training step and
+            fold judged. Left out of the key.
         progress: Show a progress bar while training.
         lexical_weight: Weight in [0, 1] of the idf-weighted word coverage in a pair's score; 0 = the cosine alone.
             Left out of the fold models' key (it changes no training).
@@ -152,12 +154,8 @@ class SpanTrainedRelevanceJudge:
 
     @cached_property
     def _models(self) -> list[Any]:
-        import torch
         from sentence_transformers import SentenceTransformer
 
-        from ragsweep.embedding.base import default_threads
-
-        torch.set_num_threads(self.threads or default_threads())
         folders = [self.build(fold) for fold in range(self.folds)]
         return [SentenceTransformer(str(folder), device="cpu") for folder in folders]
 
@@ -170,10 +168,7 @@ class SpanTrainedRelevanceJudge:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        from ragsweep.embedding.base import default_threads
-
         started, s = time.perf_counter(), self.settings
-        torch.set_num_threads(self.threads or default_threads())
         torch.manual_seed(s["seed"])
         questions = self.training_questions(fold)
         log.info("training the span relevance judge, fold %d of %d: %d questions (once per dataset; kept in %s)",
@@ -213,11 +208,12 @@ class SpanTrainedRelevanceJudge:
                     batch = order[start:start + size]
                     if len(batch) < 2:
                         continue
-                    questions = self._embed(model, [t.question for t in batch])
-                    windows = self._embed(model, [t.relevant for t in batch] + [t.irrelevant for t in batch])
-                    scores = s["scale"] * questions @ windows.T
-                    loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
-                    optimizer_step(model, optimizer, schedule, loss, losses, bar, window=20)
+                    with torch_threads(self.threads):
+                        questions = self._embed(model, [t.question for t in batch])
+                        windows = self._embed(model, [t.relevant for t in batch] + [t.irrelevant for t in batch])
+                        scores = s["scale"] * questions @ windows.T
+                        loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
+                        optimizer_step(model, optimizer, schedule, loss, losses, bar, window=20)
         model.eval()
         return losses
 
@@ -245,10 +241,11 @@ class SpanTrainedRelevanceJudge:
         for fold, positions in by_fold.items():
             split = [sentences(pairs[i].passage) for i in positions]
             try:
-                questions = models[fold].encode([pairs[i].claim for i in positions], batch_size=batch_size,
-                                                normalize_embeddings=True, show_progress_bar=False)
-                vectors = models[fold].encode([text for each in split for text in each], batch_size=batch_size,
-                                              normalize_embeddings=True, show_progress_bar=False)
+                with torch_threads(self.threads):
+                    questions = models[fold].encode([pairs[i].claim for i in positions], batch_size=batch_size,
+                                                    normalize_embeddings=True, show_progress_bar=False)
+                    vectors = models[fold].encode([text for each in split for text in each], batch_size=batch_size,
+                                                  normalize_embeddings=True, show_progress_bar=False)
             except Exception as error:
                 for i in positions:
                     verdicts[i] = Verdict(None, "error", f"{type(error).__name__}: {error}")

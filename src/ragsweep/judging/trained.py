@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.cache import fingerprint
+from ragsweep.cores import torch_threads
 from ragsweep.data.base import loaded
 from ragsweep.judging.training.alignment import align, aligned_claims, claims_key
 from ragsweep.judging.training.answer_examples import answer_examples
@@ -61,8 +62,9 @@ class TrainedJudge:
             whose passages are texts (`ragsweep align-judge` writes one), or a list of `LabelledClaim`.
         align_epochs: Passes over the labelled claims and as many of its own pairs when aligning (>= 1).
         cache_dir: Stage cache root; the model goes to `<cache_dir>/judges/<key>/`.
-        threads: torch threads; null = every core or this worker's share. Left out of the key. With other
-            processes busy on a 2-core machine, 1 thread trained about 3x faster than 2 (2.7 vs 8.9 s a step).
+        threads: torch threads; null = this process's share of the cores, read again every training step and
+            batch judged. Left out of the key. With other processes busy on a 2-core machine, 1 thread trained
+            about 3x faster than 2 (2.7 vs 8.9 s a step).
         progress: Show a progress bar while training.
     """
 
@@ -156,12 +158,8 @@ class TrainedJudge:
 
     @cached_property
     def _model(self) -> tuple[Any, Any]:
-        import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from ragsweep.embedding.base import default_threads
-
-        torch.set_num_threads(self.threads or default_threads())
         folder = self.build()
         model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
         return AutoTokenizer.from_pretrained(folder), model
@@ -179,10 +177,7 @@ class TrainedJudge:
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from ragsweep.embedding.base import default_threads
-
         started, s = time.perf_counter(), self.settings
-        torch.set_num_threads(self.threads or default_threads())
         torch.manual_seed(s["seed"])
         base = encoder_path(self.base_model, self.cache_dir)
         log.info("training the support judge: %s fine-tuned on %d claims made from this corpus (no support model "
@@ -195,7 +190,7 @@ class TrainedJudge:
         examples = make_examples(self.texts, s["examples"], s["seed"])
         if self.answers:  # after whole (supported, unsupported) pairs, so each batch keeps its twins together
             examples = examples[: len(examples) // 2 * 2] + answer_examples(self.answer_source, s["seed"])
-        losses = fit_pairs(model, tokenizer, examples, s, self.progress)
+        losses = fit_pairs(model, tokenizer, examples, s, self.progress, self.threads)
         model.save_pretrained(folder)
         tokenizer.save_pretrained(folder)
         seconds = time.perf_counter() - started
@@ -219,11 +214,11 @@ class TrainedJudge:
         try:
             import torch
 
-            with torch.inference_mode():
-                for start in range(0, len(inputs), batch_size):
-                    chunk = inputs[start: start + batch_size]
-                    encoded = tokenizer([p for p, _ in chunk], [c for _, c in chunk], truncation="only_first",
-                                        max_length=self.settings["max_length"], padding=True, return_tensors="pt")
+            for start in range(0, len(inputs), batch_size):
+                chunk = inputs[start: start + batch_size]
+                encoded = tokenizer([p for p, _ in chunk], [c for _, c in chunk], truncation="only_first",
+                                    max_length=self.settings["max_length"], padding=True, return_tensors="pt")
+                with torch_threads(self.threads), torch.inference_mode():
                     scores += torch.sigmoid(model(**encoded).logits.squeeze(-1).float()).tolist()
         except Exception as error:
             return [Verdict(None, "error", f"{type(error).__name__}: {error}") for _ in pairs]

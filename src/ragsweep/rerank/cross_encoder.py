@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache, cached_property
 
-from ragsweep.embedding.base import default_threads
+from ragsweep.cores import torch_threads
 from ragsweep.stores.base import ranked
 from ragsweep.types import Chunk, Hit
 
@@ -21,7 +21,7 @@ class CrossEncoderReranker:
         model: Model folder or name.
         candidates: First-stage hits re-scored per question (>= k).
         batch_size: Pairs per forward pass.
-        threads: torch threads; null uses every core, or a joblib worker's share of them.
+        threads: torch threads; null shares the cores among the processes running models at the time.
     """
 
     preload = ("torch", "sentence_transformers")  # libraries its work imports (runner.workers)
@@ -45,14 +45,13 @@ class CrossEncoderReranker:
 
     @cached_property
     def _model(self):
-        import torch
-
-        torch.set_num_threads(self.threads or default_threads())
         return _load(self.model)
 
     def rerank(self, questions: Sequence[str], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]]) -> list[list[Hit]]:
         pairs = [(question, chunks[hit.index].text) for question, query_hits in zip(questions, hits) for hit in query_hits]
-        scores = iter(self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=len(pairs) > 256).tolist())
+        with torch_threads(self.threads):
+            scores = iter(self._model.predict(pairs, batch_size=self.batch_size,
+                                              show_progress_bar=len(pairs) > 256).tolist())
         return [ranked([hit.index for hit in query_hits], [next(scores) for _ in query_hits]) for query_hits in hits]
 
 

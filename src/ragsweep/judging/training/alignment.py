@@ -110,11 +110,9 @@ def align(base: Path, folder: Path, claims: Sequence[LabelledClaim], texts: Sequ
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from ragsweep.embedding.base import default_threads
     from ragsweep.judging.training.pair_loss import fit_pairs
 
     started = time.perf_counter()
-    torch.set_num_threads(threads or default_threads())
     torch.manual_seed(settings["seed"])
     tokenizer = AutoTokenizer.from_pretrained(base)
     model = AutoModelForSequenceClassification.from_pretrained(base)
@@ -122,7 +120,7 @@ def align(base: Path, folder: Path, claims: Sequence[LabelledClaim], texts: Sequ
     own = make_examples(texts, len(labelled), settings["seed"] + 1)
     log.info("aligning the trained judge with %d labelled claims (%d pairs) and %d of its own pairs",
              len(claims), len(labelled) // 2, len(own) // 2)
-    losses = fit_pairs(model, tokenizer, labelled + own[: len(own) // 2 * 2], settings, progress)
+    losses = fit_pairs(model, tokenizer, labelled + own[: len(own) // 2 * 2], settings, progress, threads)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     record = {"aligned_from": base.name, "labelled_claims": len(claims), "settings": dict(settings),

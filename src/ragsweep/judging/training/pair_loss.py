@@ -14,12 +14,13 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from ragsweep.cores import torch_threads
 from ragsweep.judging.training.finetune import optimizer_step, warmup_schedule
 from ragsweep.judging.training.synthetic import Example
 
 
 def fit_pairs(model: Any, tokenizer: Any, examples: list[Example], settings: Mapping[str, Any],
-              progress: bool = True) -> list[float]:
+              progress: bool = True, threads: int | None = None) -> list[float]:
     """Binary cross-entropy on every claim plus, for each minimal pair, -log sigmoid(logit_supported -
     logit_unsupported): the pair term learns from the one change that separates them, so a few hundred
     steps suffice (BCE alone was still at chance after 60 steps of 16 on 2 shared cores).
@@ -33,6 +34,7 @@ def fit_pairs(model: Any, tokenizer: Any, examples: list[Example], settings: Map
         examples: Supported and unsupported claims in turn, each pair from one sentence.
         settings: The judge's training settings: seed, epochs, train_batch_size, learning_rate, max_length.
         progress: Show a progress bar.
+        threads: torch threads; null takes this process's share of the cores at each step.
 
     Returns:
         The loss of every step, in order.
@@ -57,15 +59,16 @@ def fit_pairs(model: Any, tokenizer: Any, examples: list[Example], settings: Map
                 flat = [example for pair in batch for example in pair]
                 inputs = tokenizer([e.passage for e in flat], [e.claim for e in flat], truncation="only_first",
                                    max_length=s["max_length"], padding=True, return_tensors="pt")
-                logits = model(**inputs).logits.squeeze(-1)
-                loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                    logits, torch.tensor([float(e.label) for e in flat]))
-                ends = [sum(len(pair) for pair in batch[:i + 1]) for i in range(len(batch))]
-                paired = [end - 2 for end, pair in zip(ends, batch) if len(pair) == 2]
-                if paired:  # make_examples puts the supported claim first in each pair
-                    index = torch.tensor(paired)
-                    loss = loss + torch.nn.functional.softplus(logits[index + 1] - logits[index]).mean()
-                optimizer_step(model, optimizer, schedule, loss, losses, bar)
+                with torch_threads(threads):
+                    logits = model(**inputs).logits.squeeze(-1)
+                    loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                        logits, torch.tensor([float(e.label) for e in flat]))
+                    ends = [sum(len(pair) for pair in batch[:i + 1]) for i in range(len(batch))]
+                    paired = [end - 2 for end, pair in zip(ends, batch) if len(pair) == 2]
+                    if paired:  # make_examples puts the supported claim first in each pair
+                        index = torch.tensor(paired)
+                        loss = loss + torch.nn.functional.softplus(logits[index + 1] - logits[index]).mean()
+                    optimizer_step(model, optimizer, schedule, loss, losses, bar)
     return losses
 
 
