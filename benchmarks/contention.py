@@ -24,8 +24,15 @@ over the answers it made wholly while B embedded (from its latency.json). Prints
 `staggered_generation_slowdown=X staggered_embedding_slowdown=Y overlap=Z`, X over those answers: the issue's bar
 is <= 2.5 each.
 
+Beside the tests (`--beside-tests`): sweep A as above, alone and then started `--delay` seconds after `python -m
+pytest -n 2` (make test's command) on the files of `BESIDE_TESTS`, which run every option's sweep and the judges
+and embedders in its two workers; the tests are stopped once A ends. Prints A's seconds per answer alone and beside
+them and, last, `beside_tests_generation_slowdown=X tests_ran_throughout=True|False` (False: the tests ended
+before A did, and X understates): the issue's bar is X <= 2.5.
+
 Usage: python benchmarks/contention.py [--questions 20] [--budget 300]
        python benchmarks/contention.py --staggered [--questions 68] [--delay 20] [--shared ../shared/data]
+       python benchmarks/contention.py --beside-tests [--questions 68] [--delay 20] [--shared ../shared/data]
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -88,6 +96,7 @@ def scenario(workers: int, policy: str | None, questions: int, budget: float) ->
 GENERATES = ["generator=llama_cpp", "k=3"]  # sweep A, after its first stage is cached with generator=none
 EMBEDS = ["dataset=chroma_general", "chunker.size=100", "generator=none", "k=3"]  # sweep B, from an empty cache
 AFTER_GENERATION = ("judging", "relevance", "scoring", "writing")  # stages a run times after it generates
+BESIDE_TESTS = ["tests/test_option_numbers.py", "tests/judging", "tests/embedding"]  # models in and out of process
 
 
 def sweep(folder: Path, overrides: list[str], questions: int, shared: Path) -> subprocess.Popen:
@@ -160,13 +169,41 @@ def staggered(questions: int, delay: float, shared: Path) -> None:
           f"overlap={overlap / (generating[1] - generating[0]):.2f}")
 
 
+def beside_tests(questions: int, delay: float, shared: Path) -> None:
+    """A generating, alone and then `delay` s after `pytest -n 2` on BESIDE_TESTS started; the tests stop after A."""
+    with tempfile.TemporaryDirectory(prefix="ragsweep-contention-") as scratch:
+        folders = {name: Path(scratch) / name for name in ("a_alone", "a")}
+        for folder in folders.values():  # A's first stage, cached so that A's sweep goes straight to generating
+            finished(sweep(folder, ["generator=none", "k=3"], questions, shared), folder)
+        alone = finished(sweep(folders["a_alone"], GENERATES, questions, shared), folders["a_alone"])
+        tests = subprocess.Popen([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider",
+                                  *BESIDE_TESTS], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True)
+        try:
+            time.sleep(delay)
+            beside = finished(sweep(folders["a"], GENERATES, questions, shared), folders["a"])
+            throughout = tests.poll() is None
+        finally:
+            os.killpg(tests.pid, signal.SIGTERM)
+            tests.wait()
+    per_answer = {name: run["seconds_generation"] / max(run["cache_misses_answers"], 1)
+                  for name, run in (("alone", alone), ("beside", beside))}
+    print("| sweep | alone | beside `pytest -n 2` | slowdown |")
+    print("|---|---:|---:|---:|")
+    slowdown = per_answer["beside"] / per_answer["alone"]
+    print(f"| A: `{' '.join(GENERATES)}`, s per answer ({int(beside['cache_misses_answers'])} answers) | "
+          f"{per_answer['alone']:.2f} | {per_answer['beside']:.2f} | {slowdown:.2f} |")
+    print(f"beside_tests_generation_slowdown={slowdown:.2f} tests_ran_throughout={throughout}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--budget", type=float, default=300.0, help="seconds a worker may generate")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--staggered", action="store_true", help="two real sweeps from two folders, started apart")
-    parser.add_argument("--delay", type=float, default=20.0, help="seconds between the staggered sweeps' starts")
+    parser.add_argument("--beside-tests", action="store_true", help="a sweep generating beside `pytest -n 2`")
+    parser.add_argument("--delay", type=float, default=20.0, help="seconds between the two starts (staggered, beside)")
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data", help="paths.data (chroma_general)")
     args = parser.parse_args()
     if args.worker:
@@ -174,6 +211,9 @@ def main() -> None:
         return
     if args.staggered:
         staggered(args.questions, args.delay, args.shared.resolve())
+        return
+    if args.beside_tests:
+        beside_tests(args.questions, args.delay, args.shared.resolve())
         return
     rows, ratios, embedding = [], {}, {}
     for policy in (None, "passive"):
