@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ragsweep.stores.base import KeptIndexes
 from ragsweep.stores.chroma import ChromaStore
 from ragsweep.stores.numpy import NumpyStore
 from ragsweep.stores.qdrant import QdrantStore
@@ -45,6 +46,67 @@ def test_k_beyond_the_collection(store):
     instance.add(np.eye(4, dtype=np.float32))
     hits = instance.search(np.ones((1, 4), dtype=np.float32), k=50)[0]
     assert sorted(h.index for h in hits) == [0, 1, 2, 3]
+
+
+def _index(store):
+    """The built index a store searches: its Chroma collection or its Qdrant client."""
+    return store._collection if isinstance(store, ChromaStore) else store._client
+
+
+@pytest.mark.parametrize("build", [ChromaStore, QdrantStore])
+def test_the_next_store_given_the_same_vectors_searches_the_index_built_before(build, vectors):
+    """A race's next round makes a new store over the same chunks: it searches the index the last store built,
+    kept in the process when that store closed, instead of building it again. A store alive beside it, or
+    given other vectors, builds its own; more vectors added make the kept index the store's own."""
+    data, queries = vectors
+    first = build()
+    first.add(data.copy())
+    expected, built = first.search(queries, 10), _index(first)
+    beside = build()
+    beside.add(data.copy())  # the index is lent to `first` while it is open
+    assert _index(beside) is not built
+    beside.close(), first.close()
+    again = build()
+    again.add(data.copy())
+    assert _index(again) is built and again.search(queries, 10) == expected
+    again.add(data[:5].copy())  # grown: no longer the index of `data`
+    again.close()
+    other = build()
+    other.add(data.copy())
+    assert _index(other) is not built and len(other.search(queries, 10)) == len(queries)  # Chroma's graph: unseeded
+    other.close()
+
+
+def test_kept_indexes_stay_within_their_budget_least_recently_used_first():
+    a, b, c = (object() for _ in range(3))
+    freed = []
+    kept = KeptIndexes(freed.append, budget=100)
+    for name, index in (("a", a), ("b", b), ("c", c)):
+        assert kept.take((name,)) is None
+        kept.make_room(40)
+        kept.keep((name,), index, 40)
+        assert kept.give_back(index)
+    assert freed == [a] and kept.take(("b",)) is b  # 3 x 40 > 100: the oldest went; b is lent now
+    assert kept.take(("b",)) is None  # to one store at a time
+    kept.make_room(90)  # c goes (b is lent); b stays although 40 + 90 > 100
+    assert freed == [a, c] and kept.give_back(b) and not kept.give_back(c)
+    kept.release(b)  # its store added vectors: no longer the index of its key, and the store's to free
+    assert kept.take(("b",)) is None and freed == [a, c]
+
+
+def test_a_kept_chroma_collection_searches_at_its_own_breadth(vectors):
+    """A search deeper than ef_search raises the collection's ef_search; the next store searching the kept
+    collection at a shallower k weighs ef_search candidates again, as a fresh collection does."""
+    data, queries = vectors
+    store = ChromaStore(ef_search=12, ef_construction=12, max_neighbors=4)  # small: approximate on 1,500 vectors
+    store.add(data.copy())
+    fresh = store.search(queries, 10)
+    store.search(queries, 400)
+    store.close()
+    again = ChromaStore(ef_search=12, ef_construction=12, max_neighbors=4)
+    again.add(data.copy())
+    assert again.search(queries, 10) == fresh
+    again.close()
 
 
 @pytest.mark.parametrize("build", [lambda: ChromaStore(ef_search=0), lambda: QdrantStore(query_batch=0), lambda: NumpyStore(0)])

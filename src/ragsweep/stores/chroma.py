@@ -7,7 +7,7 @@ import uuid
 import numpy as np
 from tqdm.auto import tqdm
 
-from ragsweep.stores.base import check_k, ranked
+from ragsweep.stores.base import KeptIndexes, check_k, index_key, ranked
 from ragsweep.types import Hit
 
 _ADD_BATCH = 4096  # below Chroma's maximum batch size
@@ -16,7 +16,8 @@ _ADD_BATCH = 4096  # below Chroma's maximum batch size
 class ChromaStore:
     """Approximate top-k. Embeddings are always passed in (Chroma's default embedding function
     would download a model) and telemetry is off. Each store is its own in-memory collection, so
-    parallel jobs never share a database file; results are cached by the runner instead.
+    parallel jobs never share a database file; results are cached by the runner instead, and the
+    collections built stay in the process for the next store given the same vectors (`KeptIndexes`).
 
     Args:
         ef_construction: HNSW build-time candidate list (Chroma default 100).
@@ -35,35 +36,43 @@ class ChromaStore:
         self.max_neighbors = max_neighbors
         self._collection = None
         self._size = 0
+        self._ef: int | None = None  # the collection's ef_search now (a kept collection's: unknown)
 
     def add(self, vectors: np.ndarray) -> None:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        key = None
         if self._collection is None:
-            import chromadb
-            from chromadb.config import Settings
-
-            client = chromadb.EphemeralClient(Settings(anonymized_telemetry=False))
-            self._collection = client.create_collection(
+            key = index_key(vectors, self.ef_construction, self.max_neighbors)
+            kept = _KEPT.take(key)
+            if kept is not None:
+                self._collection, self._size, self._ef = kept, len(vectors), None
+                return
+            _KEPT.make_room(vectors.nbytes)
+            self._collection = _client().create_collection(
                 f"ragsweep-{uuid.uuid4().hex}",
                 configuration={"hnsw": {"space": "cosine", "ef_construction": self.ef_construction,
-                                        "ef_search": self.ef_search, "max_neighbors": self.max_neighbors, "num_threads": 1}},
+                                        "ef_search": self.ef_search, "max_neighbors": self.max_neighbors,
+                                        "num_threads": 1}},
                 embedding_function=None,
             )
-        vectors = np.asarray(vectors, dtype=np.float32)
+            self._ef = self.ef_search
+        else:
+            _KEPT.release(self._collection)
         starts = range(0, len(vectors), _ADD_BATCH)
         for first in tqdm(starts, desc="chroma index", unit="batch", disable=len(starts) < 4):
             batch = vectors[first : first + _ADD_BATCH]
             ids = [str(self._size + first + i) for i in range(len(batch))]
             self._collection.add(ids=ids, embeddings=batch)
         self._size += len(vectors)
+        if key is not None:
+            _KEPT.keep(key, self._collection, vectors.nbytes)
 
     def close(self) -> None:
-        """Drop the collection: Chroma's in-process client lives as long as the process."""
-        if self._collection is not None:
-            import chromadb
-            from chromadb.config import Settings
-
-            chromadb.EphemeralClient(Settings(anonymized_telemetry=False)).delete_collection(self._collection.name)
-            self._collection, self._size = None, 0
+        """Let go of the collection: deleted unless this process keeps it (Chroma's in-process client lives as
+        long as the process)."""
+        if self._collection is not None and not _KEPT.give_back(self._collection):
+            _drop(self._collection)
+        self._collection, self._size, self._ef = None, 0, None
 
     def search_breadth(self, k: int) -> int:
         """HNSW keeps max(ef_search, k) candidates and returns their best k: a top k is the first k of a
@@ -73,9 +82,24 @@ class ChromaStore:
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
         check_k(k)
         k = min(k, self._size)
-        if k > self.ef_search:
-            self._collection.modify(configuration={"hnsw": {"ef_search": k}})
+        if max(k, self.ef_search) != self._ef:
+            self._ef = max(k, self.ef_search)
+            self._collection.modify(configuration={"hnsw": {"ef_search": self._ef}})
         result = self._collection.query(query_embeddings=np.asarray(queries, dtype=np.float32), n_results=k,
                                         include=["distances"])
         # cosine distance = 1 - cosine similarity
         return [ranked(ids, 1.0 - np.asarray(distances)) for ids, distances in zip(result["ids"], result["distances"])]
+
+
+def _client():
+    import chromadb
+    from chromadb.config import Settings
+
+    return chromadb.EphemeralClient(Settings(anonymized_telemetry=False))
+
+
+def _drop(collection) -> None:
+    _client().delete_collection(collection.name)
+
+
+_KEPT = KeptIndexes(_drop)
