@@ -120,7 +120,11 @@ def test_torch_models_with_threads_null_run_on_the_process_share(share_of_four, 
     chunks = [Chunk("d", 0, 6, "a text"), Chunk("d", 6, 12, "b text")]
     reranker = CrossEncoderReranker(str(folder), candidates=2)
     assert threads_after(lambda: reranker.rerank(["q"], chunks, [[Hit(0, 1.0), Hit(1, 0.5)]])) == share_of_four
-    judge = TrainedJudge(dataset=["In 1941 Roosevelt spoke of four freedoms. The nation was not ready for war."],
+    texts = ["In 1862 the Union held 3,000 miles of coast under blockade. Congress created the Department of "
+             "Agriculture. The President said that emancipation would shorten the war.",
+             "In 1941 Roosevelt spoke of four freedoms. He asked Congress for ships, planes and guns for Britain. "
+             "The nation was not ready for war."]
+    judge = TrainedJudge(dataset=texts,
                          examples=4, max_length=64, train_batch_size=4, progress=False, cache_dir=str(tmp_path))
     assert threads_after(judge.build) == share_of_four  # training
     assert threads_after(lambda: judge.judge([Pair("Roosevelt spoke of freedoms.", "He spoke of four freedoms.")])) \

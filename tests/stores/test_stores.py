@@ -61,11 +61,11 @@ def test_the_next_store_given_the_same_vectors_searches_the_index_built_before(b
     data, queries = vectors
     first = build()
     first.add(data.copy())
-    expected, built = first.search(queries, 10), _index(first)
     beside = build()
-    beside.add(data.copy())  # the index is lent to `first` while it is open
-    assert _index(beside) is not built
-    beside.close(), first.close()
+    beside.add(data.copy())  # the kept index is lent to `first` while it is open: one of its own, kept instead
+    built, expected = _index(beside), beside.search(queries, 10)
+    assert built is not _index(first)
+    beside.close(), first.close()  # first's, no longer kept, is freed
     again = build()
     again.add(data.copy())
     assert _index(again) is built and again.search(queries, 10) == expected
