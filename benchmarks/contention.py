@@ -96,7 +96,8 @@ def scenario(workers: int, policy: str | None, questions: int, budget: float) ->
 GENERATES = ["generator=llama_cpp", "k=3"]  # sweep A, after its first stage is cached with generator=none
 EMBEDS = ["dataset=chroma_general", "chunker.size=100", "generator=none", "k=3"]  # sweep B, from an empty cache
 AFTER_GENERATION = ("judging", "relevance", "scoring", "writing")  # stages a run times after it generates
-BESIDE_TESTS = ["tests/test_option_numbers.py", "tests/judging", "tests/embedding"]  # models in and out of process
+BESIDE_TESTS = ["tests/test_option_numbers.py", "tests/runner/test_relevance.py", "tests/test_sweep.py", "tests/judging",
+                "tests/embedding"]  # models in the workers and in the sweeps they start
 
 
 def sweep(folder: Path, overrides: list[str], questions: int, shared: Path) -> subprocess.Popen:
