@@ -1,9 +1,10 @@
-"""A Ctrl-C that lands inside a finalizer still stops the job."""
+"""A Ctrl-C that lands inside a finalizer or a weakref callback still stops the job."""
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 
 import pytest
@@ -19,14 +20,33 @@ class SignalledWhileCollected:
 
 @pytest.fixture
 def handler():
-    previous = signal.signal(signal.SIGINT, interrupt)
+    previous, hook = signal.signal(signal.SIGINT, interrupt), sys.unraisablehook
     yield
     signal.signal(signal.SIGINT, previous)
+    sys.unraisablehook = hook
 
 
 def test_an_interrupt_during_a_finalizer_is_raised_after_it(handler):
     with pytest.raises(KeyboardInterrupt):
         SignalledWhileCollected()  # collected at once; Python would print and drop a KeyboardInterrupt here
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+class SignalledInAWeakrefCallback:
+    """What lost a Ctrl-C in CI: the signal landed in SQLAlchemy's weakref callback for a collected collection."""
+
+
+def test_an_interrupt_during_a_weakref_callback_is_raised_after_it(handler):
+    import weakref
+
+    def callback(_):
+        os.kill(os.getpid(), signal.SIGINT)  # the handler runs here, inside the callback
+        time.sleep(0.01)
+
+    with pytest.raises(KeyboardInterrupt):
+        reference = weakref.ref(SignalledInAWeakrefCallback(), callback)  # noqa: F841  (collected at once)
         deadline = time.monotonic() + 2
         while time.monotonic() < deadline:
             time.sleep(0.01)

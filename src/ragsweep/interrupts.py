@@ -1,22 +1,33 @@
-"""Ctrl-C that always stops the job, even when it lands inside a finalizer."""
+"""Ctrl-C that always stops the job, even when it lands inside a finalizer or a weakref callback."""
 
 from __future__ import annotations
 
 import os
+import signal
+import sys
 import threading
 from types import FrameType
+from typing import Any
 
 
 def interrupt(signum: int, frame: FrameType | None) -> None:
     """SIGINT handler: raise KeyboardInterrupt where the main thread is, as Python's own handler does.
 
-    Python prints and ignores an exception raised in a finalizer (`__del__`, e.g. a regex object
-    collected mid-embedding), so a Ctrl-C landing there was lost and the job ran on to its end.
-    There the signal is delivered again a moment later, outside the finalizer.
+    Python prints and ignores an exception raised where nothing can catch it (a finalizer, a weakref or garbage
+    collector callback: a regex object or a SQLAlchemy event collection collected mid-job), so a Ctrl-C landing
+    there was lost and the job ran on to its end. `sys.unraisablehook` sees it: the signal is delivered again a
+    moment later, outside.
     """
-    while frame is not None:
-        if frame.f_code.co_name == "__del__":
-            threading.Timer(0.05, os.kill, (os.getpid(), signum)).start()
-            return
-        frame = frame.f_back
+    if sys.unraisablehook is not _deliver_again:
+        _deliver_again.previous = sys.unraisablehook  # type: ignore[attr-defined]
+        sys.unraisablehook = _deliver_again
     raise KeyboardInterrupt
+
+
+def _deliver_again(unraisable: Any) -> None:
+    """`sys.unraisablehook`: a KeyboardInterrupt nothing could catch is sent to this process again; anything
+    else goes to the hook before."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return
+    _deliver_again.previous(unraisable)  # type: ignore[attr-defined]
