@@ -35,7 +35,7 @@ def test_an_interrupt_during_a_finalizer_is_raised_after_it(handler):
 
 
 class SignalledInAWeakrefCallback:
-    """What lost a Ctrl-C in CI: the signal landed in SQLAlchemy's weakref callback for a collected collection."""
+    """Collected at once, so its weakref's callback runs (as SQLAlchemy's do for its collected event collections)."""
 
 
 def test_an_interrupt_during_a_weakref_callback_is_raised_after_it(handler):

@@ -6,8 +6,11 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
+
+_hook_before: Callable[[Any], None] = sys.__unraisablehook__  # the unraisable hook `interrupt` replaced
 
 
 def interrupt(signum: int, frame: FrameType | None) -> None:
@@ -18,9 +21,9 @@ def interrupt(signum: int, frame: FrameType | None) -> None:
     there was lost and the job ran on to its end. `sys.unraisablehook` sees it: the signal is delivered again a
     moment later, outside.
     """
+    global _hook_before
     if sys.unraisablehook is not _deliver_again:
-        _deliver_again.previous = sys.unraisablehook  # type: ignore[attr-defined]
-        sys.unraisablehook = _deliver_again
+        _hook_before, sys.unraisablehook = sys.unraisablehook, _deliver_again
     raise KeyboardInterrupt
 
 
@@ -30,4 +33,4 @@ def _deliver_again(unraisable: Any) -> None:
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
         threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
         return
-    _deliver_again.previous(unraisable)  # type: ignore[attr-defined]
+    _hook_before(unraisable)
