@@ -25,6 +25,9 @@ RUNNER_KEYS = {"generator": GENERATOR_SETTINGS, "judge": JUDGE_SETTINGS,
                "relevance_judge": RELEVANCE_JUDGE_SETTINGS}
 
 
+PIPELINE_FIELDS = {"metrics": "evaluator", "tracking": "tracker", "augment": "augmenter"}  # group -> Pipeline field
+
+
 def _compose(*overrides: str):
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose("config", overrides=list(overrides))
@@ -49,6 +52,7 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
         ("judge", "trained_mpnet"): ["judge.examples=4", "judge.answers=false", "judge.progress=false"],
         ("judge", "ensemble"): ["judge.members.trained.examples=4", "judge.members.trained.progress=false"],
         ("relevance_judge", "span_trained"): ["relevance_judge.examples=4", "relevance_judge.progress=false"],
+        ("cutoff", "threshold"): ["cutoff.min_score=0.3"],
     }.get((group, option), []) + (
         ["generator=extractive"] if group == "judge" else []  # judges judge answers
     ) + (["judge=lexical"] if group == "generator" else [])  # a judge, so that generators are judged too
@@ -61,8 +65,8 @@ def test_every_option_builds(group, option, tmp_path, request):
     root = request.getfixturevalue("tiny_judges_root") if group in ("judge", "relevance_judge") else tmp_path
     cfg = _compose(f"{group}={option}", f"paths.root={root}", *_required(group, option, tmp_path))
     pipeline = build(cfg, preflight=preflight)
-    if option == "none" and group in ("generator", "judge", "relevance_judge"):
-        assert getattr(pipeline, group) is None  # no generation (or judging) stage at all
+    if option == "none" and group in ("generator", "judge", "relevance_judge", "cutoff", "augment"):
+        assert getattr(pipeline, PIPELINE_FIELDS.get(group, group)) is None  # no such stage at all
         return
     if group == "cache":  # settings of the runner's own StageCache, no _target_
         assert pipeline.cache.enabled == (option == "default")
@@ -78,7 +82,7 @@ def _component(pipeline, group: str):
         return pipeline.retriever.component.embedder.embedder
     if group == "store":
         return pipeline.retriever.component.store
-    built = getattr(pipeline, {"metrics": "evaluator", "tracking": "tracker"}.get(group, group))
+    built = getattr(pipeline, PIPELINE_FIELDS.get(group, group))
     return getattr(built, "component", built)
 
 

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from hydra.utils import instantiate
 
+from ragsweep.augment import base as augment
 from ragsweep.chunking import base as chunking
+from ragsweep.cutoff import base as cutoff
 from ragsweep.embedding import base as embedding
 from ragsweep.generation import base as generation
 from ragsweep.hydra_internals import locate
@@ -26,6 +28,8 @@ STAGES = {  # config group: (the stage's protocol, its table of optional attribu
     "embedder": (embedding.Embedder, embedding.OPTIONAL),
     "retriever": (retrieval.Retriever, retrieval.OPTIONAL),
     "reranker": (rerank.Reranker, rerank.OPTIONAL),
+    "cutoff": (cutoff.Cutoff, cutoff.OPTIONAL),
+    "augment": (augment.Augmenter, augment.OPTIONAL),
     "generator": (generation.Generator, generation.OPTIONAL),
     "judge": (judging.Judge, judging.OPTIONAL),
     "relevance_judge": (judging.Judge, judging.OPTIONAL),

@@ -50,6 +50,7 @@ SETTINGS = {  # option -> the settings it needs, or that keep it to a few second
                                      "dataset.limit=8"],
     "generator=transformers": ["dataset.limit=2", "generator.max_tokens=24"],
     "judge=likelihood": ["dataset.limit=2"],
+    "cutoff=threshold": ["cutoff.min_score=0.3"],
 }
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ragsweep.metrics.evaluate import METRIC_KEYS, SpanEvaluator
+from ragsweep.metrics.registry import CONTEXT_SIZE
+from ragsweep.metrics.token import TOKEN_METRICS
 from ragsweep.types import Chunk, Dataset, Document, Hit, Query, Span
 
 TEXT = "alpha beta gamma delta epsilon zeta eta theta"
@@ -29,7 +31,26 @@ def test_nothing_retrieved_scores_zero_but_omega_needs_no_retrieval():
 def test_query_without_reference_scores_zero_everywhere():
     dataset = _dataset(Query("q", "?", ()))
     (scores,) = SpanEvaluator().score(dataset, _chunks(), [[Hit(0, 0.9)]], k=1)
-    assert all(value == 0.0 for value in scores.values())
+    assert all(value == 0.0 for name, value in scores.items() if name not in CONTEXT_SIZE)
+    assert scores["context_passages"] == 1 and scores["context_size"] == 3  # "alpha", " beta", " gamma": cl100k
+
+
+def test_the_context_passed_on_is_what_the_token_metrics_and_its_size_score():
+    dataset = _dataset(Query("q", "?", (Span("d", 6, 10), Span("d", 17, 22))))  # "beta", "delta"
+    hits = [[Hit(0, 0.9), Hit(2, 0.5)]]  # (0, 16) holds "beta"; (31, 44) neither
+    evaluator = SpanEvaluator(unit="chars")
+    (chunks_only,) = evaluator.score(dataset, _chunks(), hits, k=2)
+    assert chunks_only["token_recall"] == pytest.approx(4 / 9)
+    assert (chunks_only["context_passages"], chunks_only["context_size"]) == (2, 16 + 13)
+    # the same hits passed on widened to (0, 30), which holds both references: token metrics move, the rest not
+    (widened,) = evaluator.score(dataset, _chunks(), hits, k=2, passages=[[Span("d", 0, 30)]])
+    assert widened["token_recall"] == 1.0 and widened["token_precision"] == pytest.approx(9 / 30)
+    assert (widened["context_passages"], widened["context_size"]) == (1, 30)
+    unchanged = [name for name in METRIC_KEYS if name not in (*TOKEN_METRICS, *CONTEXT_SIZE)]
+    assert {name: widened[name] for name in unchanged} == {name: chunks_only[name] for name in unchanged}
+    (compat,) = SpanEvaluator(unit="chars", mode="chroma_compat").score(dataset, _chunks(), hits, k=2,
+                                                                        passages=[[Span("d", 0, 30)]])
+    assert compat["token_recall"] == 1.0 and compat["context_size"] == 30
 
 
 def test_k_larger_than_the_chunk_count():

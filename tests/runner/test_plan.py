@@ -88,6 +88,22 @@ def test_a_relevance_judge_runs_with_or_without_a_generator_and_none_is_dropped(
     assert not plan.judges_relevance and "relevance_judge" not in plan.config
 
 
+def test_a_none_cutoff_or_augmenter_leaves_the_job_and_its_fingerprint_as_before_they_existed():
+    plain = plan_job(_compose("cutoff=none", "augment=none"))
+    assert not {"cutoff", "augment"} & {*plain.config, *plain.stages}
+    assert plain.fingerprint("data") == FINGERPRINTS_BEFORE_THE_PLAN[()]
+    widened = plan_job(_compose("cutoff=margin", "augment=neighbours"))
+    assert widened.stages[widened.stages.index("reranker") + 1:][:2] == ("cutoff", "augment")
+    assert widened.config.augment.chunks == 1 and widened.fingerprint("data") != plain.fingerprint("data")
+
+
+def test_a_whole_retriever_is_widened_by_characters_not_by_the_chunks_it_has_none_of():
+    with pytest.raises(ConfigError, match="augment.chunks: a whole retriever has no chunking"):
+        plan_job(_whole("augment=neighbours"))
+    assert "augment" in plan_job(_whole("augment=neighbours", "augment.chunks=0", "augment.characters=200")).stages
+    assert "augment" in plan_job(_whole("augment=parent")).stages
+
+
 def test_the_depth_that_runs_is_the_largest_of_k_candidates_and_depth():
     assert plan_job(_compose("k=5", "depth=3")).depth == 5
     assert plan_job(_compose("k=5", "depth=50", "reranker=embedding", "reranker.candidates=20")).depth == 50
@@ -194,6 +210,8 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
     ("reranker=embedding", "k=5", "depth=3"):
         "8a9bc3348e220d54a5efa1a82115fb3e31ddf0d656842890fdccd33e673fecbe",
     ("reranker=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("cutoff=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",  # added later: as before
+    ("augment=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     # without the embedder and store BM25 never took (was 1939f651…, one fingerprint per embedder and store)
     ("retriever=bm25",): "ddad823cca02bb78b3a6ad63eefa82d8b74ad3d15fb57506c38f309c34ee0315",
     ("retriever=dense",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",

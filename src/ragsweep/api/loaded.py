@@ -15,11 +15,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.data.base import loaded
 from ragsweep.runner.build import Pipeline, build
+from ragsweep.runner.context import Context, passed_on
 from ragsweep.runner.errors import ConfigError, yaml_problem
 from ragsweep.runner.plan import plan_job
 from ragsweep.runner.generating import generate
 from ragsweep.runner.stages import chunk_dataset
-from ragsweep.types import Chunk, Dataset, Hit
+from ragsweep.types import Chunk, Dataset
 
 log = logging.getLogger(__name__)
 
@@ -44,33 +45,37 @@ class LoadedPipeline:
         self.has_generator = pipeline.generator is not None
         self._pipeline = pipeline
         self._chunks, _ = chunk_dataset(pipeline, dataset)
+        self._documents = dataset.documents
         pipeline.retriever.component.index(self._chunks)  # the chunks' embeddings come from the stage cache
 
     def retrieve(self, question: str, k: int | None = None) -> list[Passage]:
-        """The top `k` (default: the configuration's k) passages for `question`, reranked as configured."""
-        return [self._passage(hit) for hit in self._hits(question, k or self.k)]
+        """The passages the configuration passes on for `question`: its top `k` (default: the configuration's k),
+        reranked, cut and widened as configured."""
+        context = self._context(question, k or self.k)
+        return [self._passage(context.chunks[hit.index], hit.score) for hit in context.hits[0]]
 
     def answer(self, question: str) -> str:
-        """The configured generator's answer from the top-k passages; RuntimeError when generation fails."""
+        """The configured generator's answer from the passages passed on; RuntimeError when generation fails."""
         if not self.has_generator:
             raise ValueError("this configuration has no generator (generator=none): use retrieve(question), or "
                              "export a configuration with one")
-        made = generate(self._pipeline, [question], self._chunks, [self._hits(question, self.k)])[0]
+        context = self._context(question, self.k)
+        made = generate(self._pipeline, [question], context.chunks, context.hits)[0]
         if made.error is not None:
             raise RuntimeError(f"generation failed: {made.error}")
         return made.answer
 
-    def _hits(self, question: str, k: int) -> list[Hit]:
+    def _context(self, question: str, k: int) -> Context:
         pipeline, candidates = self._pipeline, self._pipeline.plan.candidates
         with pipeline.cache.embeddings_bypassed():  # a user's question is in no cache
             hits = pipeline.retriever.component.search([question], max(k, candidates))[0]
             if candidates:
                 hits = pipeline.reranker.component.rerank([question], self._chunks, [hits[:candidates]])[0]
-        return list(hits[:k])
+        return passed_on(pipeline, self._chunks, [hits[:k]], self._documents)
 
-    def _passage(self, hit: Hit) -> Passage:
-        chunk: Chunk = self._chunks[hit.index]
-        return Passage(chunk.doc_id, chunk.start, chunk.end, chunk.text, float(hit.score))
+    @staticmethod
+    def _passage(chunk: Chunk, score: float) -> Passage:
+        return Passage(chunk.doc_id, chunk.start, chunk.end, chunk.text, float(score))
 
 
 def load_pipeline(path: str | Path) -> LoadedPipeline:

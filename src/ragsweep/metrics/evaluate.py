@@ -75,19 +75,24 @@ class SpanEvaluator:
         self.unit, self.mode, self.gain = unit, mode, gain
         self.tokenizer = Tokenizer(encoding)
 
-    def score(self, dataset: Dataset, chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]], k: int) -> list[dict]:
-        """One `{metric: value}` per query, in `dataset.queries` order, over each query's top k hits."""
+    def score(self, dataset: Dataset, chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]], k: int,
+              passages: Sequence[Sequence[Span]] | None = None) -> list[dict]:
+        """One `{metric: value}` per query, in `dataset.queries` order, over each query's top k hits; with
+        `passages` (each query's spans passed on in place of its chunks, e.g. widened), the token metrics and the
+        context's size are theirs, the chunk and ranking metrics still the hits'."""
         if k <= 0:
             raise ValueError(f"k must be > 0, got {k}")
         facts = self._facts(dataset, chunks)
         scored = []
-        for query, query_hits in zip(dataset.queries, hits, strict=True):
+        for position, (query, query_hits) in enumerate(zip(dataset.queries, hits, strict=True)):
             top = tuple(hit.index for hit in query_hits[:k])
+            passed = None if passages is None else tuple(passages[position])
             # stores and rerankers often return the same top k: a ranked list is scored once per chunking
-            key = (query.references, top, k)
+            key = (query.references, top, k, passed)
             scores = facts.scored.get(key)
             if scores is None:
-                scores = self._score_query(facts, self._query_facts(facts, query.references), list(top), k)
+                query_facts = self._query_facts(facts, query.references)
+                scores = self._score_query(facts, query_facts, list(top), k, self._passed(dataset, facts, passed))
                 if len(facts.scored) < SCORED_LIMIT:
                     facts.scored[key] = scores
             scored.append(dict(scores))
@@ -123,11 +128,26 @@ class SpanEvaluator:
             row += len(refs)
         return similarity
 
-    def _score_query(self, facts: _ChunkingFacts, query: _QueryFacts, top: list[int], k: int) -> dict[str, float]:
+    def _passed(self, dataset: Dataset, facts: _ChunkingFacts, passed: Sequence[Span] | None) -> np.ndarray | None:
+        """The intervals of the spans passed on, on the token metrics' line (None: the chunks were passed on)."""
+        if passed is None:
+            return None
         if facts.located is None:
-            scores = token_scores(facts.chunk_units[top], query.reference_units)
+            return facts.units.intervals(passed)
+        return facts.chars.intervals([_relocated(dataset, span) for span in passed])
+
+    def _score_query(self, facts: _ChunkingFacts, query: _QueryFacts, top: list[int], k: int,
+                     passed: np.ndarray | None = None) -> dict[str, float]:
+        """Token metrics over what was passed on (`passed`, else the chunks `top`), chunk and ranking metrics over
+        `top`, and the context's size: passages and their summed length in the token metrics' unit."""
+        if facts.located is None:
+            context = facts.chunk_units[top] if passed is None else passed
+            scores = token_scores(context, query.reference_units)
         else:
-            scores = compat_token_scores(facts.located[top], query.reference_chars)
+            context = facts.located[top] if passed is None else passed
+            scores = compat_token_scores(context, query.reference_chars)
+        scores["context_passages"] = float(len(context))
+        scores["context_size"] = float((context[:, 1] - context[:, 0]).sum())
         scores["precision_omega"] = query.omega
         scores.update(chunk_scores(facts.chunk_chars[top], query.reference_chars))
         gains = np.array([query.gains.get(index, 0.0) for index in top])
@@ -252,9 +272,12 @@ class _ChunkingFacts:
     near_chars: IntervalIndex
     near_located: IntervalIndex | None
     queries: dict[tuple[Span, ...], _QueryFacts] = field(default_factory=dict)
-    scored: dict[tuple[tuple[Span, ...], tuple[int, ...], int], dict[str, float]] = field(default_factory=dict)
+    scored: dict[tuple[tuple[Span, ...], tuple[int, ...], int, tuple[Span, ...] | None], dict[str, float]] = field(
+        default_factory=dict)
 
 
-def _relocated(dataset: Dataset, chunk: Chunk) -> Span:
-    start, end = relocate_like_chunking_evaluation(dataset.documents[chunk.doc_id].text, chunk.text)
-    return Span(chunk.doc_id, start, end)
+def _relocated(dataset: Dataset, piece: Chunk | Span) -> Span:
+    """Where chunking_evaluation would place `piece`: the first occurrence of its text (see `compat.py`)."""
+    text = dataset.documents[piece.doc_id].text
+    start, end = relocate_like_chunking_evaluation(text, text[piece.start : piece.end])
+    return Span(piece.doc_id, start, end)

@@ -79,6 +79,8 @@ def _declare() -> dict[str, Metric]:
 
     metrics = [
         *(retrieval(name) for name in (*TOKEN_METRICS, "precision_omega", *CHUNK_METRICS, *RANKING_METRICS)),
+        # what was passed on: passages, and their summed length in the token metrics' unit (`metrics.unit`)
+        *(watched(name, "retrieval", "minimize", COUNT, per_question=True) for name in CONTEXT_SIZE),
         *(Metric(name, "relevance", summary="relevance") for name in (*RELEVANCE_METRICS, *RELEVANCE_JUDGED)),
         watched("context_relevance_auc", "relevance", "maximize", summary="relevance"),
         watched("relevance_judge_failure_rate", "relevance", "minimize"),
@@ -106,6 +108,7 @@ def _declare() -> dict[str, Metric]:
 
 
 # A sweep's summary table: these retrieval metrics always (latency_ms_p50 is end to end once a run generates).
+CONTEXT_SIZE = ("context_passages", "context_size")
 RETRIEVAL_SUMMARY = ("token_recall", "token_precision", "token_iou", "precision_omega", "recall", "mrr", "ndcg")
 WHOLE_CHUNKING = ("precision_omega", "recall", "ndcg", "map")
 HEADLINE = ("token_iou", "recall", "mrr", "answer_f1", "answer_correctness", "faithfulness")

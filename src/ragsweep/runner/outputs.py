@@ -16,6 +16,7 @@ from ragsweep import per_query as per_query_file
 from ragsweep.generation.base import Generation
 from ragsweep.judging.calibration.feedback import claim_feedback
 from ragsweep.runner.build import Pipeline
+from ragsweep.runner.context import Context
 from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.judge_stage import Judgement
 from ragsweep.runner.stages import latency_sample
@@ -23,21 +24,25 @@ from ragsweep.types import Chunk, Dataset, Hit
 
 
 def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset, chunks: Sequence[Chunk],
-                  hits: Sequence[Sequence[Hit]], per_query: Sequence[dict], summary: dict, k: int,
+                  context: Context, per_query: Sequence[dict], summary: dict,
                   generations: Sequence[Generation] | None = None, diagnostics: Sequence[dict] | None = None,
                   relevance: Sequence[dict] | None = None) -> list[Path]:
     """metrics.json, per_query.jsonl and config.yaml (`config`, the job's resolved config tree): the stable
-    contract of a job's output folder."""
+    contract of a job's output folder. A question's `retrieved` are the hits its cut-off kept; with an augmenter,
+    `context` holds the passages passed on instead (which `relevance` labels)."""
     output_dir.mkdir(parents=True, exist_ok=True)
     metrics_path = output_dir / "metrics.json"
     metrics_path.write_text(json.dumps(summary, indent=2) + "\n")
     per_query_path = output_dir / per_query_file.NAME
     with per_query_path.open("wb") as out:
-        for position, (query, query_hits, scores) in enumerate(zip(dataset.queries, hits, per_query, strict=True)):
-            retrieved = [_retrieved(chunks[hit.index], hit.score) for hit in query_hits[:k]]
+        for position, (query, query_hits, scores) in enumerate(zip(dataset.queries, context.kept, per_query,
+                                                                   strict=True)):
+            retrieved = [_retrieved(chunks[hit.index], hit.score) for hit in query_hits]
             record = {"id": query.id, "question": query.text,
                       "references": [ref.to_dict() for ref in query.references],
                       "retrieved": retrieved, "metrics": scores}
+            if context.widened:
+                record["context"] = [_retrieved(context.chunks[hit.index], hit.score) for hit in context.hits[position]]
             if generations is not None:
                 made = generations[position]
                 record.update(answer=made.answer, reference_answers=list(query.answers), generation=made.to_dict())
@@ -87,14 +92,15 @@ def read_latency(path: Path) -> dict[str, np.ndarray]:
 
 
 def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequence[Hit]],
-                 hits: Sequence[Sequence[Hit]], generations: Sequence[Generation], search_ms: np.ndarray,
-                 rerank_ms: np.ndarray, pipeline: Pipeline, judgements: Sequence[Judgement] | None = None,
-                 timed: Sequence[int] | None = None) -> list[dict]:
+                 hits: Sequence[Sequence[Hit]], context: Context, generations: Sequence[Generation],
+                 search_ms: np.ndarray, rerank_ms: np.ndarray, pipeline: Pipeline,
+                 judgements: Sequence[Judgement] | None = None, timed: Sequence[int] | None = None) -> list[dict]:
     """What each question of the latency sample went through (the questions whose every stage was timed, at
     positions `timed`; default `latency_sample`), for the tracker's traces: retrieval, rerank and generation
-    with their inputs, outputs and milliseconds, and with `judgements` the judge's verdict on each claim."""
-    def documents(query_hits: Sequence[Hit]) -> list[dict]:
-        return [{**chunks[hit.index].span.to_dict(), "text": chunks[hit.index].text, "score": hit.score}
+    with their inputs, outputs and milliseconds (generation's passages are those `context` passed on), and with
+    `judgements` the judge's verdict on each claim."""
+    def documents(query_hits: Sequence[Hit], pieces: Sequence[Chunk] = chunks) -> list[dict]:
+        return [{**pieces[hit.index].span.to_dict(), "text": pieces[hit.index].text, "score": hit.score}
                 for hit in query_hits[: pipeline.plan.k]]
 
     traces = []
@@ -105,7 +111,10 @@ def query_traces(dataset: Dataset, chunks: Sequence[Chunk], first: Sequence[Sequ
         if len(rerank_ms):
             stages.append({"name": "rerank", "span_type": "RERANKER", "inputs": {"question": query.text},
                            "outputs": documents(hits[position]), "ms": float(rerank_ms[row])})
-        passages = tuple(chunks[hit.index].text for hit in hits[position][: pipeline.plan.k])
+        if context.widened or context.kept[position] != list(hits[position][: pipeline.plan.k]):
+            stages.append({"name": "context", "span_type": "RETRIEVER", "inputs": {"question": query.text},
+                           "outputs": documents(context.hits[position], context.chunks), "ms": 0.0})
+        passages = tuple(context.chunks[hit.index].text for hit in context.hits[position])
         stages.append({"name": "generation", "span_type": "LLM",
                        "inputs": {"messages": list(pipeline.prompt.render(query.text, passages))},
                        "outputs": {"answer": made.answer, "prompt_tokens": made.prompt_tokens,

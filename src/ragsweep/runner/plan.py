@@ -9,6 +9,9 @@
   has no judge, and its config none (a `judge=none` beside a generator stays, as a choice made).
 - A disabled relevance judge (`relevance_judge=none`) leaves context_relevance to the span labels.
 - The first stage runs at max(k, reranker.candidates, depth), so a reranker always has its candidates.
+- A `none` cut-off or augmenter (`cutoff=none`, `augment=none`) passes the top k on as they are: the job has
+  neither, and its config none, so its fingerprint is that of a job before these stages existed.
+- A whole retriever has no chunking, so an augmenter cannot add a chunk's neighbouring chunks (`augment.chunks`).
 
 The plan's config drops the groups the job does not use and records the depth that runs, so its params,
 its `config.yaml` and its fingerprint all say what was computed. Deciding needs only the config and the
@@ -46,6 +49,7 @@ WHOLE_RETRIEVER_REPLACES = ("chunker", "store")
 HANDED_GROUPS = ("embedder", "store")
 TAKING_STAGES = ("chunker", "retriever", "reranker", "generator")
 ONLY_WITH_ANSWERS = ("judge",)  # groups that judge answers: a job that generates none has none
+OPTIONAL_STAGES = ("cutoff", "augment")  # stages whose `none` option leaves them out of the job and its identity
 
 
 @dataclass(frozen=True)
@@ -121,8 +125,8 @@ class JobPlan:
 
 
 # The stage groups in data-flow order; a job builds those its plan keeps.
-STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "generator", "judge",
-                "relevance_judge", "metrics")
+STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "cutoff", "augment", "generator",
+                "judge", "relevance_judge", "metrics")
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
@@ -151,12 +155,16 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     if whole and candidates:
         raise ConfigError("reranker: a whole retriever returns its final ranking, so there is nothing to rerank; "
                           "use reranker=none")
+    absent = [group for group in OPTIONAL_STAGES if group not in cfg or not _enabled(cfg, group)]
+    if whole and "augment" not in absent and OmegaConf.select(cfg, "augment.chunks"):
+        raise ConfigError("augment.chunks: a whole retriever has no chunking, so a passage has no neighbouring "
+                          "chunks; widen by characters instead (augment.chunks=0 augment.characters=400)")
     generates = "generator" in cfg and _enabled(cfg, "generator")
     judges = generates and "judge" in cfg and _enabled(cfg, "judge")
     judges_relevance = "relevance_judge" in cfg and _enabled(cfg, "relevance_judge")
     depth = max(k, candidates, positive_int(cfg, "depth"))
     unused = _unused_groups(cfg, whole, generates)
-    dropped = {*unused, *([] if generates else ONLY_WITH_ANSWERS),
+    dropped = {*unused, *absent, *([] if generates else ONLY_WITH_ANSWERS),
                *([] if judges_relevance else ["relevance_judge"])}
     if depth != cfg.depth:
         log.info("depth=%s raised to %d (k or reranker.candidates is larger)", cfg.depth, depth)

@@ -25,6 +25,7 @@ from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics import registry
 from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.contention import say_if_cores_are_taken
+from ragsweep.runner.context import passed_on
 from ragsweep.runner.answer_stages import answer_stages
 from ragsweep.runner.failures import JOB_FAILURES, sweep_job_failed
 from ragsweep.runner.corrections import judge_source
@@ -241,13 +242,16 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             order = race[0].order(len(whole.queries))
             first, hits, timed = in_dataset_order(order, first), in_dataset_order(order, hits), [order[p] for p in timed]
             dataset, questions = whole, [query.text for query in whole.queries]
-        generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, chunks, hits))
-        judgements = _timed(seconds, "judging", lambda: judge_answers(pipeline, questions, chunks, hits, generations))
-        relevance = _timed(seconds, "relevance", lambda: judge_relevance(pipeline, questions, chunks, hits))
-        labels = span_labels(dataset.queries, chunks, hits, plan.k)
+        context = passed_on(pipeline, chunks, hits, whole.documents)
+        passages, passed = context.chunks, context.hits
+        generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, passages, passed))
+        judgements = _timed(seconds, "judging",
+                            lambda: judge_answers(pipeline, questions, passages, passed, generations))
+        relevance = _timed(seconds, "relevance", lambda: judge_relevance(pipeline, questions, passages, passed))
+        labels = span_labels(dataset.queries, passages, passed, plan.k)
         per_query, diagnostics = _timed(
             seconds, "scoring",
-            lambda: score_questions(pipeline, dataset, chunks, hits, generations, judgements, labels, relevance))
+            lambda: score_questions(pipeline, dataset, chunks, context, generations, judgements, labels, relevance))
         corpora = [query.corpus for query in dataset.queries]
         summary = summarize(per_query, corpora, cfg.get("bootstrap_samples", 1000))
         samples = latency_samples(search_ms, rerank_ms, generations, timed)
@@ -256,7 +260,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         for stage in stages:
             summary.update(stage.summaries())
         files = _timed(seconds, "writing", lambda: write_results(
-            output_dir, plan.resolved, dataset, chunks, hits, per_query, summary, plan.k, generations, diagnostics,
+            output_dir, plan.resolved, dataset, chunks, context, per_query, summary, generations, diagnostics,
             relevance_records(labels, relevance)))
         files.append(write_latency(output_dir, samples))
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
@@ -275,7 +279,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         )
         if plan.generates and every_question:  # a race traces a run once, in its round of every question
             pipeline.tracker.log_query_traces(
-                query_traces(dataset, chunks, first, hits, generations, search_ms, rerank_ms, pipeline,
+                query_traces(dataset, chunks, first, hits, context, generations, search_ms, rerank_ms, pipeline,
                              judgements, timed))
         for stage in stages:
             files += stage.failures(output_dir)

@@ -12,19 +12,21 @@ from ragsweep.metrics import judged
 from ragsweep.metrics.costs import end_to_end_ms, percentile_summaries, percentiles
 from ragsweep.metrics.relevance import context_relevance
 from ragsweep.runner.build import Pipeline
+from ragsweep.runner.context import Context
 from ragsweep.runner.judge_stage import Judgement, judged_scores
 from ragsweep.runner.stages import latency_sample
-from ragsweep.types import Chunk, Dataset, Hit
+from ragsweep.types import Chunk, Dataset
 
 
-def score_questions(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk],
-                    hits: Sequence[Sequence[Hit]], generations: Sequence[Generation] | None,
+def score_questions(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk], context: Context,
+                    generations: Sequence[Generation] | None,
                     judgements: Sequence[Judgement] | None, labels: Sequence[Sequence[int | None]],
                     relevance: Sequence[Sequence[Verdict]] | None) -> tuple[list[dict], list[dict] | None]:
-    """Per question: span metrics and context_relevance from the span labels (with a relevance judge, its
+    """Per question: span metrics (chunk and ranking metrics of the hits the cut-off kept, token metrics of the
+    passages passed on) and context_relevance from the passages' span labels (with a relevance judge, its
     context_relevance_judged too); with a generator its answer metrics (where it has an answer and
     reference answers); with a judge its judged metrics, and each question's claims and diagnostics."""
-    per_query = pipeline.evaluator.score(dataset, chunks, hits, pipeline.plan.k)
+    per_query = pipeline.evaluator.score(dataset, chunks, context.kept, pipeline.plan.k, context.spans())
     if pipeline.plan.whole_retriever:  # chunks are only what it returned, not its whole chunking
         per_query = [{name: value for name, value in scores.items() if pipeline.plan.logs(name)}
                      for scores in per_query]
@@ -43,14 +45,14 @@ def score_questions(pipeline: Pipeline, dataset: Dataset, chunks: Sequence[Chunk
     judge, cites = pipeline.judge.component, pipeline.prompt.cites
     diagnostics = []
     for scores, query, made, judgement, passages, query_hits in zip(per_query, dataset.queries, generations,
-                                                                    judgements, labels, hits, strict=True):
+                                                                    judgements, labels, context.hits, strict=True):
         found, diagnosis = judged_scores(judgement, query.text, made.answer, judge.threshold,
                                          pipeline.triad_weights, cites, passages)
         scores.update(found)
         diagnostics.append({"claims": [{"text": claim.text, "citations": list(claim.citations),
                                         "support": [v.score for v in row], "status": [v.status for v in row]}
                                        for claim, row in zip(judgement.claims, judgement.support, strict=True)],
-                            "passages": [chunks[hit.index].text for hit in query_hits[: pipeline.plan.k]]
+                            "passages": [context.chunks[hit.index].text for hit in query_hits]
                             if judgement.claims else [],
                             "diagnostics": diagnosis})
     return per_query, diagnostics
