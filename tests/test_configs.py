@@ -25,7 +25,7 @@ RUNNER_KEYS = {"generator": GENERATOR_SETTINGS, "judge": JUDGE_SETTINGS,
                "relevance_judge": RELEVANCE_JUDGE_SETTINGS}
 
 
-PIPELINE_FIELDS = {"metrics": "evaluator", "tracking": "tracker", "augment": "augmenter"}  # group -> Pipeline field
+PIPELINE_FIELDS = {"metrics": "evaluator", "tracking": "tracker", "augment": "augmenter", "compress": "compressor"}
 
 
 def _compose(*overrides: str):
@@ -65,7 +65,7 @@ def test_every_option_builds(group, option, tmp_path, request):
     root = request.getfixturevalue("tiny_judges_root") if group in ("judge", "relevance_judge") else tmp_path
     cfg = _compose(f"{group}={option}", f"paths.root={root}", *_required(group, option, tmp_path))
     pipeline = build(cfg, preflight=preflight)
-    if option == "none" and group in ("generator", "judge", "relevance_judge", "cutoff", "augment"):
+    if option == "none" and group in ("generator", "judge", "relevance_judge", "cutoff", "augment", "compress"):
         assert getattr(pipeline, PIPELINE_FIELDS.get(group, group)) is None  # no such stage at all
         return
     if group == "cache":  # settings of the runner's own StageCache, no _target_

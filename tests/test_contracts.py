@@ -12,6 +12,7 @@ from hydra.utils import instantiate
 
 from ragsweep.augment import base as augment
 from ragsweep.chunking import base as chunking
+from ragsweep.compress import base as compress
 from ragsweep.cutoff import base as cutoff
 from ragsweep.embedding import base as embedding
 from ragsweep.generation import base as generation
@@ -30,6 +31,7 @@ STAGES = {  # config group: (the stage's protocol, its table of optional attribu
     "reranker": (rerank.Reranker, rerank.OPTIONAL),
     "cutoff": (cutoff.Cutoff, cutoff.OPTIONAL),
     "augment": (augment.Augmenter, augment.OPTIONAL),
+    "compress": (compress.Compressor, compress.OPTIONAL),
     "generator": (generation.Generator, generation.OPTIONAL),
     "judge": (judging.Judge, judging.OPTIONAL),
     "relevance_judge": (judging.Judge, judging.OPTIONAL),

@@ -88,13 +88,15 @@ def test_a_relevance_judge_runs_with_or_without_a_generator_and_none_is_dropped(
     assert not plan.judges_relevance and "relevance_judge" not in plan.config
 
 
-def test_a_none_cutoff_or_augmenter_leaves_the_job_and_its_fingerprint_as_before_they_existed():
-    plain = plan_job(_compose("cutoff=none", "augment=none"))
-    assert not {"cutoff", "augment"} & {*plain.config, *plain.stages}
+def test_a_none_cutoff_augmenter_or_compressor_leaves_the_job_and_its_fingerprint_as_before_they_existed():
+    plain = plan_job(_compose("cutoff=none", "augment=none", "compress=none"))
+    assert not {"cutoff", "augment", "compress"} & {*plain.config, *plain.stages}
     assert plain.fingerprint("data") == FINGERPRINTS_BEFORE_THE_PLAN[()]
-    widened = plan_job(_compose("cutoff=margin", "augment=neighbours"))
-    assert widened.stages[widened.stages.index("reranker") + 1:][:2] == ("cutoff", "augment")
+    widened = plan_job(_compose("cutoff=margin", "augment=neighbours", "compress=sentences"))
+    assert widened.stages[widened.stages.index("reranker") + 1:][:3] == ("cutoff", "augment", "compress")
     assert widened.config.augment.chunks == 1 and widened.fingerprint("data") != plain.fingerprint("data")
+    # the compressor embeds sentences with the job's embedder, so BM25 with one keeps an embedder
+    assert plan_job(_compose("retriever=bm25", "compress=sentences")).unused == ("store",)
 
 
 def test_a_whole_retriever_is_widened_by_characters_not_by_the_chunks_it_has_none_of():
@@ -212,6 +214,7 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
     ("reranker=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("cutoff=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",  # added later: as before
     ("augment=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("compress=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     # without the embedder and store BM25 never took (was 1939f651…, one fingerprint per embedder and store)
     ("retriever=bm25",): "ddad823cca02bb78b3a6ad63eefa82d8b74ad3d15fb57506c38f309c34ee0315",
     ("retriever=dense",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",

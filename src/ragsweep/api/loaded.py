@@ -71,7 +71,7 @@ class LoadedPipeline:
             hits = pipeline.retriever.component.search([question], max(k, candidates))[0]
             if candidates:
                 hits = pipeline.reranker.component.rerank([question], self._chunks, [hits[:candidates]])[0]
-        return passed_on(pipeline, self._chunks, [hits[:k]], self._documents)
+        return passed_on(pipeline, [question], self._chunks, [hits[:k]], self._documents)
 
     @staticmethod
     def _passage(chunk: Chunk, score: float) -> Passage:

@@ -45,6 +45,7 @@ class Pipeline:
     cache: StageCache
     cutoff: Built | None = None  # None: cutoff=none, every one of the top k is passed on
     augmenter: Built | None = None  # None: augment=none, the passed-on chunks are read as they are
+    compressor: Built | None = None  # None: compress=none, passages are passed on whole
     generator: Built | None = None  # None: generator=none, a retrieval-only job
     prompt: Prompt | None = None
     max_error_rate: float = 0.05  # share of questions whose generation may fail before the job fails
@@ -90,6 +91,7 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
         cache=cache,
         cutoff=instantiate_stage(cfg, "cutoff", {}, cache) if "cutoff" in plan.targets else None,
         augmenter=instantiate_stage(cfg, "augment", {}, cache) if "augment" in plan.targets else None,
+        compressor=instantiate_stage(cfg, "compress", stages, cache) if "compress" in plan.targets else None,
     )
     _add_generator(cfg, pipeline, stages, cache, objects)
     _add_judge(cfg, pipeline, {"dataset": dataset}, cache)

@@ -9,8 +9,9 @@
   has no judge, and its config none (a `judge=none` beside a generator stays, as a choice made).
 - A disabled relevance judge (`relevance_judge=none`) leaves context_relevance to the span labels.
 - The first stage runs at max(k, reranker.candidates, depth), so a reranker always has its candidates.
-- A `none` cut-off or augmenter (`cutoff=none`, `augment=none`) passes the top k on as they are: the job has
-  neither, and its config none, so its fingerprint is that of a job before these stages existed.
+- A `none` cut-off, augmenter or compressor (`cutoff=none`, `augment=none`, `compress=none`) passes the top k on
+  as they are: the job does not have the stage, nor its config, so its fingerprint is that of a job before these
+  stages existed.
 - A whole retriever has no chunking, so an augmenter cannot add a chunk's neighbouring chunks (`augment.chunks`).
 
 The plan's config drops the groups the job does not use and records the depth that runs, so its params,
@@ -47,9 +48,9 @@ WHOLE_RETRIEVER_REPLACES = ("chunker", "store")
 # Groups built only to be handed to the stages that take them (`build` hands each stage the built groups its
 # constructor names), and the stages that can take them.
 HANDED_GROUPS = ("embedder", "store")
-TAKING_STAGES = ("chunker", "retriever", "reranker", "generator")
+TAKING_STAGES = ("chunker", "retriever", "reranker", "compress", "generator")
 ONLY_WITH_ANSWERS = ("judge",)  # groups that judge answers: a job that generates none has none
-OPTIONAL_STAGES = ("cutoff", "augment")  # stages whose `none` option leaves them out of the job and its identity
+OPTIONAL_STAGES = ("cutoff", "augment", "compress")  # a `none` option leaves the stage out of the job and its identity
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,8 @@ class JobPlan:
 
 
 # The stage groups in data-flow order; a job builds those its plan keeps.
-STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "cutoff", "augment", "generator",
-                "judge", "relevance_judge", "metrics")
+STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "cutoff", "augment", "compress",
+                "generator", "judge", "relevance_judge", "metrics")
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",

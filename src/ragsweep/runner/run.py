@@ -242,7 +242,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             order = race[0].order(len(whole.queries))
             first, hits, timed = in_dataset_order(order, first), in_dataset_order(order, hits), [order[p] for p in timed]
             dataset, questions = whole, [query.text for query in whole.queries]
-        context = passed_on(pipeline, chunks, hits, whole.documents)
+        context = passed_on(pipeline, questions, chunks, hits, whole.documents)
         passages, passed = context.chunks, context.hits
         generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, passages, passed))
         judgements = _timed(seconds, "judging",
