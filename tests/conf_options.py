@@ -15,7 +15,8 @@ CONF = Path(__file__).resolve().parents[1] / "conf"
 
 # Groups whose every option a contract test runs; tests/test_configs.py fails if one lists nothing,
 # since an empty parametrisation is a skip, and a renamed folder would pass that way.
-CONTRACT_GROUPS = ("augment", "chunker", "compress", "cutoff", "judge", "relevance_judge", "retriever", "store", "tracking")
+CONTRACT_GROUPS = ("augment", "chunker", "compress", "cutoff", "judge", "query", "relevance_judge", "retriever", "store",
+                   "tracking")
 
 
 def options(group: str) -> list[str]:

@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 from ragsweep.runner.build import (
     GENERATOR_SETTINGS, JUDGE_SETTINGS, RELEVANCE_JUDGE_SETTINGS, ConfigError, build)
 from ragsweep.runner.overrides import unknown_choices
+from ragsweep.runner.plan import OPTIONAL_STAGES
 from tests.conf_options import CONTRACT_GROUPS, options
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -65,7 +66,7 @@ def test_every_option_builds(group, option, tmp_path, request):
     root = request.getfixturevalue("tiny_judges_root") if group in ("judge", "relevance_judge") else tmp_path
     cfg = _compose(f"{group}={option}", f"paths.root={root}", *_required(group, option, tmp_path))
     pipeline = build(cfg, preflight=preflight)
-    if option == "none" and group in ("generator", "judge", "relevance_judge", "cutoff", "augment", "compress"):
+    if option == "none" and group in (*OPTIONAL_STAGES, "generator", "judge", "relevance_judge"):
         assert getattr(pipeline, PIPELINE_FIELDS.get(group, group)) is None  # no such stage at all
         return
     if group == "cache":  # settings of the runner's own StageCache, no _target_

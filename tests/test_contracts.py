@@ -18,6 +18,7 @@ from ragsweep.embedding import base as embedding
 from ragsweep.generation import base as generation
 from ragsweep.hydra_internals import locate
 from ragsweep.judging import base as judging
+from ragsweep.query import base as query
 from ragsweep.rerank import base as rerank
 from ragsweep.retrieval import base as retrieval
 from ragsweep.tracking.base import RunStore, Tracker
@@ -28,6 +29,7 @@ STAGES = {  # config group: (the stage's protocol, its table of optional attribu
     "chunker": (chunking.Chunker, chunking.OPTIONAL),
     "embedder": (embedding.Embedder, embedding.OPTIONAL),
     "retriever": (retrieval.Retriever, retrieval.OPTIONAL),
+    "query": (query.QueryRewriter, query.OPTIONAL),
     "reranker": (rerank.Reranker, rerank.OPTIONAL),
     "cutoff": (cutoff.Cutoff, cutoff.OPTIONAL),
     "augment": (augment.Augmenter, augment.OPTIONAL),

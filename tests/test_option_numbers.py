@@ -51,6 +51,8 @@ SETTINGS = {  # option -> the settings it needs, or that keep it to a few second
     "generator=transformers": ["dataset.limit=2", "generator.max_tokens=24"],
     "judge=likelihood": ["dataset.limit=2"],
     "cutoff=threshold": ["cutoff.min_score=0.3"],
+    **{f"query={option}": ["query/generator=transformers", "dataset.limit=2"]  # not llama.cpp: the llama_cpp tests'
+       for option in ("multi_query", "hyde", "decompose")},                    # group has the cores to itself
 }
 
 

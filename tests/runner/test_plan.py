@@ -99,6 +99,12 @@ def test_a_none_cutoff_augmenter_or_compressor_leaves_the_job_and_its_fingerprin
     assert plan_job(_compose("retriever=bm25", "compress=sentences")).unused == ("store",)
 
 
+def test_a_whole_retriever_has_no_search_to_rewrite():
+    with pytest.raises(ConfigError, match="query: a whole retriever retrieves for the question it is given"):
+        plan_job(_whole("query=multi_query"))
+    assert plan_job(_compose("query=hyde", "retriever=bm25")).stages[:3] == ("dataset", "chunker", "query")
+
+
 def test_a_whole_retriever_is_widened_by_characters_not_by_the_chunks_it_has_none_of():
     with pytest.raises(ConfigError, match="augment.chunks: a whole retriever has no chunking"):
         plan_job(_whole("augment=neighbours"))
@@ -212,7 +218,8 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
     ("reranker=embedding", "k=5", "depth=3"):
         "8a9bc3348e220d54a5efa1a82115fb3e31ddf0d656842890fdccd33e673fecbe",
     ("reranker=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
-    ("cutoff=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",  # added later: as before
+    ("query=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",  # added later: as before
+    ("cutoff=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("augment=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("compress=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     # without the embedder and store BM25 never took (was 1939f651…, one fingerprint per embedder and store)

@@ -27,6 +27,8 @@ class Reply(Generic[T]):
     raw: str  # the outputs in order, joined by SEPARATOR; a failed call's error in place of its output
     parsed: T | None  # what `read` made of the last output (None if no call answered)
     error: str | None  # why the last call failed; None when every call answered
+    prompt_tokens: int = 0  # summed over the ask's calls
+    completion_tokens: int = 0
 
 
 def ask_until_parsed(generator: Generator, conversations: Sequence[Messages], retries: int,
@@ -54,11 +56,14 @@ def ask_until_parsed(generator: Generator, conversations: Sequence[Messages], re
     raws: list[list[str]] = [[] for _ in messages]
     parsed: list[T | None] = [None] * len(messages)
     errors: list[str | None] = [None] * len(messages)
+    tokens = [[0, 0] for _ in messages]
     pending = list(range(len(messages)))
     for attempt in range(retries + 1):
         made = generator.generate([request(i, messages[i]) for i in pending])
         again = []
         for i, generation in zip(pending, made, strict=True):
+            tokens[i][0] += generation.prompt_tokens
+            tokens[i][1] += generation.completion_tokens
             if generation.error is not None or generation.answer is None:
                 errors[i] = generation.error or NO_ANSWER
                 raws[i].append(errors[i])
@@ -72,5 +77,5 @@ def ask_until_parsed(generator: Generator, conversations: Sequence[Messages], re
         pending = again
         if not pending:
             break
-    return [Reply(SEPARATOR.join(raw), result, error)
-            for raw, result, error in zip(raws, parsed, errors, strict=True)]
+    return [Reply(SEPARATOR.join(raw), result, error, *spent)
+            for raw, result, error, spent in zip(raws, parsed, errors, tokens, strict=True)]

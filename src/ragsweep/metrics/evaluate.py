@@ -32,7 +32,7 @@ from ragsweep.metrics.units import UNITS, UnitLine
 from ragsweep.tokenizer import Tokenizer
 from ragsweep.types import Chunk, Dataset, Hit, Span
 
-METRIC_KEYS = registry.names(stage="retrieval")  # what `SpanEvaluator.score` returns per question
+METRIC_KEYS = registry.names(stage="retrieval", per_question=True)  # what `SpanEvaluator.score` returns per question
 MODES = ("standard", "chroma_compat")
 GAINS = ("binary", "overlap")
 

@@ -81,6 +81,11 @@ def _declare() -> dict[str, Metric]:
         *(retrieval(name) for name in (*TOKEN_METRICS, "precision_omega", *CHUNK_METRICS, *RANKING_METRICS)),
         # what was passed on: passages, and their summed length in the token metrics' unit (`metrics.unit`)
         *(watched(name, "retrieval", "minimize", COUNT, per_question=True) for name in CONTEXT_SIZE),
+        # with a query rewriter: the share of questions searched as asked because their rewrite failed, texts searched
+        # per question, the rewrites' tokens per question
+        watched("query_failure_rate", "retrieval", "minimize"),
+        *(watched(name, "retrieval", "minimize", COUNT) for name in ("query_texts_mean", "query_prompt_tokens_mean",
+                                                                     "query_completion_tokens_mean")),
         *(Metric(name, "relevance", summary="relevance") for name in (*RELEVANCE_METRICS, *RELEVANCE_JUDGED)),
         watched("context_relevance_auc", "relevance", "maximize", summary="relevance"),
         watched("relevance_judge_failure_rate", "relevance", "minimize"),

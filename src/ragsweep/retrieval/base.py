@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Protocol
 
 from ragsweep.contract import PREFLIGHT, PRELOAD, VERSION, OptionalAttribute
+from ragsweep.stores.base import ranked
 from ragsweep.types import Chunk, Hit
 
 
@@ -41,3 +43,16 @@ OPTIONAL = {
     "preload": PRELOAD,
     "version": VERSION,
 }
+
+
+def reciprocal_rank(rankings: Sequence[Sequence[Hit]], k: int, rrf_k: float = 60,
+                    weights: Sequence[float] | None = None) -> list[Hit]:
+    """One question's rankings fused (Cormack, Clarke and Buettcher 2009, "Reciprocal Rank Fusion outperforms
+    Condorcet and individual Rank Learning Methods"): score(chunk) = sum over rankings i of w_i / (rrf_k + rank_i),
+    ranks from 1 over each ranking's top k, w_i = 1 unless given; the top k by that score, ties to the chunk met
+    first (`stores.base.ranked`)."""
+    scores: dict[int, float] = defaultdict(float)
+    for weight, hits in zip(weights if weights is not None else [1.0] * len(rankings), rankings, strict=True):
+        for rank, hit in enumerate(hits[:k], start=1):
+            scores[hit.index] += weight / (rrf_k + rank)
+    return ranked(scores.keys(), scores.values())[:k]

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 
 from ragsweep.cache import StageCache
 from ragsweep.embedding.base import Embedder
-from ragsweep.retrieval.base import Retriever
+from ragsweep.retrieval.base import Retriever, reciprocal_rank
 from ragsweep.retrieval.bm25 import BM25Retriever
 from ragsweep.retrieval.dense import DenseRetriever
-from ragsweep.stores.base import VectorStore, check_k, ranked
+from ragsweep.stores.base import VectorStore, check_k
 from ragsweep.types import Chunk, Hit
 
 
@@ -53,14 +52,8 @@ class HybridRetriever:
     def fuse(self, lists: dict[str, Sequence[Sequence[Hit]]], k: int) -> list[list[Hit]]:
         """Each question's top k by fused score, from each list's top k."""
         check_k(k)
-        fused = []
-        for dense_hits, bm25_hits in zip(lists["dense"], lists["bm25"], strict=True):
-            scores: dict[int, float] = defaultdict(float)
-            for weight, hits in zip(self.weights, (dense_hits, bm25_hits)):
-                for rank, hit in enumerate(hits[:k], start=1):
-                    scores[hit.index] += weight / (self.rrf_k + rank)
-            fused.append(ranked(scores.keys(), scores.values())[:k])
-        return fused
+        return [reciprocal_rank(pair, k, self.rrf_k, self.weights)
+                for pair in zip(lists["dense"], lists["bm25"], strict=True)]
 
     def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
         return self.fuse({name: side.search(questions, k) for name, side in self.ranked_lists().items()}, k)

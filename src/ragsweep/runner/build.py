@@ -43,6 +43,7 @@ class Pipeline:
     evaluator: SpanEvaluator
     tracker: Tracker
     cache: StageCache
+    query: Built | None = None  # None: query=none, each question is searched as asked
     cutoff: Built | None = None  # None: cutoff=none, every one of the top k is passed on
     augmenter: Built | None = None  # None: augment=none, the passed-on chunks are read as they are
     compressor: Built | None = None  # None: compress=none, passages are passed on whole
@@ -89,6 +90,7 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
         evaluator=instantiate_stage(cfg, "metrics", {}, cache).component,
         tracker=instantiate_stage(cfg, "tracking", {}, cache).component,
         cache=cache,
+        query=instantiate_stage(cfg, "query", {}, cache) if "query" in plan.targets else None,
         cutoff=instantiate_stage(cfg, "cutoff", {}, cache) if "cutoff" in plan.targets else None,
         augmenter=instantiate_stage(cfg, "augment", {}, cache) if "augment" in plan.targets else None,
         compressor=instantiate_stage(cfg, "compress", stages, cache) if "compress" in plan.targets else None,
@@ -99,7 +101,8 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     check_objectives(cfg.get("optimized_metric"), plan)
     if preflight:
         later = [stage for stage in (pipeline.generator, pipeline.judge, pipeline.relevance_judge) if stage]
-        for stage in (pipeline.chunker, pipeline.retriever, pipeline.reranker, stages.get("embedder"), *later):
+        for stage in (pipeline.chunker, pipeline.query, pipeline.retriever, pipeline.reranker, stages.get("embedder"),
+                      *later):
             if stage is not None:
                 _preflight(stage.component)
     return pipeline

@@ -15,6 +15,7 @@ from omegaconf._utils import get_omega_conf_dumper
 from ragsweep import per_query as per_query_file
 from ragsweep.generation.base import Generation
 from ragsweep.judging.calibration.feedback import claim_feedback
+from ragsweep.query.base import Rewrite
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.context import Context
 from ragsweep.runner.corrections import judge_source
@@ -26,10 +27,11 @@ from ragsweep.types import Chunk, Dataset, Hit
 def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset, chunks: Sequence[Chunk],
                   context: Context, per_query: Sequence[dict], summary: dict,
                   generations: Sequence[Generation] | None = None, diagnostics: Sequence[dict] | None = None,
-                  relevance: Sequence[dict] | None = None) -> list[Path]:
+                  relevance: Sequence[dict] | None = None, rewrites: Sequence[Rewrite] | None = None) -> list[Path]:
     """metrics.json, per_query.jsonl and config.yaml (`config`, the job's resolved config tree): the stable
     contract of a job's output folder. A question's `retrieved` are the hits its cut-off kept; with an augmenter,
-    `context` holds the passages passed on instead (which `relevance` labels)."""
+    `context` holds the passages passed on instead (which `relevance` labels); with a query rewriter, `query` holds
+    the texts searched and why the rewrite failed, if it did."""
     output_dir.mkdir(parents=True, exist_ok=True)
     metrics_path = output_dir / "metrics.json"
     metrics_path.write_text(json.dumps(summary, indent=2) + "\n")
@@ -41,6 +43,8 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
             record = {"id": query.id, "question": query.text,
                       "references": [ref.to_dict() for ref in query.references],
                       "retrieved": retrieved, "metrics": scores}
+            if rewrites is not None:
+                record["query"] = {"texts": list(rewrites[position].texts), "error": rewrites[position].error}
             if context.widened:
                 record["context"] = [_retrieved(context.chunks[hit.index], hit.score) for hit in context.hits[position]]
             if generations is not None:

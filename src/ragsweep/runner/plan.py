@@ -9,10 +9,11 @@
   has no judge, and its config none (a `judge=none` beside a generator stays, as a choice made).
 - A disabled relevance judge (`relevance_judge=none`) leaves context_relevance to the span labels.
 - The first stage runs at max(k, reranker.candidates, depth), so a reranker always has its candidates.
-- A `none` cut-off, augmenter or compressor (`cutoff=none`, `augment=none`, `compress=none`) passes the top k on
-  as they are: the job does not have the stage, nor its config, so its fingerprint is that of a job before these
-  stages existed.
-- A whole retriever has no chunking, so an augmenter cannot add a chunk's neighbouring chunks (`augment.chunks`).
+- A `none` query rewriter, cut-off, augmenter or compressor (`query=none`, `cutoff=none`, ...) searches with the
+  question and passes the top k on as they are: the job does not have the stage, nor its config, so its
+  fingerprint is that of a job before these stages existed.
+- A whole retriever has no chunking, so an augmenter cannot add a chunk's neighbouring chunks (`augment.chunks`);
+  it retrieves for the question it is given, so its questions are not rewritten (`query`).
 
 The plan's config drops the groups the job does not use and records the depth that runs, so its params,
 its `config.yaml` and its fingerprint all say what was computed. Deciding needs only the config and the
@@ -50,7 +51,7 @@ WHOLE_RETRIEVER_REPLACES = ("chunker", "store")
 HANDED_GROUPS = ("embedder", "store")
 TAKING_STAGES = ("chunker", "retriever", "reranker", "compress", "generator")
 ONLY_WITH_ANSWERS = ("judge",)  # groups that judge answers: a job that generates none has none
-OPTIONAL_STAGES = ("cutoff", "augment", "compress")  # a `none` option leaves the stage out of the job and its identity
+OPTIONAL_STAGES = ("query", "cutoff", "augment", "compress")  # a `none` option leaves the stage out of the job
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,13 @@ class JobPlan:
     def logs(self, name: str) -> bool:
         """Whether the job logs registry metric `name`: one of its stages' metrics or a latency, unless it needs the
         whole chunking and the job has a whole retriever, is the judged relevance and the job has no relevance
-        judge, or times generation and the job generates nothing."""
+        judge, times generation and the job generates nothing, or counts rewrites and the job rewrites none."""
         metric = registry.METRICS.get(name)
         return (metric is not None and metric.stage in {*self.metric_stages, "latency"}
                 and not (self.whole_retriever and metric.whole_chunking)
                 and (self.judges_relevance or name not in RELEVANCE_JUDGED)
-                and (self.generates or not name.startswith("generation_ms")))
+                and (self.generates or not name.startswith("generation_ms"))
+                and ("query" in self.targets or not name.startswith("query_")))
 
     def fingerprint(self, dataset_fingerprint: str) -> str:
         """The configuration's identity over this dataset's content and its code's versions: equal fingerprints,
@@ -126,14 +128,14 @@ class JobPlan:
 
 
 # The stage groups in data-flow order; a job builds those its plan keeps.
-STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "retriever", "reranker", "cutoff", "augment", "compress",
-                "generator", "judge", "relevance_judge", "metrics")
+STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "query", "retriever", "reranker", "cutoff", "augment",
+                "compress", "generator", "judge", "relevance_judge", "metrics")
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
             "tracking", "paths", "cache", LABEL_KEY, "race", "hydra")
 CACHE_KEYS = ("enabled", "dir", "locks", "fresh", "embedding_shard")
-FRESH_STAGES = ("chunks", "retrieval", "rerank", "answers", "claims", "verdicts")  # what cache.fresh may name
+FRESH_STAGES = ("chunks", "rewrites", "retrieval", "rerank", "answers", "claims", "verdicts")  # what cache.fresh may name
 
 
 def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
@@ -157,6 +159,9 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
         raise ConfigError("reranker: a whole retriever returns its final ranking, so there is nothing to rerank; "
                           "use reranker=none")
     absent = [group for group in OPTIONAL_STAGES if group not in cfg or not _enabled(cfg, group)]
+    if whole and "query" not in absent:
+        raise ConfigError("query: a whole retriever retrieves for the question it is given, so there is no search to "
+                          "rewrite; use query=none")
     if whole and "augment" not in absent and OmegaConf.select(cfg, "augment.chunks"):
         raise ConfigError("augment.chunks: a whole retriever has no chunking, so a passage has no neighbouring "
                           "chunks; widen by characters instead (augment.chunks=0 augment.characters=400)")

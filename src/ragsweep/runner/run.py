@@ -36,6 +36,7 @@ from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.racing.rounds import (RACE_FILE, RACE_KEY, RaceRound, in_dataset_order, race_dataset,
                                             write_race_scores)
 from ragsweep.runner.relevance import judge_relevance, relevance_records, span_labels
+from ragsweep.runner.rewriting import rewrite_metrics, rewritten
 from ragsweep.runner.scoring import latency_metrics, latency_samples, score_questions
 from ragsweep.runner.generating import generate
 from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shards
@@ -231,16 +232,18 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         if plan.whole_retriever:  # it chunked and ranked on its own; its texts are located as spans
             chunks, first, search_ms, located, timed = _timed(
                 seconds, "retrieval", lambda: whole_retrieval_in_shards(pipeline, whole, questions, shards))
-            hits, rerank_ms = first, np.zeros(0)
+            hits, rerank_ms, rewrites = first, np.zeros(0), None
         else:
             chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, whole))
             located = located_counts(chunks_key)
+            rewrites = _timed(seconds, "query", lambda: rewritten(pipeline, questions))
             first, hits, search_ms, rerank_ms, timed = ranked_in_shards(pipeline, chunks, chunks_key, questions,
-                                                                        shards, seconds)
+                                                                        shards, seconds, rewrites)
         every_question = len(dataset.queries) == len(whole.queries)  # a plain run, or a race's last round
         if race is not None and every_question:  # the last round: the dataset's order, so its sums are a plain run's
             order = race[0].order(len(whole.queries))
             first, hits, timed = in_dataset_order(order, first), in_dataset_order(order, hits), [order[p] for p in timed]
+            rewrites = in_dataset_order(order, rewrites) if rewrites is not None else None
             dataset, questions = whole, [query.text for query in whole.queries]
         context = passed_on(pipeline, questions, chunks, hits, whole.documents)
         passages, passed = context.chunks, context.hits
@@ -261,7 +264,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             summary.update(stage.summaries())
         files = _timed(seconds, "writing", lambda: write_results(
             output_dir, plan.resolved, dataset, chunks, context, per_query, summary, generations, diagnostics,
-            relevance_records(labels, relevance)))
+            relevance_records(labels, relevance), rewrites))
         files.append(write_latency(output_dir, samples))
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
         pipeline.tracker.log_metrics(
@@ -275,7 +278,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
                 for side, end in enumerate(registry.interval_names(name))},
              **({"judge_auc": float(pipeline.judge_auc)} if pipeline.judge_auc is not None else {}),
              **({"cores_busy_elsewhere": busy_elsewhere} if busy_elsewhere is not None else {}),
-             **pipeline.cache.counts()}
+             **rewrite_metrics(rewrites), **pipeline.cache.counts()}
         )
         if plan.generates and every_question:  # a race traces a run once, in its round of every question
             pipeline.tracker.log_query_traces(

@@ -19,7 +19,9 @@ from ragsweep.cache import StageCache, fingerprint
 from ragsweep.data.locate import LostText
 from ragsweep.memo import remember
 from ragsweep.retrieval.base import Retriever
+from ragsweep.query.base import Rewrite
 from ragsweep.runner.build import ConfigError, Pipeline
+from ragsweep.runner.rewriting import fuse_rewrites, per_question_ms, search_texts
 from ragsweep.types import Chunk, Dataset, Hit
 
 log = logging.getLogger(__name__)
@@ -87,15 +89,23 @@ LATENCY_QUERIES = 20  # questions timed one at a time for the latency percentile
 
 
 def first_stage(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str, questions: Sequence[str],
-                seconds: dict[str, float] | None = None) -> tuple[list[list[Hit]], str, np.ndarray]:
+                seconds: dict[str, float] | None = None, rewrites: Sequence[Rewrite] | None = None
+                ) -> tuple[list[list[Hit]], str, np.ndarray]:
     """Top-`depth` hits per question (the first max(k, reranker candidates) of them unless fused), the key
     identifying them, and per-query search milliseconds.
 
     A cached list is reused for a shallower request only where cutting it gives exactly what a
     search at that depth returns (see `_ranked_lists`). A fusing retriever (hybrid) has each of
     its ranked lists cached that way and fuses them at the requested depth, since fusion of each
-    side's top `depth` depends on `depth`.
+    side's top `depth` depends on `depth`. With `rewrites` (a query rewriter's), every question's texts are
+    searched as one batch, cached as any questions are, and each question's rankings fused by reciprocal rank.
     """
+    if rewrites is not None:
+        texts, owned = search_texts(rewrites)
+        rankings, key, milliseconds = first_stage(pipeline, chunks, chunks_key, texts, seconds)
+        keep = max(pipeline.plan.k, pipeline.plan.candidates)
+        return (fuse_rewrites(rankings, owned, keep), fingerprint("rewritten", key, keep),
+                per_question_ms(milliseconds, owned, latency_sample(len(owned))))
     retriever = pipeline.retriever.component
     depth = pipeline.plan.depth
     key = fingerprint("retrieval", chunks_key, pipeline.retriever.signature, texts_digest(questions))
@@ -150,18 +160,20 @@ def _ranked_lists(pipeline: Pipeline, retriever: Retriever, key: str, chunks: Se
 
 
 def ranked_in_shards(pipeline: Pipeline, chunks: Sequence[Chunk], chunks_key: str,
-                     questions: Sequence[str], shards: Sequence[tuple[int, int]], seconds: dict[str, float]
+                     questions: Sequence[str], shards: Sequence[tuple[int, int]], seconds: dict[str, float],
+                     rewrites: Sequence[Rewrite] | None = None
                      ) -> tuple[list[list[Hit]], list[list[Hit]], np.ndarray, np.ndarray, list[int]]:
-    """First-stage and reranked hits of every question, each shard of questions cached on its own (outside a
-    race one shard, all questions; in a race the questions each round added), with per-query search and rerank
-    milliseconds and the positions of the questions they timed (each shard's latency sample); adds each
-    stage's seconds to `seconds`."""
+    """First-stage and reranked hits of every question (searched with its `rewrites`' texts when given), each shard
+    of questions cached on its own (outside a race one shard, all questions; in a race the questions each round
+    added), with per-query search and rerank milliseconds and the positions of the questions they timed (each
+    shard's latency sample); adds each stage's seconds to `seconds`."""
     first, hits, search_ms, rerank_ms, timed = [], [], [], [], []
     seconds.update(retrieval=0.0, embedding=0.0, index=0.0, search=0.0, rerank=0.0)
     for start, end in shards:
         part = questions[start:end]
         started = time.perf_counter()
-        shard_first, retrieval_key, shard_search_ms = first_stage(pipeline, chunks, chunks_key, part, seconds)
+        shard_first, retrieval_key, shard_search_ms = first_stage(
+            pipeline, chunks, chunks_key, part, seconds, rewrites[start:end] if rewrites is not None else None)
         middle = time.perf_counter()
         shard_hits, shard_rerank_ms = rerank(pipeline, chunks, part, shard_first, retrieval_key)
         seconds["retrieval"] += middle - started
