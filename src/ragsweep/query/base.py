@@ -106,3 +106,23 @@ class GeneratedRewriter:
         """Load the model (or reach its endpoint) before any work."""
         if callable(getattr(self.generator, "preflight", None)):
             self.generator.preflight()
+
+
+class ListRewriter(GeneratedRewriter):
+    """Asks the model for a JSON list of at most `count` texts per question (setting `count_key`), searched beside
+    the question with `include_question`; repeats are kept once."""
+
+    def __init__(self, generator, count: int, count_key: str, include_question: bool, prompt: str, retries: int,
+                 constrained: bool) -> None:
+        self.generator, self.count = check_generator(generator), check_count(count_key, count)
+        self.retries = check_count("retries", retries, 0)
+        self.include_question, self.constrained = bool(include_question), bool(constrained)
+        self.system, self.user = load_query_prompt(prompt, "query.prompt", ("question", "n"))
+
+    def rewrite(self, questions: Sequence[str]) -> list[Rewrite]:
+        replies = ask_for_lists(self.generator, [rendered(self.system, self.user, question=question, n=self.count)
+                                                 for question in questions], self.retries, self.constrained)
+        return rewrites_of(questions, replies, self._texts)
+
+    def _texts(self, question: str, items: list[str]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*([question] if self.include_question else []), *items[: self.count]]))

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from ragsweep.query.base import (GeneratedRewriter, Rewrite, ask_for_lists, check_count, check_generator,
-                                 load_query_prompt, rendered, rewrites_of)
+from ragsweep.query.base import ListRewriter
 
 
-class MultiQueryRewriter(GeneratedRewriter):
+class MultiQueryRewriter(ListRewriter):
     """Asks `generator` for `n` rewordings of each question (as a JSON list); retrieval searches with each (and with
     the question, with `include_question`) and fuses the rankings by reciprocal rank (LangChain's
     MultiQueryRetriever, RAG-Fusion).
@@ -24,15 +21,4 @@ class MultiQueryRewriter(GeneratedRewriter):
 
     def __init__(self, generator, n: int = 3, include_question: bool = True, prompt: str = "multi_query",
                  retries: int = 1, constrained: bool = True) -> None:
-        self.generator, self.n = check_generator(generator), check_count("n", n)
-        self.retries = check_count("retries", retries, 0)
-        self.include_question, self.constrained = bool(include_question), bool(constrained)
-        self.system, self.user = load_query_prompt(prompt, "query.prompt", ("question", "n"))
-
-    def rewrite(self, questions: Sequence[str]) -> list[Rewrite]:
-        replies = ask_for_lists(self.generator, [rendered(self.system, self.user, question=q, n=self.n)
-                                                 for q in questions], self.retries, self.constrained)
-        return rewrites_of(questions, replies, self._texts)
-
-    def _texts(self, question: str, reworded: list[str]) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([*([question] if self.include_question else []), *reworded[: self.n]]))
+        super().__init__(generator, n, "n", include_question, prompt, retries, constrained)
