@@ -12,7 +12,7 @@ from hydra._internal.utils import _locate
 from omegaconf import OmegaConf
 
 from ragsweep.runner.build import (
-    GENERATOR_SETTINGS, JUDGE_SETTINGS, RELEVANCE_JUDGE_SETTINGS, ConfigError, build)
+    GENERATOR_SETTINGS, JUDGE_SETTINGS, QUERY_SETTINGS, RELEVANCE_JUDGE_SETTINGS, ConfigError, build)
 from ragsweep.runner.overrides import unknown_choices
 from ragsweep.runner.plan import OPTIONAL_STAGES
 from tests.conf_options import CONTRACT_GROUPS, options
@@ -23,7 +23,7 @@ SWEEPS = sorted(path.stem for path in (CONF.parent / "sweeps").glob("*.yaml"))
 OPTIONS = [(group, path.stem) for group in GROUPS for path in sorted((CONF / group).glob("*.yaml"))]
 # Keys of a group that the runner reads itself instead of handing them to the constructor.
 RUNNER_KEYS = {"generator": GENERATOR_SETTINGS, "judge": JUDGE_SETTINGS,
-               "relevance_judge": RELEVANCE_JUDGE_SETTINGS}
+               "relevance_judge": RELEVANCE_JUDGE_SETTINGS, "query": QUERY_SETTINGS}
 
 
 PIPELINE_FIELDS = {"metrics": "evaluator", "tracking": "tracker", "augment": "augmenter", "compress": "compressor"}

@@ -42,6 +42,10 @@ UNPINNED = {  # option -> why it is not run here
     "reranker=cross_encoder": "no cross-encoder can be installed here; MiniLM loaded as one has an untrained head, "
                               "whose numbers depend on the random state before it (tests/rerank/ checks it)",
     "judge=trained_mpnet": "judge=trained with all-mpnet-base-v2, whose load alone takes a minute; judge=trained runs",
+    **{f"query={option}": "its JSON list needs llama.cpp's grammar (transformers cannot constrain it, and SmolLM2 "
+                          "writes none unconstrained), and llama.cpp runs in the llama_cpp tests' group "
+                          "(tests/runner/test_query.py); its fingerprint is pinned in tests/runner/test_plan.py"
+       for option in ("multi_query", "decompose")},
 }
 SETTINGS = {  # option -> the settings it needs, or that keep it to a few seconds (a model's work on few questions)
     "judge=trained": ["judge.examples=4", "judge.progress=false", "dataset.limit=5"],
@@ -51,8 +55,7 @@ SETTINGS = {  # option -> the settings it needs, or that keep it to a few second
     "generator=transformers": ["dataset.limit=2", "generator.max_tokens=24"],
     "judge=likelihood": ["dataset.limit=2"],
     "cutoff=threshold": ["cutoff.min_score=0.3"],
-    **{f"query={option}": ["query/generator=transformers", "dataset.limit=2"]  # not llama.cpp: the llama_cpp tests'
-       for option in ("multi_query", "hyde", "decompose")},                    # group has the cores to itself
+    "query=hyde": ["query/generator=transformers", "dataset.limit=2"],  # not llama.cpp: the llama_cpp tests' own
 }
 
 

@@ -219,6 +219,9 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
         "8a9bc3348e220d54a5efa1a82115fb3e31ddf0d656842890fdccd33e673fecbe",
     ("reranker=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("query=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",  # added later: as before
+    # an LLM's JSON list: run by the llama_cpp tests (tests/runner/test_query.py), not tests/test_option_numbers.py
+    ("query=multi_query",): "0fb093a28149a123b7a5efc4628708283106d5e124b5e5263735d2e4feaad8d1",
+    ("query=decompose",): "8b3709f6b57d3ed6ecae0b67fe8744bddd396bcb97a7cea21e15b70803a3e613",
     ("cutoff=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("augment=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
     ("compress=none",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",

@@ -59,8 +59,13 @@ def test_each_questions_texts_are_searched_and_fused_by_reciprocal_rank(root):
     assert (again["cache_hits_rewrites"], again["cache_misses_rewrites"]) == (4, 0)  # paid for once
 
 
-def test_a_failed_rewrite_searches_with_the_question_and_is_counted(root):
-    failed, metrics = _run(root, "failed", "query=multi_query", "query.generator.n_ctx=32")
+def test_a_failed_rewrite_searches_with_the_question_is_counted_and_fails_the_run_past_its_budget(root):
+    from ragsweep.runner.failures import RewritingFailed
+
+    with pytest.raises(RewritingFailed, match="query rewriting failed for 4 of 4 questions, more than "
+                                              "query.max_failure_rate=0.05 allows"):
+        _run(root, "over", "query=multi_query", "query.generator.n_ctx=32")
+    failed, metrics = _run(root, "failed", "query=multi_query", "query.generator.n_ctx=32", "query.max_failure_rate=1")
     plain, _ = _run(root, "plain", "query=none")
     assert metrics["query_failure_rate"] == 1.0 and all(record["query"]["error"] for record in failed)
     assert [record["retrieved"] for record in failed] == [record["retrieved"] for record in plain]

@@ -44,6 +44,7 @@ class Pipeline:
     tracker: Tracker
     cache: StageCache
     query: Built | None = None  # None: query=none, each question is searched as asked
+    query_max_failure_rate: float = 0.05  # share of questions whose rewrite may fail before the job fails
     cutoff: Built | None = None  # None: cutoff=none, every one of the top k is passed on
     augmenter: Built | None = None  # None: augment=none, the passed-on chunks are read as they are
     compressor: Built | None = None  # None: compress=none, passages are passed on whole
@@ -90,11 +91,14 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
         evaluator=instantiate_stage(cfg, "metrics", {}, cache).component,
         tracker=instantiate_stage(cfg, "tracking", {}, cache).component,
         cache=cache,
-        query=instantiate_stage(cfg, "query", {}, cache) if "query" in plan.targets else None,
+        query=(instantiate_stage(cfg, "query", {}, cache, runner_keys=QUERY_SETTINGS)
+               if "query" in plan.targets else None),
         cutoff=instantiate_stage(cfg, "cutoff", {}, cache) if "cutoff" in plan.targets else None,
         augmenter=instantiate_stage(cfg, "augment", {}, cache) if "augment" in plan.targets else None,
         compressor=instantiate_stage(cfg, "compress", stages, cache) if "compress" in plan.targets else None,
     )
+    if pipeline.query is not None:
+        pipeline.query_max_failure_rate = _bounded(group_config(cfg, "query"), "query", "max_failure_rate", 0.05)
     _add_generator(cfg, pipeline, stages, cache, objects)
     _add_judge(cfg, pipeline, {"dataset": dataset}, cache)
     _add_relevance_judge(cfg, pipeline, {"dataset": dataset}, cache)
@@ -108,6 +112,8 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     return pipeline
 
 
+# Keys of the query group that the runner reads, not the rewriter's constructor.
+QUERY_SETTINGS = ("max_failure_rate",)
 # Keys of the generator group that the runner reads, not the generator's constructor.
 GENERATOR_SETTINGS = ("prompt", "max_error_rate")
 

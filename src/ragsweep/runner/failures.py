@@ -1,7 +1,7 @@
 """Failures that end a job, and what a failed job does to its sweep.
 
-A job whose generator or judge fails more calls than its config allows writes the failed calls beside its
-results and ends with one line naming the file; a rerun retries only them, since failed calls are never
+A job whose query rewriter, generator or judge fails more calls than its config allows writes the failed calls
+beside its results and ends with one line naming the file; a rerun retries only them, since failed calls are never
 cached. In a sweep, the failed job is already recorded FAILED with its traceback; `fail_fast` decides
 whether the sweep stops there or goes on.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 import orjson
 
 from ragsweep.generation.base import Generation
+from ragsweep.query.base import Rewrite
 from ragsweep.tracking.base import TrackingUnavailable
 from ragsweep.types import Dataset
 
@@ -30,7 +31,11 @@ class JudgingFailed(RuntimeError):
     """More judge calls failed than `judge.max_failure_rate` allows."""
 
 
-JOB_FAILURES = (GenerationFailed, JudgingFailed, TrackingUnavailable)  # one line tells the user; no traceback
+class RewritingFailed(RuntimeError):
+    """More questions' rewrites failed than `query.max_failure_rate` allows."""
+
+
+JOB_FAILURES = (GenerationFailed, JudgingFailed, RewritingFailed, TrackingUnavailable)  # one line tells the user
 
 
 def sweep_job_failed(name: str, error: Exception, fail_fast: bool, command_line: bool = True) -> None:
@@ -94,3 +99,14 @@ def fail_on_generation_errors(generations: Sequence[Generation], max_error_rate:
             f"generation failed for {failed} of {len(generations)} questions, more than generator.max_error_rate="
             f"{max_error_rate} allows (first error: {first}); the questions are in "
             f"{output_dir / 'generation_errors.jsonl'}; a rerun retries only them")
+
+
+def fail_on_rewrite_errors(rewrites: Sequence[Rewrite] | None, max_failure_rate: float, output_dir: Path) -> None:
+    """Raise `RewritingFailed` when more questions' rewrites failed than `max_failure_rate` allows: their questions
+    were searched as asked, so the run would otherwise pass for one of the rewriter."""
+    failed = [rewrite.error for rewrite in rewrites or () if rewrite.error is not None]
+    if rewrites and len(failed) / len(rewrites) > max_failure_rate:
+        raise RewritingFailed(
+            f"query rewriting failed for {len(failed)} of {len(rewrites)} questions, more than "
+            f"query.max_failure_rate={max_failure_rate} allows (first error: {failed[0]}); each question's error is "
+            f"`query.error` in {output_dir / 'per_query.jsonl'}; a rerun retries only them")

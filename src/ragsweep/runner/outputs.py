@@ -29,9 +29,9 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
                   generations: Sequence[Generation] | None = None, diagnostics: Sequence[dict] | None = None,
                   relevance: Sequence[dict] | None = None, rewrites: Sequence[Rewrite] | None = None) -> list[Path]:
     """metrics.json, per_query.jsonl and config.yaml (`config`, the job's resolved config tree): the stable
-    contract of a job's output folder. A question's `retrieved` are the hits its cut-off kept; with an augmenter,
-    `context` holds the passages passed on instead (which `relevance` labels); with a query rewriter, `query` holds
-    the texts searched and why the rewrite failed, if it did."""
+    contract of a job's output folder. A question's `retrieved` are the hits its cut-off kept; with an augmenter or
+    a compressor, `context` holds the passages passed on instead (which `relevance` labels); with a query rewriter,
+    `query` holds the texts searched and why the rewrite failed, if it did."""
     output_dir.mkdir(parents=True, exist_ok=True)
     metrics_path = output_dir / "metrics.json"
     metrics_path.write_text(json.dumps(summary, indent=2) + "\n")

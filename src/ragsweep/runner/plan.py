@@ -135,7 +135,8 @@ STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "query", "retriever",
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
             "tracking", "paths", "cache", LABEL_KEY, "race", "hydra")
 CACHE_KEYS = ("enabled", "dir", "locks", "fresh", "embedding_shard")
-FRESH_STAGES = ("chunks", "rewrites", "retrieval", "rerank", "answers", "claims", "verdicts")  # what cache.fresh may name
+# what cache.fresh may name
+FRESH_STAGES = ("chunks", "rewrites", "retrieval", "rerank", "answers", "claims", "verdicts")
 
 
 def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:

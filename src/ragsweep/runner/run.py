@@ -27,7 +27,7 @@ from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.contention import say_if_cores_are_taken
 from ragsweep.runner.context import passed_on
 from ragsweep.runner.answer_stages import answer_stages
-from ragsweep.runner.failures import JOB_FAILURES, sweep_job_failed
+from ragsweep.runner.failures import JOB_FAILURES, fail_on_rewrite_errors, sweep_job_failed
 from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.embedding_helpers import help_embed, is_helper
 from ragsweep.runner.judge_stage import judge_answers
@@ -289,6 +289,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         pipeline.tracker.log_artifacts(*files)
         for stage in stages:
             stage.check(summary, output_dir)
+        fail_on_rewrite_errors(rewrites, pipeline.query_max_failure_rate, output_dir)
     log.info("%s", " ".join(f"{name}={value:.4f}" for name, value in means.items()))
     return {**means, **{name: float(value) for name, value in timings.items()},
             **{name: values["value"] for name, values in summary.items() if "value" in values}}
