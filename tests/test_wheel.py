@@ -48,6 +48,14 @@ def test_the_wheel_runs_from_an_empty_folder(installed, tmp_path):
                  tmp_path, env).stdout.split()
     assert all(path.startswith(str(venv)) for path in where)  # the wheel's code and configs, not the checkout's
     assert (Path(where[1]) / "sweep" / "quick.yaml").is_file() and not (Path(where[1]) / "best").exists()
+    packaged = Path(where[1]).parent
+    for folder in ("conf", *(f"src/ragsweep/{stage}/prompts" for stage in ("generation", "judging", "questions",
+                                                                            "query"))):
+        shipped = {path.relative_to(ROOT / folder) for path in (ROOT / folder).rglob("*.yaml")
+                   if path.relative_to(ROOT / folder).parts[0] not in ("best", "sweep")}
+        inside = packaged / folder.removeprefix("src/ragsweep/")
+        missing = sorted(str(path) for path in shipped if not (inside / path).is_file())
+        assert shipped and not missing, f"the wheel lacks {folder}/{missing} (pyproject.toml's package-data)"
 
     pins = _run([ragsweep, "constraints"], tmp_path, env).stdout.splitlines()
     assert "mlflow==3.17.2" in pins and pins == (ROOT / "constraints.txt").read_text().splitlines()

@@ -146,14 +146,14 @@ class SpanEvaluator:
         else:
             context = facts.located[top] if passed is None else passed
             scores = compat_token_scores(context, query.reference_chars)
-        scores["context_passages"] = float(len(context))
-        scores["context_size"] = float((context[:, 1] - context[:, 0]).sum())
         scores["precision_omega"] = query.omega
         scores.update(chunk_scores(facts.chunk_chars[top], query.reference_chars))
         gains = np.array([query.gains.get(index, 0.0) for index in top])
         ideal = np.fromiter(query.gains.values(), dtype=np.float64, count=len(query.gains))
         for name, metric in RANKING_METRICS.items():
             scores[name] = metric(gains, ideal, k)
+        scores["context_passages"] = float(len(context))
+        scores["context_size"] = float((context[:, 1] - context[:, 0]).sum())
         return scores
 
     def _facts(self, dataset: Dataset, chunks: Sequence[Chunk]) -> _ChunkingFacts:
