@@ -112,8 +112,8 @@ def _declare() -> dict[str, Metric]:
     return {metric.name: metric for metric in metrics}
 
 
+CONTEXT_SIZE = ("context_passages", "context_size")  # what each question passes on: passages, their summed length
 # A sweep's summary table: these retrieval metrics always (latency_ms_p50 is end to end once a run generates).
-CONTEXT_SIZE = ("context_passages", "context_size")
 RETRIEVAL_SUMMARY = ("token_recall", "token_precision", "token_iou", "precision_omega", "recall", "mrr", "ndcg")
 WHOLE_CHUNKING = ("precision_omega", "recall", "ndcg", "map")
 HEADLINE = ("token_iou", "recall", "mrr", "answer_f1", "answer_correctness", "faithfulness")
