@@ -51,3 +51,29 @@ def test_a_missing_or_unreadable_sqlite_store_is_named(tmp_path):
     assert missing.missing() == tmp_path / "none.db"
     (tmp_path / "text.db").write_text("not a database, but long enough to be read as one's header" * 20)
     assert "not a readable SQLite database" in MlflowTracker(f"sqlite:///{tmp_path}/text.db", "s", "a").problem()
+
+
+def test_a_race_round_extends_its_run_left_open_and_marks_it_done_last(tmp_path):
+    """Each round logs at its step into the one run; rounds before the last leave it RUNNING and do not reopen it
+    (its params stay as the first round logged them); the `done` tags come only once a round ends well."""
+    import mlflow
+
+    from ragsweep.tracking.base import RunExtension
+
+    tracker = MlflowTracker(f"sqlite:///{tmp_path}/mlflow.db", "race", str(tmp_path / "artifacts"))
+    with tracker.start_run("k=3", {"k": 3}, {"a": "1"}, extend=RunExtension(None, 10, close=False,
+                                                                             done={"questions": "10"})) as run_id:
+        assert "questions" not in tracker.run(run_id).tags
+        tracker.log_metrics({"recall": 0.5})
+    assert (tracker.run(run_id).status, tracker.run(run_id).tags["questions"]) == ("RUNNING", "10")
+    with tracker.start_run("k=3", {"k": 4}, {"a": "2"}, extend=RunExtension(run_id, 20, held_open=True, close=False,
+                                                                             done={"questions": "20"})):
+        tracker.log_metrics({"recall": 0.6})
+    read = tracker.run(run_id)
+    assert (read.status, read.tags["questions"], read.tags["a"], read.params) == ("RUNNING", "20", "2", {"k": "3"})
+    with pytest.raises(RuntimeError), tracker.start_run("k=3", {"k": 3}, {}, extend=RunExtension(
+            run_id, 40, held_open=True, done={"questions": "40"})):
+        raise RuntimeError("the third round fails")
+    assert (tracker.run(run_id).status, tracker.run(run_id).tags["questions"]) == ("FAILED", "20")
+    history = mlflow.MlflowClient(tracker.uri).get_metric_history(run_id, "recall")
+    assert [(m.step, m.value) for m in history] == [(10, 0.5), (20, 0.6)]

@@ -41,6 +41,7 @@ from ragsweep.runner.scoring import latency_metrics, latency_samples, score_ques
 from ragsweep.runner.generating import generate
 from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shards
 from ragsweep.runner.whole_retrieval import whole_retrieval_in_shards
+from ragsweep.tracking.base import RunExtension, Tracker
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.tags import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG,
                                     RACE_SEED_TAG, RERUN_TAG, UNVERSIONED_TAG, VERSIONS_TAG)
@@ -146,29 +147,42 @@ def _say_if_older_code_ran_it(pipeline: Pipeline, unversioned: str, config_id: s
 def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext,
                     race: RaceRound) -> dict[str, float]:
     """One round of a race for one configuration: its first n questions in the race's order, logged into the
-    configuration's one run of this race, which each round extends (reopened, its metrics logged at step n).
+    configuration's one run of this race, which each round extends at step n and leaves open for the next
+    (`RunExtension`; the race closes the runs it stopped).
 
-    A round this configuration already finished (a killed race run again) is not recomputed: its run's
-    per-question scores are read back. The run gets the configuration's fingerprint tag, which a plain sweep
+    A round this configuration already logged whole (a race run again after it ended or was killed) is not
+    recomputed: its run's per-question scores are read back. The run gets the configuration's fingerprint tag, which a plain sweep
     reuses, only once it has run every question.
     """
     total = len(dataset.queries)
     asked = race.questions(total)
     tracker = pipeline.tracker
-    earlier = tracker.race_run(config_id, race.seed)
+    earlier = tracker.race_run(config_id, race.seed) if race.run is None else None
     done = int(earlier.tags.get(RACE_QUESTIONS_TAG, 0)) if earlier is not None else 0
-    if earlier is not None and earlier.status == "FINISHED" and done >= asked:
+    if earlier is not None and earlier.status in ("FINISHED", "KILLED") and done >= asked \
+            and _read_back_round(tracker, earlier.run_id, race, dataset, context.output_dir):
         log.info("skipped %s: run %s already ran its first %d questions of this race", pipeline.plan.label,
                  earlier.run_id, done)
         tracker.adopt(earlier.run_id, context.parent)
-        context.output_dir.mkdir(parents=True, exist_ok=True)
-        download_per_query(tracker, earlier.run_id, str(context.output_dir))
-        write_race_scores(context.output_dir, earlier.run_id, race, dataset)
         return dict(earlier.metrics)
-    resumed = earlier.run_id if earlier is not None else None
-    means = _run_job(pipeline, race_dataset(dataset, race), config_id, context, race=(race, dataset, resumed))
-    write_race_scores(context.output_dir, tracker.last_run_id, race, dataset)
+    extend = RunExtension(race.run or (earlier.run_id if earlier is not None else None), asked,
+                          held_open=race.run is not None, close=asked == total,
+                          done={RACE_QUESTIONS_TAG: str(asked)})
+    means = _run_job(pipeline, race_dataset(dataset, race), config_id, context, race=(race, dataset, extend))
+    write_race_scores(context.output_dir, tracker.last_run_id, race, dataset, held_open=not extend.close)
     return means
+
+
+def _read_back_round(tracker: Tracker, run_id: str, race: RaceRound, dataset: Dataset, output_dir: Path) -> bool:
+    """Whether the run's logged per_query.jsonl holds every question of this round, which then goes to race.json:
+    a round an ended or killed race logged whole is read back, not recomputed."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        download_per_query(tracker, run_id, str(output_dir))
+        write_race_scores(output_dir, run_id, race, dataset, held_open=False)
+    except (ValueError, KeyError):  # no per_query.jsonl, or one without this round's questions
+        return False
+    return True
 
 
 def _freeze_loaded_heap(computed: bool) -> None:
@@ -201,10 +215,10 @@ def _job_lock(pipeline: Pipeline, config_id: str, label: str) -> Iterator[None]:
 
 
 def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext,
-             race: tuple[RaceRound, Dataset, str | None] | None = None) -> dict[str, float]:
+             race: tuple[RaceRound, Dataset, RunExtension] | None = None) -> dict[str, float]:
     """Run the configuration and record it as one MLflow run (under `context.parent` in a sweep). In a race,
-    `race` is the round, the whole dataset (chunked, tagged and logged as the run's dataset) and the run to
-    extend (None in the first round)."""
+    `race` is the round, the whole dataset (chunked, tagged and logged as the run's dataset) and how the round
+    extends the configuration's run."""
     plan, output_dir, parent = pipeline.plan, context.output_dir, context.parent
     cfg = plan.config
     label = plan.label
@@ -214,7 +228,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
     if race is not None:
         asked = len(dataset.queries)
         identity = {RACE_FINGERPRINT_TAG: config_id, RACE_SEED_TAG: str(race[0].seed),
-                    RACE_QUESTIONS_TAG: str(asked), **(identity if asked == len(whole.queries) else {})}
+                    **(identity if asked == len(whole.queries) else {})}
     tags = {"dataset.name": dataset.name, "dataset.fingerprint": whole.fingerprint,
             **identity, "ragsweep.sweep": plan.sweep, "ragsweep.git_sha": git_sha(),
             "ragsweep.version": ragsweep.__version__, LABEL_TAG: label,
@@ -222,7 +236,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             **({JUDGE_TAG: judge_source(pipeline)} if pipeline.judge is not None else {}),
             **{f"version.{name}": version for name, version in package_versions().items()}}
     with pipeline.tracker.start_run(label, dict(plan.params), tags, parent, record_dir=output_dir,
-                                    resume=race[2] if race else None, step=len(dataset.queries) if race else 0):
+                                    extend=race[2] if race else None):
         pipeline.tracker.log_dataset(dataset.name, whole.fingerprint, _dataset_source(cfg), len(whole.queries))
         seconds: dict[str, float] = {"loading": load_seconds(whole)}
         warn_if_few_questions(whole)

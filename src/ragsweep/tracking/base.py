@@ -29,6 +29,21 @@ class TrackedRun:
     params: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class RunExtension:
+    """How a race's round logs into its configuration's one run, which each round extends.
+
+    The run stays RUNNING between rounds (`close` False until the round of every question), so a round the race
+    holds it open for (`held_open`) neither reopens it nor logs its params and dataset again: its metrics at
+    `step`, its artifacts, then its `done` tags, last, so a restart trusts a round whose `done` tags it finds."""
+
+    run_id: str | None  # None: the race's first round starts the run
+    step: int  # the questions so far, the step its metrics are logged at
+    held_open: bool = False
+    close: bool = True
+    done: Mapping[str, str] = field(default_factory=dict)
+
+
 class TrackingUnavailable(RuntimeError):
     """The store stopped answering during a run; its results are in the run's record for `ragsweep sync`."""
 
@@ -51,8 +66,8 @@ class Tracker(Protocol):
     def experiment_id(self) -> str: ...
 
     def start_run(self, name: str, params: dict[str, Any], tags: dict[str, str], parent_run_id: str | None = None,
-                  record_dir: Path | None = None, resume: str | None = None,
-                  step: int = 0) -> AbstractContextManager[str]: ...
+                  record_dir: Path | None = None,
+                  extend: RunExtension | None = None) -> AbstractContextManager[str]: ...
 
     def log_metrics(self, metrics: dict[str, float]) -> None: ...
 

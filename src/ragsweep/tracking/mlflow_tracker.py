@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep import per_query
-from ragsweep.tracking.base import TrackingUnavailable
+from ragsweep.tracking.base import RunExtension, TrackingUnavailable
 from ragsweep.tracking.mlflow_lookups import RunLookups
 from ragsweep.tracking.mlflow_store import MlflowRunStore
 from ragsweep.tracking.record import RunRecord
@@ -64,6 +64,7 @@ class MlflowTracker(RunLookups, MlflowRunStore):
         self._traces_pending: list[tuple[str, dict]] = []  # (trace id, record) logged, not yet flushed
         self._run = None  # the RunInfo of the run being logged
         self._step = 0  # the step its metrics are logged at (a race's questions so far)
+        self._held_open = False  # a race's run left open by its previous round (`RunExtension`)
         self._record: RunRecord | None = None
 
     def client(self):
@@ -79,33 +80,41 @@ class MlflowTracker(RunLookups, MlflowRunStore):
 
     @contextmanager
     def start_run(self, name: str, params: dict[str, Any], tags: dict[str, str],
-                  parent_run_id: str | None = None, record_dir: Path | None = None, resume: str | None = None,
-                  step: int = 0) -> Iterator[str]:
+                  parent_run_id: str | None = None, record_dir: Path | None = None,
+                  extend: RunExtension | None = None) -> Iterator[str]:
         """A job's run: FINISHED when the body returns, FAILED (with `traceback.txt`) when it raises,
-        KILLED on Ctrl-C. With `resume`, that run is reopened and extended instead (a race's next round), its
-        tags updated and its metrics logged at `step`.
+        KILLED on Ctrl-C. With `extend` (a race's round), its run is started or extended instead, as
+        `RunExtension` says.
 
         With `record_dir`, everything logged is also kept in `record_dir/RECORD_FILE` (`RunRecord`). When the
         store stops answering mid-run (after MLflow's own retries with backoff), the job goes on, the
         record keeps what was not logged, and the run ends with `TrackingUnavailable` naming the
         `ragsweep sync` command that logs it later.
         """
+        extend = extend or RunExtension(None, 0)
         experiment_id = self.experiment_id()
         tags = {**tags, **run_tags(), ROLE_TAG: "job"}
         if parent_run_id:
             tags["mlflow.parentRunId"] = parent_run_id
-            self._close_lost_attempts(parent_run_id, tags.get(FINGERPRINT_TAG))
+            if not extend.held_open:
+                self._close_lost_attempts(parent_run_id, tags.get(FINGERPRINT_TAG))
         client = self.client()
-        if resume is None:
+        changed: dict[str, str] = {}  # tags a held run lacks, set with the `done` tags
+        if extend.run_id is None:
             self._run = client.create_run(experiment_id, run_name=name, tags=tags).info
+        elif extend.held_open:
+            held = client.get_run(extend.run_id)
+            self._run = held.info
+            changed = {key: str(value) for key, value in tags.items() if held.data.tags.get(key) != str(value)}
         else:
-            client.update_run(resume, status="RUNNING")
-            self.set_tags(resume, tags)
-            self._run = client.get_run(resume).info
-        self._step = step
+            client.update_run(extend.run_id, status="RUNNING")
+            self.set_tags(extend.run_id, tags)
+            self._run = client.get_run(extend.run_id).info
+        self._step, self._held_open = extend.step, extend.held_open
         self._record = RunRecord(record_dir, self.uri, self.experiment, self._run.run_id, name, tags,
                                  {key: _param_value(value) for key, value in params.items()})
-        self._send("params", lambda: self._log_params(self._run.run_id, self._record.params))  # a failed run shows its config
+        if not extend.held_open:  # a failed run shows its config
+            self._send("params", lambda: self._log_params(self._run.run_id, self._record.params))
         status = "FAILED"
         try:
             try:
@@ -113,6 +122,9 @@ class MlflowTracker(RunLookups, MlflowRunStore):
             finally:
                 self._flush_traces()  # before the run closes, even a failed one
             status = "FINISHED"
+            last = {**changed, **extend.done}
+            if last:
+                self._send("tags", lambda: self.set_tags(self._run.run_id, last))
         except KeyboardInterrupt:
             status = "KILLED"  # stopped, not broken: no traceback, and a rerun runs it again
             raise
@@ -121,7 +133,8 @@ class MlflowTracker(RunLookups, MlflowRunStore):
             raise
         finally:
             record, self._record = self._record, None
-            self._send_with(record, "status", lambda: client.set_terminated(self._run.run_id, status))
+            if extend.close or status != "FINISHED":
+                self._send_with(record, "status", lambda: client.set_terminated(self._run.run_id, status))
             record.end(status)
             if record.unsent and status != "FINISHED":
                 log.error("%s", record.advice())
@@ -139,7 +152,8 @@ class MlflowTracker(RunLookups, MlflowRunStore):
         which MLflow's UI shows in the runs table's Dataset column."""
         dataset = {"name": name, "fingerprint": fingerprint, "source": source, "queries": queries}
         self._record.add("dataset", dataset)
-        self._send("dataset", lambda: log_dataset(self._run.run_id, **dataset))
+        if not self._held_open:  # logged by the round that opened the run
+            self._send("dataset", lambda: log_dataset(self._run.run_id, **dataset))
 
     def log_query_traces(self, traces: Sequence[dict]) -> int:
         """Log the first `trace_queries` questions as MLflow traces of the run; how many were logged.

@@ -14,8 +14,9 @@ from ragsweep.tracking.tags import (PARENT_RUN_ENV, RACE_METRIC_TAG, STOPPED_ROU
 
 
 def record_race(config: DictConfig, record: Any, sweep_dir: Path) -> None:
-    """Tag every configuration's run and the sweep's parent run with the race (`runner.racing.sweep.RaceRecord`), and
-    attach race.json and race.md to the parent; the same two files are left in the sweep folder."""
+    """Tag every configuration's run and the sweep's parent run with the race (`runner.racing.sweep.RaceRecord`),
+    close every configuration's run (FINISHED, or FAILED when a round failed before reaching the run its last round
+    left open), and attach race.json and race.md to the parent; the same two files are left in the sweep folder."""
     sweep_dir.mkdir(parents=True, exist_ok=True)
     files = [sweep_dir / "race.json", sweep_dir / "race.md"]
     files[0].write_text(record.to_json() + "\n")
@@ -28,6 +29,10 @@ def record_race(config: DictConfig, record: Any, sweep_dir: Path) -> None:
         if stopped:
             tags[STOPPED_TAG] = stop_reason(stopped, record.metric, record.total)
         tracker.set_tags(run_id, tags)
+        if label not in record.failed:
+            tracker.finish(run_id, "FINISHED")  # a stopped one was left open, a killed race's read back KILLED
+        elif record.open.get(label):
+            tracker.finish(run_id, "FAILED")
     parent = parent_run_id(config)
     if parent is None:
         return

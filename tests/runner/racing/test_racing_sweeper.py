@@ -43,6 +43,8 @@ def raced(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, subproce
     first = _sweep(cwd, *RACE)
     assert first.returncode == 0, first.stderr[-3000:]
     jobs = {run.info.run_id: run.data.tags for run in _runs(cwd, "job")}
+    for run_id in jobs:  # as a kill leaves them once their rounds were logged (the next sweep marks them KILLED)
+        _client(cwd).set_terminated(run_id, "KILLED")
     again = _sweep(cwd, *RACE)
     assert again.returncode == 0, again.stderr[-3000:]
     return cwd, first, again, jobs
@@ -110,7 +112,8 @@ def test_the_parent_run_holds_the_race(raced):
 
 
 def test_the_same_race_run_again_computes_nothing(raced):
-    """A race run again (as after a kill) finds each configuration's finished rounds and recomputes none."""
+    """A race run again after a kill finds each configuration's rounds it logged whole and recomputes none; the
+    race closes their runs FINISHED again."""
     cwd, _, again, jobs = raced
     output = again.stdout + again.stderr
     launched = len(re.findall(r"\t#\d+ : ", output))

@@ -134,6 +134,11 @@ def test_the_job_override_round_trips():
     grown = RaceRound.from_setting(OmegaConf.create(OverridesParser.create().parse_overrides(
         [RacingSettings("ndcg", min_questions=5).job_override(2, configurations=36)])[0].value()))
     assert grown.first == 12 and grown.sizes(40) == [12, 18, 27, 40] and grown.questions(40) == 27
+    assert grown.run is None and race.run is None
+    run_id = "1e50" + "0" * 28  # a hex id that reads as a number unquoted
+    held = RaceRound.from_setting(OmegaConf.create(OverridesParser.create().parse_overrides(
+        [settings.job_override(2, configurations=4, run=run_id)])[0].value()))
+    assert held.run == run_id and held.round == 2
 
 
 def test_a_schedule_left_to_the_question_set_grows_by_half_from_a_tenth_of_the_questions():

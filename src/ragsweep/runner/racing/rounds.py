@@ -36,12 +36,14 @@ class RaceRound:
     min_questions: int
     metric: str
     first: int = 1  # the first round's questions when the rounds grow (`schedule.growing_sizes`)
+    run: str | None = None  # the configuration's run, left open by its previous round of this race
 
     @classmethod
     def from_setting(cls, setting: Mapping[str, Any]) -> RaceRound:
         minimum = int(setting.get("min_questions", 1))
         return cls(int(setting["seed"]), int(setting["round"]), tuple(float(s) for s in setting["schedule"]),
-                   minimum, str(setting["metric"]), int(setting.get("first", minimum)))
+                   minimum, str(setting["metric"]), int(setting.get("first", minimum)),
+                   str(setting["run"]) if setting.get("run") else None)
 
     def order(self, total: int) -> list[int]:
         """The race's order of the dataset's `total` questions (see `seeded_order`)."""
@@ -85,10 +87,11 @@ def in_dataset_order(order: Sequence[int], items: Sequence[T]) -> list[T]:
     return placed
 
 
-def write_race_scores(output_dir: Path, run_id: str, race: RaceRound, whole: Dataset) -> None:
-    """race.json: the run, how many questions the dataset has, and the raced metric of each of the round's
-    questions in the race's order (null where the question failed: no answer, or its judging failed), read
-    from the job's per_query.jsonl (in the race's order, or the dataset's after the last round)."""
+def write_race_scores(output_dir: Path, run_id: str, race: RaceRound, whole: Dataset, held_open: bool) -> None:
+    """race.json: the run (`open` while the round left it RUNNING for the next), how many questions the dataset
+    has, and the raced metric of each of the round's questions in the race's order (null where the question
+    failed: no answer, or its judging failed), read from the job's per_query.jsonl (in the race's order, or the
+    dataset's after the last round)."""
     values = {}
     for record in per_query.records(per_query.find(output_dir)):
         value = record["metrics"].get(race.metric)
@@ -96,5 +99,5 @@ def write_race_scores(output_dir: Path, run_id: str, race: RaceRound, whole: Dat
     total = len(whole.queries)
     ids = [whole.queries[i].id for i in race.order(total)[: race.questions(total)]]
     (output_dir / RACE_FILE).write_text(json.dumps(
-        {"run_id": run_id, "total": total, "questions": len(ids), "metric": race.metric, "ids": ids,
+        {"run_id": run_id, "open": held_open, "total": total, "questions": len(ids), "metric": race.metric, "ids": ids,
          "values": [values[question] for question in ids]}))

@@ -97,11 +97,13 @@ class RacingSettings:
         return (f"grown from the questions: a tenth of them (at least {self.first(configurations)}), then 1.5 "
                 "times the questions before each round")
 
-    def job_override(self, round_index: int, configurations: int) -> str:
-        """The override that puts a job in this race's round (read by `rounds.RaceRound`)."""
+    def job_override(self, round_index: int, configurations: int, run: str | None = None) -> str:
+        """The override that puts a job in this race's round (read by `rounds.RaceRound`), with the run its
+        previous round left open."""
         schedule = ",".join(repr(share) for share in self.schedule)
+        held = f",run:'{run}'" if run else ""
         return (f"+{RACE_KEY}={{seed:{self.seed},round:{round_index},schedule:[{schedule}],"
-                f"first:{self.first(configurations)},min_questions:{self.min_questions},metric:{self.metric}}}")
+                f"first:{self.first(configurations)},min_questions:{self.min_questions},metric:{self.metric}{held}}}")
 
 
 def racing_problems(primary: DictConfig, points: Sequence[Sequence[str]]) -> list[str]:
@@ -136,6 +138,7 @@ class RaceRecord:
     stopped: dict[str, dict] = field(default_factory=dict)  # configuration -> why it stopped
     failed: dict[str, str] = field(default_factory=dict)  # configuration -> its job's failure
     runs: dict[str, str] = field(default_factory=dict)  # configuration -> its run id
+    open: dict[str, bool] = field(default_factory=dict)  # configuration -> its run left RUNNING by its last round
     questions: dict[str, int] = field(default_factory=dict)  # configuration -> questions it ran
     left_out: dict[str, int] = field(default_factory=dict)  # configuration -> its failed questions
     winner: str | None = None
@@ -155,7 +158,8 @@ class RaceRecord:
                 f"Race on {self.metric}: {winner}")
 
     def to_json(self) -> str:
-        return json.dumps({**asdict(self), "evaluations": self.evaluations,
+        kept = {key: value for key, value in asdict(self).items() if key != "open"}
+        return json.dumps({**kept, "evaluations": self.evaluations,
                            "full_grid_evaluations": self.total * len(self.questions)}, indent=2)
 
 
@@ -174,7 +178,8 @@ def run_race(grid: Sequence[Sequence[str]], settings: RacingSettings, launch: La
     survivors = list(range(len(grid)))
     round_index = 0
     while survivors:
-        results = launch([[*grid[i], settings.job_override(round_index, len(grid))] for i in survivors])
+        results = launch([[*grid[i], settings.job_override(round_index, len(grid), held_open(record, labels[i]))]
+                          for i in survivors])
         scores: dict[str, list[float | None]] = {}
         for i, result in zip(survivors, results, strict=True):
             if result is None:
@@ -182,6 +187,7 @@ def run_race(grid: Sequence[Sequence[str]], settings: RacingSettings, launch: La
                 continue
             record.total = int(result["total"])
             record.runs[labels[i]] = result["run_id"]
+            record.open[labels[i]] = bool(result.get("open"))
             record.questions[labels[i]] = int(result["questions"])
             record.left_out[labels[i]] = sum(value is None for value in result["values"])
             scores[labels[i]] = result["values"]
@@ -206,6 +212,11 @@ def run_race(grid: Sequence[Sequence[str]], settings: RacingSettings, launch: La
     if race is not None and race.history and race.leader in race.survivors:
         record.winner = race.leader
     return record
+
+
+def held_open(record: RaceRecord, label: str) -> str | None:
+    """The configuration's run its last round left RUNNING, which its next round extends without reopening."""
+    return record.runs[label] if record.open.get(label) else None
 
 
 def progress_line(record: RaceRecord, configurations: int, rounds: int) -> str:
