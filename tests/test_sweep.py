@@ -62,7 +62,8 @@ def test_job_folders_hold_the_output_contract(swept):
     assert len(jobs) == 4
     for metrics_path in jobs:
         metrics = json.loads(metrics_path.read_text())
-        assert list(metrics) == [*METRIC_KEYS, "context_relevance"]
+        assert list(metrics) == [*METRIC_KEYS, "context_relevance", "cost_per_question", "cost_total"]
+        assert metrics.pop("cost_total") == {"value": 0.0, "n": 68}  # no prices given
         for name, summary in metrics.items():
             # context_relevance: only questions with a passage the span rule labels (holds half a reference, or none)
             assert set(summary) == {"mean", "std", "ci95", "per_corpus", "n"}

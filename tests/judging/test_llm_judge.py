@@ -42,6 +42,7 @@ def test_json_cut_off_by_max_tokens_is_re_asked_then_parse_failed():
     assert verdict.status == "parse_failed" and verdict.score is None
     first, second = verdict.raw.split(SEPARATOR)  # both calls' outputs kept
     assert first.startswith("{") and "truncated" in verdict.raw
+    assert verdict.completion_tokens == 6 and verdict.prompt_tokens > 0 and verdict.latency_ms > 0  # both calls paid
 
 
 def test_a_call_the_generator_cannot_make_is_an_error_verdict():

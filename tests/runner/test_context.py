@@ -1,5 +1,6 @@
 """A job with a cut-off and an augmenter, run for real: what it passes on is what its generator and judge read, what
-its token metrics score (recounted here character by character) and what its exported pipeline returns."""
+its token metrics score (recounted here character by character) and what its exported pipeline returns; and what
+each of its questions cost."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def widened_run(tmp_path_factory) -> Path:
         cfg = compose("config", overrides=["retriever=bm25", "k=4", "cutoff=margin", "cutoff.margin=0.3",
                                            "augment=neighbours", "augment.characters=50", "metrics.unit=chars",
                                            "generator=extractive", "judge=lexical", "dataset.limit=12",
-                                           f"paths.root={folder}"])
+                                           "prices.cpu_second=0.5", f"paths.root={folder}"])
     run(plan_job(cfg), RunContext(folder / "out"))
     return folder / "out"
 
@@ -34,6 +35,20 @@ def _records(out: Path) -> list[dict]:
 
 def _chars(spans: list[dict]) -> set[tuple[str, int]]:
     return {(span["doc_id"], position) for span in spans for position in range(span["start"], span["end"])}
+
+
+def test_each_question_costs_its_search_and_its_answer_at_the_price_of_a_cpu_second(widened_run):
+    """The extractive generator and the lexical judge are local and call no LLM, so a question's cost is
+    prices.cpu_second times its answer's seconds and the timed questions' mean search and rerank seconds."""
+    latency = json.loads((widened_run / "latency.json").read_text())
+    searching = sum(sum(latency[name]) / len(latency[name]) for name in ("search_ms", "rerank_ms") if latency[name])
+    records = _records(widened_run)
+    assert searching > 0
+    costs = [record["metrics"]["cost_per_question"] for record in records]
+    assert costs == pytest.approx([0.5 * (searching + record["generation"]["latency_ms"]) / 1000 for record in records])
+    summary = json.loads((widened_run / "metrics.json").read_text())
+    assert summary["cost_total"]["value"] == pytest.approx(sum(costs))
+    assert summary["cost_per_question"]["mean"] == pytest.approx(sum(costs) / len(costs))
 
 
 def test_the_context_is_widened_kept_hits_and_what_the_token_metrics_and_the_judge_read(widened_run):

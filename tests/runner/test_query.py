@@ -55,8 +55,14 @@ def test_each_questions_texts_are_searched_and_fused_by_reciprocal_rank(root):
             bm25.search(texts, 3)[0]
         assert [(hit["doc_id"], hit["start"], hit["end"]) for hit in record["retrieved"]] == [
             (chunks[hit.index].doc_id, chunks[hit.index].start, chunks[hit.index].end) for hit in expected]
-    _, again = _run(root, "again", "query=multi_query", "query.n=2")
+    priced, again = _run(root, "again", "query=multi_query", "query.n=2",
+                         "prices.models={SmolLM2-135M-Instruct.Q4_1:{input:1000,output:2000}}")
     assert (again["cache_hits_rewrites"], again["cache_misses_rewrites"]) == (4, 0)  # paid for once
+    for record in priced:  # a cached rewrite still costs what it took to write: its tokens at SmolLM2's price
+        rewrite = record["query"]
+        assert rewrite["prompt_tokens"] > 0 and rewrite["latency_ms"] > 0
+        assert record["metrics"]["cost_per_question"] == pytest.approx(
+            (1000 * rewrite["prompt_tokens"] + 2000 * rewrite["completion_tokens"]) / 1e6)
 
 
 def test_a_failed_rewrite_searches_with_the_question_is_counted_and_fails_the_run_past_its_budget(root):

@@ -51,6 +51,10 @@ class Generator(Protocol):
 OPTIONAL = {
     "max_tokens": OptionalAttribute("count", "the answer's token budget, which `ragsweep generate` reads to size its "
                                              "questions"),
+    "model_name": OptionalAttribute("text", "the model `prices.models` prices its tokens by (a local file's name "
+                                            "without its suffix, an endpoint's model); none: no token price"),
+    "remote": OptionalAttribute("flag", "True for an endpoint: its calls are priced by their tokens only, a local "
+                                        "model's also by `prices.cpu_second`"),
     "enabled": ENABLED,
     "preflight": PREFLIGHT,
     "preload": PRELOAD,

@@ -71,6 +71,7 @@ class LlamaCppGenerator:
         self.model_path = str(Path(model_path).expanduser()) if model_path else str(packaged_model())
         if not Path(self.model_path).is_file():
             raise ValueError(f"generator.model_path={self.model_path} does not exist; point it at a .gguf file")
+        self.model_name = Path(self.model_path).stem  # what `prices.models` prices it by
         self.n_ctx, self.max_tokens, self.temperature, self.seed = n_ctx, max_tokens, temperature, seed
         self.repeat_penalty = repeat_penalty
         self.threads = threads

@@ -33,6 +33,7 @@ class OpenAIGenerator:
     """
 
     enabled = True
+    remote = True  # priced by its tokens (`prices.models`), not by this machine's time
     preload = ("openai",)
 
     def __init__(self, base_url: str, model: str, api_key_env: str | None = None, timeout: float = 60.0,
@@ -49,7 +50,7 @@ class OpenAIGenerator:
         if api_key_env and not os.environ.get(api_key_env):
             raise ValueError(f"generator.api_key_env={api_key_env} names an environment variable that is not set; "
                              "export it, or set generator.api_key_env=null for a server that needs no key")
-        self.base_url, self.model = str(base_url), model
+        self.base_url, self.model, self.model_name = str(base_url), model, str(model)
         self.api_key_env, self.timeout, self.max_retries = api_key_env, timeout, max_retries
         self.concurrency, self.max_tokens, self.temperature, self.seed = concurrency, max_tokens, temperature, seed
 

@@ -29,6 +29,7 @@ class Reply(Generic[T]):
     error: str | None  # why the last call failed; None when every call answered
     prompt_tokens: int = 0  # summed over the ask's calls
     completion_tokens: int = 0
+    milliseconds: float = 0.0
 
 
 def ask_until_parsed(generator: Generator, conversations: Sequence[Messages], retries: int,
@@ -56,14 +57,15 @@ def ask_until_parsed(generator: Generator, conversations: Sequence[Messages], re
     raws: list[list[str]] = [[] for _ in messages]
     parsed: list[T | None] = [None] * len(messages)
     errors: list[str | None] = [None] * len(messages)
-    tokens = [[0, 0] for _ in messages]
+    spending = [[0, 0, 0.0] for _ in messages]  # prompt tokens, completion tokens, milliseconds
     pending = list(range(len(messages)))
     for attempt in range(retries + 1):
         made = generator.generate([request(i, messages[i]) for i in pending])
         again = []
         for i, generation in zip(pending, made, strict=True):
-            tokens[i][0] += generation.prompt_tokens
-            tokens[i][1] += generation.completion_tokens
+            spending[i][0] += generation.prompt_tokens
+            spending[i][1] += generation.completion_tokens
+            spending[i][2] += generation.latency_ms
             if generation.error is not None or generation.answer is None:
                 errors[i] = generation.error or NO_ANSWER
                 raws[i].append(errors[i])
@@ -78,4 +80,4 @@ def ask_until_parsed(generator: Generator, conversations: Sequence[Messages], re
         if not pending:
             break
     return [Reply(SEPARATOR.join(raw), result, error, *spent)
-            for raw, result, error, spent in zip(raws, parsed, errors, tokens, strict=True)]
+            for raw, result, error, spent in zip(raws, parsed, errors, spending, strict=True)]

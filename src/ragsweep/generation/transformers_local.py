@@ -41,6 +41,7 @@ class TransformersGenerator:
         if not Path(self.model_path).exists():
             raise ValueError(f"generator.model_path={self.model_path} does not exist; point it at a .gguf file "
                              "or a transformers model folder")
+        self.model_name = Path(self.model_path).stem  # what `prices.models` prices it by
         self.n_ctx, self.max_tokens, self.temperature, self.seed = n_ctx, max_tokens, temperature, seed
         self.repeat_penalty, self.threads = repeat_penalty, threads
 

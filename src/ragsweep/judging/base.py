@@ -39,6 +39,9 @@ class Verdict:
     score: float | None
     status: Status = "ok"
     raw: str = ""
+    prompt_tokens: int = 0  # what a model's calls for it cost (an LLM judge's; 0 for a judge that is no LLM)
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

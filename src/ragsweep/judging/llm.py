@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from ragsweep.generation.base import Request
 from ragsweep.generation.prompts import read_template
-from ragsweep.generation.reask import ask_until_parsed
+from ragsweep.generation.reask import Reply, ask_until_parsed
 from ragsweep.judging.base import Pair, Verdict, check_threshold
 from ragsweep.judging.parsing import Parsed, parse_choice, parse_list, parse_yes_no
 
@@ -109,8 +109,7 @@ class LLMJudge:
             for start in range(0, len(pairs), self.batch_size):
                 batch = pairs[start:start + self.batch_size]
                 asks = [(pair.task, self._fields(pair)) for pair in batch]
-                for raw, parsed, error in self._ask(self.generator, asks):
-                    verdicts.append(_verdict(raw, parsed, error))
+                verdicts += [_verdict(reply) for reply in self._ask(self.generator, asks)]
                 bar.update(len(batch))
         return verdicts
 
@@ -130,20 +129,21 @@ class LLMJudge:
         longer = copy.copy(self.generator)  # same model or endpoint, room for a list
         if hasattr(longer, "max_tokens"):
             longer.max_tokens = max(self.list_max_tokens, longer.max_tokens)
-        raw, items, error = self._ask(longer, [(task, fields)])[0]
+        reply = self._ask(longer, [(task, fields)])[0]
+        raw, items, error = reply.raw, reply.parsed, reply.error
         items = list(dict.fromkeys(items)) if items else None  # small models repeat an item until the limit
         if items is None:
             log.warning("llm judge: no %s list (%s); raw output: %r", task, error or "unparseable", raw[-300:])
         return items
 
-    def _ask(self, generator, asks: list[tuple[str, dict]]) -> list[tuple[str, object, str | None]]:
-        """Send every ask, re-ask the unparseable ones; per ask: (all raw outputs, parsed result, error)."""
-        replies = ask_until_parsed(
+    def _ask(self, generator, asks: list[tuple[str, dict]]) -> list[Reply]:
+        """Send every ask, re-ask the unparseable ones; per ask its `Reply` (all raw outputs, the parse, the error,
+        what its calls cost)."""
+        return ask_until_parsed(
             generator, [self.prompts[task].render(**fields) for task, fields in asks], self.retries,
             request=lambda i, messages: self._request(asks[i][0], messages),
             read=lambda i, text: _read(asks[i][0], text), usable=_parsed,
             correction=lambda i: REASK[asks[i][0]])
-        return [(reply.raw, reply.parsed, reply.error) for reply in replies]
 
     def _request(self, task: str, messages: tuple[dict[str, str], ...]) -> Request:
         question = messages[-1]["content"]
@@ -169,12 +169,15 @@ def _parsed(result: object) -> bool:
     return result.ok if isinstance(result, Parsed) else result is not None
 
 
-def _verdict(raw: str, parsed: object, error: str | None) -> Verdict:
-    if error is not None:
-        return Verdict(None, "error", raw)
+def _verdict(reply: Reply) -> Verdict:
+    spent = (reply.prompt_tokens, reply.completion_tokens, reply.milliseconds)
+    if reply.error is not None:
+        return Verdict(None, "error", reply.raw, *spent)
+    parsed = reply.parsed
     if isinstance(parsed, Parsed) and parsed.ok:
-        return Verdict(parsed.value, "ok", raw)
-    return Verdict(None, "parse_failed", raw + (f"\n[{parsed.reason}]" if isinstance(parsed, Parsed) else ""))
+        return Verdict(parsed.value, "ok", reply.raw, *spent)
+    return Verdict(None, "parse_failed", reply.raw + (f"\n[{parsed.reason}]" if isinstance(parsed, Parsed) else ""),
+                   *spent)
 
 
 def load_judge_prompt(task: str, name: str) -> JudgePrompt:

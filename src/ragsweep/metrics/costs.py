@@ -1,12 +1,16 @@
-"""What answering cost, per question and per run: failures, tokens and milliseconds.
+"""What answering cost, per question and per run: failures, tokens, milliseconds and money.
 
 A failed generation counts in `generation_error_rate` and nowhere else: it is left out of the
-token means and latency percentiles, as it is left out of the answer metrics' means.
+token means and latency percentiles, as it is left out of the answer metrics' means. Money counts every call
+made, failed or not: a failed call was paid for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +32,68 @@ def costs_per_query(generations: Sequence[Generation], count_tokens: Callable[[s
                      "completion_tokens_mean": float(made.completion_tokens),
                      "answer_tokens_mean": float(count_tokens(made.answer or ""))})
     return rows
+
+
+@dataclass(frozen=True)
+class Call:
+    """A model's work for one question, as it is priced: the model (`prices.models` key; None for one without a
+    token price), whether it ran at an endpoint (remote: its time is not ours to price), its tokens and seconds."""
+
+    model: str | None
+    remote: bool
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Prices:
+    """`prices` in the config: per model, the price of a million prompt (`input`) and completion (`output`)
+    tokens, and `cpu_second`, the price of a second a local model or embedder works on a question."""
+
+    models: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # model -> (input, output)
+    cpu_second: float = 0.0
+
+    @classmethod
+    def from_config(cls, prices: Mapping[str, Any] | None) -> Prices:
+        """Checked prices; ValueError naming the key for a price that is not a number >= 0 or an unknown key."""
+        prices = dict(prices or {})
+        unknown = sorted(set(prices) - {"models", "cpu_second"})
+        if unknown:
+            raise ValueError(f"prices.{unknown[0]}: unknown key; prices has models and cpu_second")
+        models = {}
+        for model, price in dict(prices.get("models") or {}).items():
+            price = dict(price or {})
+            extra = sorted(set(price) - {"input", "output"})
+            if extra:
+                raise ValueError(f"prices.models.{model}.{extra[0]}: unknown key; give input and output (per million "
+                                 "tokens)")
+            models[str(model)] = (_price(price.get("input", 0.0), f"prices.models.{model}.input"),
+                                  _price(price.get("output", 0.0), f"prices.models.{model}.output"))
+        return cls(models, _price(prices.get("cpu_second", 0.0), "prices.cpu_second"))
+
+    def of(self, call: Call) -> float:
+        """input x prompt_tokens / 10^6 + output x completion_tokens / 10^6 for a model with a price, plus
+        cpu_second x seconds for a local call (what the machine it ran on costs for that time)."""
+        unit_in, unit_out = self.models.get(call.model, (0.0, 0.0)) if call.model is not None else (0.0, 0.0)
+        tokens = (unit_in * call.prompt_tokens + unit_out * call.completion_tokens) / 1e6
+        return tokens + (0.0 if call.remote else self.cpu_second * call.seconds)
+
+    def unpriced(self, calls: Sequence[Call]) -> list[str]:
+        """The remote models among `calls` with no price: their tokens count 0 in the cost."""
+        return sorted({call.model or "unnamed" for call in calls if call.remote and call.model not in self.models})
+
+
+def _price(value: Any, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{key}={value!r}: give a price >= 0 (per million tokens for a model, per second for "
+                         "cpu_second)")
+    return float(value)
+
+
+def cost_per_question(calls: Sequence[Sequence[Call]], prices: Prices) -> list[float]:
+    """Each question's cost: the sum of `Prices.of` over its calls (every call made, failed ones too)."""
+    return [sum(prices.of(call) for call in question) for question in calls]
 
 
 def percentiles(name: str, milliseconds: np.ndarray) -> dict[str, float]:

@@ -20,7 +20,7 @@ from ragsweep.metrics.ranking import RANKING_METRICS
 from ragsweep.metrics.relevance import RELEVANCE_JUDGED, RELEVANCE_METRICS
 from ragsweep.metrics.token import TOKEN_METRICS
 
-Stage = Literal["retrieval", "relevance", "answer", "judged", "latency"]
+Stage = Literal["retrieval", "relevance", "answer", "judged", "latency", "cost"]
 Direction = Literal["maximize", "minimize", "none"]
 # The summary tables' column groups: retrieval always; generation when a run generated; relevance when a run had a
 # relevance judge; judged when a run was judged.
@@ -108,6 +108,9 @@ def _declare() -> dict[str, Metric]:
         *(watched(f"{timing}_{percentile}", "latency", "minimize", COUNT, deterministic=False,
                   summary="generation" if f"{timing}_{percentile}" == "latency_ms_p50" else None)
           for timing in ("search_ms", "rerank_ms", "generation_ms", "latency_ms") for percentile in ("p50", "p95")),
+        # money (`prices`): each question's calls and compute, and the run's sum; timed work makes them vary
+        watched("cost_per_question", "cost", "minimize", COUNT, per_question=True, deterministic=False),
+        watched("cost_total", "cost", "minimize", COUNT, deterministic=False),
     ]
     return {metric.name: metric for metric in metrics}
 

@@ -18,12 +18,13 @@ from ragsweep.judging.parsing import parse_list
 @dataclass(frozen=True)
 class Rewrite:
     """What one question is searched with (never empty: the question itself when its rewrite failed), why its
-    rewrite failed, and the tokens the rewrite cost."""
+    rewrite failed, and the tokens and milliseconds the rewrite cost."""
 
     texts: tuple[str, ...]
     error: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    latency_ms: float = 0.0
 
 
 class QueryRewriter(Protocol):
@@ -79,7 +80,8 @@ def rewrites_of(questions: Sequence[str], replies: Sequence[Reply[Any]],
         found = texts(question, reply.parsed) if reply.error is None and reply.parsed else ()
         found = tuple(text for text in found if any(character.isalnum() for character in text))
         error = None if found else reply.error or f"no usable rewrite in the model's output: {reply.raw[-200:]!r}"
-        made.append(Rewrite(found or (question,), error, reply.prompt_tokens, reply.completion_tokens))
+        made.append(Rewrite(found or (question,), error, reply.prompt_tokens, reply.completion_tokens,
+                            reply.milliseconds))
     return made
 
 

@@ -33,7 +33,8 @@ class HydeRewriter(GeneratedRewriter):
     def rewrite(self, questions: Sequence[str]) -> list[Rewrite]:
         made = self.generator.generate([Request(q, (), rendered(self.system, self.user, question=q)) for q in questions])
         replies = [Reply(generation.answer or "", (generation.answer or "").strip() or None, generation.error,
-                         generation.prompt_tokens, generation.completion_tokens) for generation in made]
+                         generation.prompt_tokens, generation.completion_tokens, generation.latency_ms)
+                   for generation in made]
         return rewrites_of(questions, replies, self._texts)
 
     def _texts(self, question: str, passage: str) -> tuple[str, ...]:

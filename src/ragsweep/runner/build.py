@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.errors import InstantiationException
@@ -18,6 +18,7 @@ from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.hydra_internals import locate
 from ragsweep.identity import semantic_config
 from ragsweep.judging.calibration.claim_labels import ClaimLabel, load_claim_labels
+from ragsweep.metrics.costs import Prices
 from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
 from ragsweep.runner.errors import ConfigError, closest
@@ -59,6 +60,7 @@ class Pipeline:
     relevance_judge: Built | None = None  # None: relevance_judge=none; context_relevance comes from spans alone
     relevance_max_failure_rate: float = 0.05
     relevance_context_weight: float = 0.0  # how far a passage's score moves by its margin over the others retrieved
+    prices: Prices = field(default_factory=Prices)  # what each question's calls cost in money (`prices`)
 
 
 def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[str, Any] | None = None) -> Pipeline:
@@ -97,6 +99,10 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
         augmenter=instantiate_stage(cfg, "augment", {}, cache) if "augment" in plan.targets else None,
         compressor=instantiate_stage(cfg, "compress", stages, cache) if "compress" in plan.targets else None,
     )
+    try:
+        pipeline.prices = Prices.from_config(OmegaConf.to_container(cfg.prices) if "prices" in cfg else None)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     if pipeline.query is not None:
         pipeline.query_max_failure_rate = _bounded(group_config(cfg, "query"), "query", "max_failure_rate", 0.05)
     _add_generator(cfg, pipeline, stages, cache, objects)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ragsweep.augment.base import Passage
+from ragsweep.augment.none import NoAugmenter
 from ragsweep.runner.build import Pipeline
 from ragsweep.types import Chunk, Document, Hit, Span
 
@@ -38,10 +38,8 @@ def passed_on(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chu
     kept = pipeline.cutoff.component.cut(top) if pipeline.cutoff is not None else top
     if pipeline.augmenter is None and pipeline.compressor is None:
         return Context(kept, chunks, kept)
-    if pipeline.augmenter is not None:
-        widened = pipeline.augmenter.component.augment(kept, chunks, documents)
-    else:
-        widened = [[Passage(chunks[hit.index].span, hit.score) for hit in query_hits] for query_hits in kept]
+    augmenter = pipeline.augmenter.component if pipeline.augmenter is not None else NoAugmenter()
+    widened = augmenter.augment(kept, chunks, documents)
     if pipeline.compressor is not None:
         widened = pipeline.compressor.component.compress(questions, widened, documents)
     passages, passed = [], []

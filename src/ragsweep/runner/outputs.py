@@ -44,7 +44,9 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
                       "references": [ref.to_dict() for ref in query.references],
                       "retrieved": retrieved, "metrics": scores}
             if rewrites is not None:
-                record["query"] = {"texts": list(rewrites[position].texts), "error": rewrites[position].error}
+                made = rewrites[position]
+                record["query"] = {"texts": list(made.texts), "error": made.error, "prompt_tokens": made.prompt_tokens,
+                                   "completion_tokens": made.completion_tokens, "latency_ms": made.latency_ms}
             if context.widened:
                 record["context"] = [_retrieved(context.chunks[hit.index], hit.score) for hit in context.hits[position]]
             if generations is not None:

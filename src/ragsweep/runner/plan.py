@@ -43,7 +43,7 @@ from ragsweep.tracking.provenance import sweep_name
 log = logging.getLogger(__name__)
 
 # The metric stages every job scores: span metrics, and context_relevance from the span labels.
-ALWAYS_SCORED = ("retrieval", "relevance")
+ALWAYS_SCORED = ("retrieval", "relevance", "cost")
 # The groups a whole retriever replaces: it chunks and indexes on its own.
 WHOLE_RETRIEVER_REPLACES = ("chunker", "store")
 # Groups built only to be handed to the stages that take them (`build` hands each stage the built groups its
@@ -133,7 +133,7 @@ STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "query", "retriever",
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
-            "tracking", "paths", "cache", LABEL_KEY, "race", "hydra")
+            "tracking", "paths", "cache", LABEL_KEY, "race", "hydra", "prices")
 CACHE_KEYS = ("enabled", "dir", "locks", "fresh", "embedding_shard")
 # what cache.fresh may name
 FRESH_STAGES = ("chunks", "rewrites", "retrieval", "rerank", "answers", "claims", "verdicts")

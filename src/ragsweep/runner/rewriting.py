@@ -74,9 +74,11 @@ def rewrite_metrics(rewrites: Sequence[Rewrite] | None) -> dict[str, float]:
 
 def _pack(made: Rewrite) -> dict[str, np.ndarray]:
     return {"texts": np.array(made.texts), "error": np.array(made.error or ""),
-            "prompt_tokens": np.array(made.prompt_tokens), "completion_tokens": np.array(made.completion_tokens)}
+            "prompt_tokens": np.array(made.prompt_tokens), "completion_tokens": np.array(made.completion_tokens),
+            "latency_ms": np.array(made.latency_ms)}
 
 
 def _unpack(entry: dict[str, np.ndarray]) -> Rewrite:
     return Rewrite(tuple(str(text) for text in entry["texts"].tolist()), str(entry["error"]) or None,
-                   int(entry["prompt_tokens"]), int(entry["completion_tokens"]))
+                   int(entry["prompt_tokens"]), int(entry["completion_tokens"]),
+                   float(entry["latency_ms"]) if "latency_ms" in entry else 0.0)  # kept before rewrites were timed

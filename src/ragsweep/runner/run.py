@@ -29,6 +29,7 @@ from ragsweep.runner.context import passed_on
 from ragsweep.runner.answer_stages import answer_stages
 from ragsweep.runner.failures import JOB_FAILURES, fail_on_rewrite_errors, sweep_job_failed
 from ragsweep.runner.corrections import judge_source
+from ragsweep.runner.costing import question_costs
 from ragsweep.runner.embedding_helpers import help_embed, is_helper
 from ragsweep.runner.judge_stage import judge_answers
 from ragsweep.runner.outputs import query_traces, write_latency, write_results
@@ -269,9 +270,13 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         per_query, diagnostics = _timed(
             seconds, "scoring",
             lambda: score_questions(pipeline, dataset, chunks, context, generations, judgements, labels, relevance))
-        corpora = [query.corpus for query in dataset.queries]
-        summary = summarize(per_query, corpora, cfg.get("bootstrap_samples", 1000))
         samples = latency_samples(search_ms, rerank_ms, generations, timed)
+        costs = question_costs(pipeline, len(per_query), samples, rewrites, generations, judgements, relevance)
+        for scores, cost in zip(per_query, costs, strict=True):
+            scores["cost_per_question"] = cost
+        corpora = [query.corpus for query in dataset.queries]
+        summary = {**summarize(per_query, corpora, cfg.get("bootstrap_samples", 1000)),
+                   "cost_total": {"value": float(sum(costs)), "n": len(costs)}}
         timings = latency_metrics(samples)
         stages = answer_stages(pipeline, dataset, generations, judgements, relevance, labels, samples)
         for stage in stages:

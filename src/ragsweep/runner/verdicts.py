@@ -40,9 +40,12 @@ def cached_verdicts(judge: Built, cache: StageCache, pairs: Sequence[Pair]) -> l
 
 def _pack(verdict: Verdict) -> dict[str, np.ndarray]:
     return {"score": np.array(np.nan if verdict.score is None else verdict.score), "status": np.array(verdict.status),
-            "raw": np.array(verdict.raw)}
+            "raw": np.array(verdict.raw), "spent": np.array([verdict.prompt_tokens, verdict.completion_tokens,
+                                                             verdict.latency_ms])}
 
 
 def _unpack(entry: dict[str, np.ndarray]) -> Verdict:
     status = str(entry["status"])
-    return Verdict(float(entry["score"]) if status == "ok" else None, status, str(entry["raw"]))
+    prompt, completion, milliseconds = entry["spent"].tolist() if "spent" in entry else (0, 0, 0.0)  # kept untimed
+    return Verdict(float(entry["score"]) if status == "ok" else None, status, str(entry["raw"]), int(prompt),
+                   int(completion), float(milliseconds))

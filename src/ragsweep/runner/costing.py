@@ -1,0 +1,67 @@
+"""What each question of a job cost in money (`prices`): its rewrite, its search, its answer and its judges' calls.
+
+Every call counts as it was made, cached or not (a cached answer keeps the tokens and milliseconds it took), so
+a configuration's cost is what running it costs, the same in every run of it; a failed call counts too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ragsweep.generation.base import Generation
+from ragsweep.judging.base import Verdict
+from ragsweep.metrics.costs import Call, cost_per_question
+from ragsweep.query.base import Rewrite
+from ragsweep.runner.build import Pipeline
+from ragsweep.runner.judge_stage import Judgement
+
+log = logging.getLogger(__name__)
+
+
+def priced_as(built: Any) -> tuple[str | None, bool]:
+    """The model a stage's calls are priced by and whether it is an endpoint: the component's own `model_name` and
+    `remote` (a generator's), or those of the generator it asks (a rewriter's, an LLM judge's)."""
+    component = getattr(built, "component", built)
+    model = getattr(component, "generator", component)
+    return getattr(model, "model_name", None), bool(getattr(model, "remote", False))
+
+
+def question_costs(pipeline: Pipeline, count: int, samples: Mapping[str, np.ndarray],
+                   rewrites: Sequence[Rewrite] | None, generations: Sequence[Generation] | None,
+                   judgements: Sequence[Judgement] | None,
+                   relevance: Sequence[Sequence[Verdict]] | None) -> list[float]:
+    """Each of the `count` questions' cost: embedding and searching it (the timed questions' mean search and
+    rerank seconds, as every question's), rewriting it, answering it, and judging its answer and passages."""
+    calls: list[list[Call]] = [[Call(None, False, seconds=_mean_seconds(samples, "search_ms", "rerank_ms"))]
+                               for _ in range(count)]
+    if rewrites is not None:
+        model, remote = priced_as(pipeline.query)
+        for question, made in zip(calls, rewrites, strict=True):
+            question.append(Call(model, remote, made.prompt_tokens, made.completion_tokens, made.latency_ms / 1000))
+    if generations is not None:
+        model, remote = priced_as(pipeline.generator)
+        for question, answer in zip(calls, generations, strict=True):
+            question.append(Call(model, remote, answer.prompt_tokens, answer.completion_tokens,
+                                 answer.latency_ms / 1000))
+    if judgements is not None:
+        _add_verdicts(calls, priced_as(pipeline.judge), [[v for _, v in made.calls()] for made in judgements])
+    if relevance is not None:
+        _add_verdicts(calls, priced_as(pipeline.relevance_judge), relevance)
+    unpriced = pipeline.prices.unpriced([call for question in calls for call in question])
+    if unpriced:
+        log.warning("prices.models has no price for %s: its tokens count 0 in cost_per_question; add e.g. "
+                    "prices.models.%s={input: 2.5, output: 10}", ", ".join(unpriced), unpriced[0])
+    return cost_per_question(calls, pipeline.prices)
+
+
+def _add_verdicts(calls: list[list[Call]], model: tuple[str | None, bool], verdicts: Sequence[Sequence[Verdict]]) -> None:
+    for question, made in zip(calls, verdicts, strict=True):
+        question += [Call(*model, v.prompt_tokens, v.completion_tokens, v.latency_ms / 1000) for v in made]
+
+
+def _mean_seconds(samples: Mapping[str, np.ndarray], *names: str) -> float:
+    return sum(float(np.mean(samples[name])) / 1000 for name in names if len(samples.get(name, ())))
