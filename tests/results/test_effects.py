@@ -129,3 +129,12 @@ def test_the_levels_are_the_settings_the_labels_name_read_from_the_params():
     levels = swept_levels(labels, params)
     assert levels.to_dict("list") == {"chunker": ["fixed", "recursive", "recursive"], "k": ["3", "10", "3"],
                                       "retriever.weights": ["default", "default", "[0.3,0.7]"]}
+
+
+def test_small_effects_keep_three_significant_digits():
+    """A cost of $0.000012 a question is not printed as +0.0000; quality metrics keep four places."""
+    from ragsweep.results.effects import decimals
+
+    assert decimals([0.0277, -0.0331]) == 4 and decimals([0.5, 1.0]) == 4
+    assert decimals([2.7e-6, -1.1e-6]) == 8 and f"{2.7e-6:+.{decimals([2.7e-6])}f}" == "+0.00000270"
+    assert decimals([float("nan"), 0.0]) == 4

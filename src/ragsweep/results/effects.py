@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import json
+import math
 import logging
 import re
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,12 +142,20 @@ def _records(table: pd.DataFrame) -> list[dict]:
     return json.loads(table.to_json(orient="records"))  # NaN as null
 
 
+def decimals(values: Sequence[float]) -> int:
+    """Decimal places that show the largest of `values` with three significant digits, at least 4: a cost of
+    $0.000012 a question must not print as +0.0000."""
+    largest = max((abs(value) for value in values if value == value), default=0.0)
+    return max(4, 2 - math.floor(math.log10(largest))) if largest > 0 else 4
+
+
 def display_table(effects: Effects) -> pd.DataFrame:
     """The table as people read it: the effect with its interval; what cannot be separated says so."""
     table = effects.table
-    effect = [note if kind == "not separable" else f"{value:+.4f}"
+    places = decimals([*table.effect, *table.low, *table.high])
+    effect = [note if kind == "not separable" else f"{value:+.{places}f}"
               for value, kind, note in zip(table.effect, table.kind, table.note)]
-    interval = ["" if kind == "not separable" else f"[{low:+.4f}, {high:+.4f}]"
+    interval = ["" if kind == "not separable" else f"[{low:+.{places}f}, {high:+.{places}f}]"
                 for low, high, kind in zip(table.low, table.high, table.kind)]
     return pd.DataFrame({"factor": table.factor, "level": table.level, "effect": effect, "95% interval": interval,
                          "questions": table.questions})

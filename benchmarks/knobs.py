@@ -1,0 +1,74 @@
+"""What the knobs teams turn do (issue 50): each new stage's effect against its `none`, with paired intervals.
+
+Two grids, each run as `python sweep.py -m ...` from an empty folder (its own MLflow store and outputs; the stage
+cache is --cache, shared), then `ragsweep effects --metric M` for each metric (each factor's main effect on the
+per-question values, with a paired bootstrap interval):
+  chroma  chroma_general (472 questions), generator=extractive, bm25, k=5:
+          augment=none,neighbours,parent x cutoff=none,margin x compress=none,sentences (12 jobs)
+  sotu    sotu_qa (68 questions), SmolLM2 answering in process (generator=llama_cpp), bm25, k=3:
+          query=none,hyde x augment=none,neighbours (4 jobs)
+Metrics: token_iou, token_recall, answer_f1, cost_per_question (prices.cpu_second=0.0001: the machine's time).
+Prints each sweep's wall time, each effects table and the provenance line (machine, date, commit).
+
+Usage: python benchmarks/knobs.py [--grids chroma sotu] [--data DIR] [--cache DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from racing import provenance
+
+ROOT = Path(__file__).resolve().parents[1]
+GRIDS = {
+    "chroma": ["dataset=chroma_general", "generator=extractive", "retriever=bm25", "k=5",
+               "augment=none,neighbours,parent", "cutoff=none,margin", "compress=none,sentences"],
+    "sotu": ["dataset=sotu_qa", "generator=llama_cpp", "retriever=bm25", "k=3", "query=none,hyde",
+             "augment=none,neighbours"],
+}
+METRICS = ("token_iou", "token_recall", "answer_f1", "cost_per_question")
+PRICE = "prices.cpu_second=0.0001"
+
+
+def sweep(grid: str, folder: Path, data: Path, cache: Path) -> float:
+    """Run the grid from `folder` (its store and outputs there); its wall seconds."""
+    command = [sys.executable, str(ROOT / "sweep.py"), "-m", *GRIDS[grid], PRICE, f"paths.root={folder}",
+               f"paths.data={data}", f"cache.dir={cache}", "bootstrap_samples=200"]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{grid}: the sweep failed:\n{done.stderr[-3000:]}")
+    return time.perf_counter() - started
+
+
+def effects(folder: Path, metric: str) -> str:
+    """`ragsweep effects --metric metric` on the folder's store, as printed."""
+    done = subprocess.run([sys.executable, "-m", "ragsweep.cli", "effects", "--metric", metric,
+                           "--tracking-uri", f"sqlite:///{folder}/mlruns/mlflow.db"],
+                          cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else f"(effects failed: {done.stderr.strip()[-500:]})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--grids", nargs="+", choices=list(GRIDS), default=list(GRIDS))
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--cache", type=Path, default=ROOT / ".cache" / "ragsweep")
+    args = parser.parse_args()
+    for grid in args.grids:
+        with tempfile.TemporaryDirectory(prefix=f"ragsweep-knobs-{grid}-") as scratch:
+            folder = Path(scratch)
+            seconds = sweep(grid, folder, args.data.resolve(), args.cache.resolve())
+            print(f"## {grid}: python sweep.py -m {' '.join(GRIDS[grid])} {PRICE} ({seconds / 60:.1f} min)\n")
+            for metric in METRICS:
+                print(f"### {metric}\n\n{effects(folder, metric)}\n", flush=True)
+    print(provenance())
+
+
+if __name__ == "__main__":
+    main()
