@@ -86,7 +86,8 @@ CASES = {
     "bootstrap samples negative": Case(["bootstrap_samples=-1"], "bootstrap_samples must be a positive integer"),
     "optimized metric unknown": Case(["optimized_metric=accuracy"], "optimized_metric=accuracy is not a metric"),
     "price negative": Case(["prices.cpu_second=-1"], "prices.cpu_second=-1: give a price >= 0"),
-    "price of a model with a typo": Case(["prices.models={gpt-4o:{inpt:2.5}}"], "prices.models.gpt-4o.inpt: unknown key"),
+    "price of a model with a typo": Case(["prices.models={gpt-4o:{inpt:2.5}}"],
+                                         "prices.models.gpt-4o.inpt: unknown key"),
     # keys no stage reads
     "unknown top-level key added": Case(["+foo=1"], "foo: no stage reads this key"),
     "unknown top-level key set": Case(["foo=1"], "foo: no stage reads this key"),

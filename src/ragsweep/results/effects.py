@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import json
-import math
 import logging
+import math
 import re
 import tempfile
 from collections.abc import Sequence

@@ -58,7 +58,8 @@ def question_costs(pipeline: Pipeline, count: int, samples: Mapping[str, np.ndar
     return cost_per_question(calls, pipeline.prices)
 
 
-def _add_verdicts(calls: list[list[Call]], model: tuple[str | None, bool], verdicts: Sequence[Sequence[Verdict]]) -> None:
+def _add_verdicts(calls: list[list[Call]], model: tuple[str | None, bool],
+                  verdicts: Sequence[Sequence[Verdict]]) -> None:
     for question, made in zip(calls, verdicts, strict=True):
         question += [Call(*model, v.prompt_tokens, v.completion_tokens, v.latency_ms / 1000) for v in made]
 

@@ -152,8 +152,8 @@ def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, contex
     (`RunExtension`; the race closes the runs it stopped).
 
     A round this configuration already logged whole (a race run again after it ended or was killed) is not
-    recomputed: its run's per-question scores are read back. The run gets the configuration's fingerprint tag, which a plain sweep
-    reuses, only once it has run every question.
+    recomputed: its run's per-question scores are read back. The run gets the configuration's fingerprint tag, which a
+    plain sweep reuses, only once it has run every question.
     """
     total = len(dataset.queries)
     asked = race.questions(total)
