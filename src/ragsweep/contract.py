@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Kind = Literal["method", "flag", "count", "modules", "text", "mapping"]
+Kind = Literal["method", "flag", "count", "modules", "text", "mapping", "generator"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class OptionalAttribute:
             return isinstance(value, tuple) and all(isinstance(name, str) for name in value)
         if self.kind == "mapping":
             return value is None or isinstance(value, dict)
+        if self.kind == "generator":
+            return callable(getattr(value, "generate", None))
         return value is None or isinstance(value, str)
 
 
@@ -44,5 +46,7 @@ PRELOAD = OptionalAttribute("modules", "libraries its work imports, imported onc
 VERSION = OptionalAttribute("text", "what its numbers come from, as a version (class attribute): raised when a change "
                                     "changes them, so configurations using it get a new fingerprint and a FINISHED "
                                     "run made before runs again, with a warning (`ragsweep.identity.code_versions`)")
+ASKS = OptionalAttribute("generator", "the LLM it asks (a generator built from its own config group), whose "
+                                      "`model_name` and `remote` price its calls (`prices`)")
 ENABLED = OptionalAttribute("flag", "False on a `none` option's class: the stage does no work and the plan leaves "
                                     "it out")

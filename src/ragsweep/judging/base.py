@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ragsweep.contract import ENABLED, PREFLIGHT, PRELOAD, VERSION, OptionalAttribute
+from ragsweep.contract import ASKS, ENABLED, PREFLIGHT, PRELOAD, VERSION, OptionalAttribute
 
 Task = Literal["support", "relevance"]
 VALIDATED_AUC = 0.6  # a judge's AUC on data it was not fitted on below this (or none) marks its numbers unvalidated
@@ -70,6 +70,7 @@ class Judge(Protocol):
 
 # What the engine reads on a judge beyond the protocol, when it has it (`ragsweep.contract`).
 OPTIONAL = {
+    "generator": ASKS,
     "cached": OptionalAttribute("flag", "False: its verdicts are computed every time, never stored (default True)"),
     "model_key": OptionalAttribute("text", "what identifies the model it loads or trains, added to its cache keys so "
                                            "that two models never share verdicts (None: its settings say it all)"),

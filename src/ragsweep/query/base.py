@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Protocol
 
-from ragsweep.contract import ENABLED, PREFLIGHT, PRELOAD, VERSION
+from ragsweep.contract import ASKS, ENABLED, PREFLIGHT, PRELOAD, VERSION
 from ragsweep.generation.base import Generator, Request
 from ragsweep.generation.prompts import read_template
 from ragsweep.generation.reask import Reply, ask_until_parsed
@@ -36,6 +36,7 @@ class QueryRewriter(Protocol):
 
 # What the engine reads on a rewriter beyond the protocol, when it has it (`ragsweep.contract`).
 OPTIONAL = {
+    "generator": ASKS,
     "enabled": ENABLED,
     "preflight": PREFLIGHT,
     "preload": PRELOAD,

@@ -22,10 +22,9 @@ from ragsweep.runner.judge_stage import Judgement
 log = logging.getLogger(__name__)
 
 
-def priced_as(built: Any) -> tuple[str | None, bool]:
+def priced_as(component: Any) -> tuple[str | None, bool]:
     """The model a stage's calls are priced by and whether it is an endpoint: the component's own `model_name` and
     `remote` (a generator's), or those of the generator it asks (a rewriter's, an LLM judge's)."""
-    component = getattr(built, "component", built)
     model = getattr(component, "generator", component)
     return getattr(model, "model_name", None), bool(getattr(model, "remote", False))
 
@@ -39,18 +38,18 @@ def question_costs(pipeline: Pipeline, count: int, samples: Mapping[str, np.ndar
     calls: list[list[Call]] = [[Call(None, False, seconds=_mean_seconds(samples, "search_ms", "rerank_ms"))]
                                for _ in range(count)]
     if rewrites is not None:
-        model, remote = priced_as(pipeline.query)
+        model, remote = priced_as(pipeline.query.component)
         for question, made in zip(calls, rewrites, strict=True):
             question.append(Call(model, remote, made.prompt_tokens, made.completion_tokens, made.latency_ms / 1000))
     if generations is not None:
-        model, remote = priced_as(pipeline.generator)
+        model, remote = priced_as(pipeline.generator.component)
         for question, answer in zip(calls, generations, strict=True):
             question.append(Call(model, remote, answer.prompt_tokens, answer.completion_tokens,
                                  answer.latency_ms / 1000))
     if judgements is not None:
-        _add_verdicts(calls, priced_as(pipeline.judge), [[v for _, v in made.calls()] for made in judgements])
+        _add_verdicts(calls, priced_as(pipeline.judge.component), [[v for _, v in made.calls()] for made in judgements])
     if relevance is not None:
-        _add_verdicts(calls, priced_as(pipeline.relevance_judge), relevance)
+        _add_verdicts(calls, priced_as(pipeline.relevance_judge.component), relevance)
     unpriced = pipeline.prices.unpriced([call for question in calls for call in question])
     if unpriced:
         log.warning("prices.models has no price for %s: its tokens count 0 in cost_per_question; add e.g. "
