@@ -1,4 +1,5 @@
-"""A Ctrl-C that lands inside a finalizer or a weakref callback still stops the job."""
+"""A Ctrl-C that lands inside a finalizer or a weakref callback still stops the job; one that lands while a model
+loads stops it once the model has loaded."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 
 import pytest
 
-from ragsweep.interrupts import interrupt
+from ragsweep.interrupts import interrupt, uninterrupted
 
 
 class SignalledWhileCollected:
@@ -56,3 +57,25 @@ def test_an_interrupt_elsewhere_is_raised_at_once(handler):
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1)
+
+
+def test_an_interrupt_while_a_model_loads_is_raised_once_it_has_loaded(handler):
+    steps = []
+
+    @uninterrupted
+    def load() -> str:
+        os.kill(os.getpid(), signal.SIGINT)  # the held-back handler runs here
+        time.sleep(0.05)
+        steps.append("loaded")
+        return "model"
+
+    with pytest.raises(KeyboardInterrupt):
+        load()
+        steps.append("went on")  # never reached: the interrupt is raised as the load returns
+    assert steps == ["loaded"]
+    assert signal.getsignal(signal.SIGINT) is interrupt
+
+
+def test_a_load_without_an_interrupt_returns_its_result_and_keeps_the_handler(handler):
+    assert uninterrupted(lambda: 7)() == 7
+    assert signal.getsignal(signal.SIGINT) is interrupt

@@ -20,8 +20,11 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psutil
+
+from ragsweep.interrupts import uninterrupted
 
 log = logging.getLogger(__name__)
 
@@ -112,12 +115,18 @@ def model_threads(threads: int | None, share: CoreShare | None = None) -> Iterat
 @contextmanager
 def torch_threads(threads: int | None, share: CoreShare | None = None) -> Iterator[int]:
     """`model_threads` given to torch's intra-op pool for the block."""
-    import torch
-
+    torch = _torch()
     with model_threads(threads, share) as count:
         if torch.get_num_threads() != count:
             torch.set_num_threads(count)
         yield count
+
+
+@uninterrupted
+def _torch() -> Any:
+    import torch
+
+    return torch
 
 
 def _shared_folder(folder: Path) -> None:

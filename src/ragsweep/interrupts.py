@@ -1,14 +1,17 @@
-"""Ctrl-C that always stops the job, even when it lands inside a finalizer or a weakref callback."""
+"""Ctrl-C that always stops the job, even when it lands inside a finalizer, a weakref callback or a model's loading."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _hook_before: Callable[[Any], None] = sys.__unraisablehook__  # the unraisable hook `interrupt` replaced
 
@@ -34,3 +37,27 @@ def _deliver_again(unraisable: Any) -> None:
         threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
         return
     _hook_before(unraisable)
+
+
+def uninterrupted(load: Callable[..., T]) -> Callable[..., T]:
+    """Run `load` (a model library's import and a model's loading: seconds) with Ctrl-C held back, delivered once
+    it returns. A KeyboardInterrupt raised inside torch's import, where its C++ calls back into Python, can end
+    the process with SIGABRT and a dump instead of the job's one line and its run closed KILLED."""
+
+    @functools.wraps(load)
+    def held(*args: Any, **kwargs: Any) -> T:
+        if threading.current_thread() is not threading.main_thread():
+            return load(*args, **kwargs)
+        before = signal.getsignal(signal.SIGINT)
+        if not callable(before):  # ignored or default: nothing of Python's runs on Ctrl-C
+            return load(*args, **kwargs)
+        caught: list[int] = []
+        signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+        try:
+            return load(*args, **kwargs)
+        finally:
+            signal.signal(signal.SIGINT, before)
+            if caught:
+                signal.raise_signal(signal.SIGINT)
+
+    return held

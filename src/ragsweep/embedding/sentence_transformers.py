@@ -13,6 +13,7 @@ from tqdm.auto import tqdm
 from ragsweep._memory import release_memory
 from ragsweep.cores import torch_threads
 from ragsweep.embedding.base import Role, check_batching
+from ragsweep.interrupts import uninterrupted
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,7 @@ def _available_offline(model: str) -> bool:
 
 
 @cache
+@uninterrupted
 def _load(model: str):
     """One loaded model per process: a sweep builds a new embedder for every job."""
     from sentence_transformers import SentenceTransformer

@@ -14,6 +14,7 @@ from pathlib import Path
 from ragsweep.cores import torch_threads
 from ragsweep.generation.base import Generation, Request, check_local_model_settings
 from ragsweep.generation.llama_cpp import packaged_model
+from ragsweep.interrupts import uninterrupted
 
 
 class TransformersGenerator:
@@ -78,6 +79,7 @@ class TransformersGenerator:
         return Generation(tokenizer.decode(new, skip_special_tokens=True).strip(), milliseconds, int(ids.shape[1]),
                           int(new.shape[0]))
 
+    @uninterrupted
     def _model(self):
         if self.model_path not in _MODELS:
             import torch

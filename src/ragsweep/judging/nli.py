@@ -21,6 +21,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ragsweep.cores import torch_threads
+from ragsweep.interrupts import uninterrupted
 from ragsweep.judging.base import Pair, Verdict, check_threshold
 
 log = logging.getLogger(__name__)
@@ -127,6 +128,7 @@ class NLIJudge:
 
 
 @cache
+@uninterrupted
 def _load(model_path: str):
     """One loaded model per process: a sweep's check and its jobs each build a judge."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer

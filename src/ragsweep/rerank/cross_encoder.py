@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from functools import cache, cached_property
 
 from ragsweep.cores import torch_threads
+from ragsweep.interrupts import uninterrupted
 from ragsweep.stores.base import ranked
 from ragsweep.types import Chunk, Hit
 
@@ -56,6 +57,7 @@ class CrossEncoderReranker:
 
 
 @cache
+@uninterrupted
 def _load(model: str):
     """One loaded model per process: a sweep's check and its jobs build a reranker each."""
     from sentence_transformers import CrossEncoder
