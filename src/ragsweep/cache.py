@@ -183,6 +183,10 @@ class StageCache:
     def load(self, stage: str, key: str) -> Arrays | None:
         return read_entry(self._path(stage, key))
 
+    def peek(self, stage: str, key: str) -> Arrays | None:
+        """The entry stored under the key, or None, neither computed nor counted (what an estimate reads)."""
+        return self.load(stage, key) if self.enabled and stage not in self.fresh else None
+
     def holds(self, stage: str, key: str) -> bool:
         """Whether an entry is stored under the key (unchecked: reading it may still find it corrupt)."""
         return self.enabled and stage not in self.fresh and self._path(stage, key).exists()

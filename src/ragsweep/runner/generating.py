@@ -25,12 +25,8 @@ def generate(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chun
     """
     if pipeline.generator is None:
         return None
-    generator, prompt = pipeline.generator, pipeline.prompt
-    requests = []
-    for question, query_hits in zip(questions, hits, strict=True):
-        passages = tuple(chunks[hit.index].text for hit in query_hits[: pipeline.plan.k])
-        requests.append(Request(question, passages, prompt.render(question, passages)))
-    keys = [fingerprint("answer", generator.signature, request.messages) for request in requests]
+    generator = pipeline.generator
+    requests, keys = answer_requests(pipeline, questions, chunks, hits)
 
     def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
         return [_pack_generation(made) for made in generator.component.generate([requests[i] for i in positions])]
@@ -39,7 +35,18 @@ def generate(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chun
     entries = pipeline.cache.get_or_compute_each("answers", keys, compute, storable=lambda a: not str(a["error"]))
     made = pipeline.cache.misses["answers"] - before
     log.info("answers: %d generated, %d from the cache", made, len(set(keys)) - made)
-    return [_unpack_generation(entry) for entry in entries]
+    return [unpack_generation(entry) for entry in entries]
+
+
+def answer_requests(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk],
+                    hits: Sequence[Sequence[Hit]]) -> tuple[list[Request], list[str]]:
+    """Each question's request to the generator (its top-k passages rendered into the prompt) and the key its
+    answer is cached under."""
+    requests = []
+    for question, query_hits in zip(questions, hits, strict=True):
+        passages = tuple(chunks[hit.index].text for hit in query_hits[: pipeline.plan.k])
+        requests.append(Request(question, passages, pipeline.prompt.render(question, passages)))
+    return requests, [fingerprint("answer", pipeline.generator.signature, request.messages) for request in requests]
 
 
 def _pack_generation(made: Generation) -> dict[str, np.ndarray]:
@@ -48,7 +55,7 @@ def _pack_generation(made: Generation) -> dict[str, np.ndarray]:
             "error": np.array(made.error or "")}
 
 
-def _unpack_generation(entry: dict[str, np.ndarray]) -> Generation:
+def unpack_generation(entry: dict[str, np.ndarray]) -> Generation:
     error = str(entry["error"]) or None
     return Generation(None if error else str(entry["answer"]), float(entry["latency_ms"]),
                       int(entry["prompt_tokens"]), int(entry["completion_tokens"]), error)

@@ -39,8 +39,10 @@ log = logging.getLogger(__name__)
 MAX_POINTS = 256  # a larger search space is checked one axis at a time (each value once)
 
 
-def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
-    """One message per problem of `sweep.py argv`; empty when every point can run."""
+def check_command_line(argv: Sequence[str], conf_dir: Path,
+                       visit: Callable[[list[str], DictConfig], None] | None = None) -> list[str]:
+    """One message per problem of `sweep.py argv`; empty when every point can run. `visit` is given each point
+    that can run (its overrides and its config), as `ragsweep estimate` needs them."""
     args = args_parser().parse_args(list(argv))  # a bad flag: argparse's usage and exit 2, as Hydra would
     if args.help or args.hydra_help or args.cfg or args.info or args.shell_completion or args.experimental_rerun:
         return []  # Hydra answers these itself without running a job
@@ -79,11 +81,12 @@ def check_command_line(argv: Sequence[str], conf_dir: Path) -> list[str]:
             return problems
         compose_point = _as_launched(primary) if args.multirun else None
         return _point_problems(lambda point: compose_checked(name, [*extra, *point], compose_with=compose_point),
-                               points, multirun=bool(args.multirun))
+                               points, multirun=bool(args.multirun), visit=visit)
 
 
-def exit_on_bad_command_line(argv: Sequence[str], conf_dir: Path) -> None:
-    problems = check_command_line(argv, conf_dir)
+def exit_on_bad_command_line(argv: Sequence[str], conf_dir: Path,
+                             visit: Callable[[list[str], DictConfig], None] | None = None) -> None:
+    problems = check_command_line(argv, conf_dir, visit)
     if not problems:
         return
     for problem in problems:
@@ -144,12 +147,15 @@ def _as_launched(primary: DictConfig) -> Callable[[list[str]], DictConfig]:
 
 
 def _point_problems(compose_point: Callable[[list[str]], DictConfig], points: list[list[str]],
-                    multirun: bool) -> list[str]:
-    """Every point composed and checked; a problem shared by several points is listed once."""
+                    multirun: bool, visit: Callable[[list[str], DictConfig], None] | None = None) -> list[str]:
+    """Every point composed and checked (and then visited); a problem shared by several points is listed once."""
     failed: dict[str, list[list[str]]] = {}
     for point in points:
         try:
-            check_config(compose_point(point))
+            cfg = compose_point(point)
+            check_config(cfg)
+            if visit is not None:
+                visit(point, cfg)
         except (ConfigError, DatasetError) as error:
             failed.setdefault(str(error), []).append(point)
     if not multirun or not failed:

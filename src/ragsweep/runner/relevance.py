@@ -38,11 +38,19 @@ def judge_relevance(pipeline: Pipeline, questions: Sequence[str], chunks: Sequen
     pair judged alone (and cached), then scored beside the question's other passages (`context_weight`)."""
     if pipeline.relevance_judge is None:
         return None
+    pairs, counts = relevance_pairs(pipeline, questions, chunks, hits)
+    verdicts = iter(cached_verdicts(pipeline.relevance_judge, pipeline.cache, pairs))
+    return [beside_each_other([next(verdicts) for _ in range(count)], pipeline.relevance_context_weight)
+            for count in counts]
+
+
+def relevance_pairs(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk],
+                    hits: Sequence[Sequence[Hit]]) -> tuple[list[Pair], list[int]]:
+    """Every (question, passage) pair of the questions' top-k passages, in rank order, and each question's count."""
     passages = [[chunks[hit.index].text for hit in query_hits[: pipeline.plan.k]] for query_hits in hits]
     pairs = [Pair(question, text, "relevance") for question, texts in zip(questions, passages, strict=True)
              for text in texts]
-    verdicts = iter(cached_verdicts(pipeline.relevance_judge, pipeline.cache, pairs))
-    return [beside_each_other([next(verdicts) for _ in texts], pipeline.relevance_context_weight) for texts in passages]
+    return pairs, [len(texts) for texts in passages]
 
 
 def beside_each_other(verdicts: Sequence[Verdict], weight: float) -> list[Verdict]:

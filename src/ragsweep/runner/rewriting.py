@@ -23,18 +23,23 @@ def rewritten(pipeline: Pipeline, questions: Sequence[str]) -> list[Rewrite] | N
     question as its text and not cached, so a rerun asks again."""
     if pipeline.query is None:
         return None
-    keys = [fingerprint("rewrite", pipeline.query.signature, question) for question in questions]
+    keys = rewrite_keys(pipeline, questions)
 
     def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
         return [_pack(made) for made in pipeline.query.component.rewrite([questions[i] for i in positions])]
 
     before = pipeline.cache.misses["rewrites"]
     entries = pipeline.cache.get_or_compute_each("rewrites", keys, compute, storable=lambda a: not str(a["error"]))
-    rewrites = [_unpack(entry) for entry in entries]
+    rewrites = [unpack_rewrite(entry) for entry in entries]
     made = pipeline.cache.misses["rewrites"] - before
     log.info("rewrites: %d made, %d from the cache, %d failed (searched as asked)", made, len(set(keys)) - made,
              sum(rewrite.error is not None for rewrite in rewrites))
     return rewrites
+
+
+def rewrite_keys(pipeline: Pipeline, questions: Sequence[str]) -> list[str]:
+    """The key each question's rewrite is cached under: the rewriter's settings and the question."""
+    return [fingerprint("rewrite", pipeline.query.signature, question) for question in questions]
 
 
 def search_texts(rewrites: Sequence[Rewrite]) -> tuple[list[str], list[range]]:
@@ -78,7 +83,7 @@ def _pack(made: Rewrite) -> dict[str, np.ndarray]:
             "latency_ms": np.array(made.latency_ms)}
 
 
-def _unpack(entry: dict[str, np.ndarray]) -> Rewrite:
+def unpack_rewrite(entry: dict[str, np.ndarray]) -> Rewrite:
     return Rewrite(tuple(str(text) for text in entry["texts"].tolist()), str(entry["error"]) or None,
                    int(entry["prompt_tokens"]), int(entry["completion_tokens"]),
                    float(entry["latency_ms"]) if "latency_ms" in entry else 0.0)  # kept before rewrites were timed

@@ -26,7 +26,7 @@ def cached_verdicts(judge: Built, cache: StageCache, pairs: Sequence[Pair]) -> l
     if not getattr(judge.component, "cached", True):
         cache.misses["verdicts"] += len(pairs)
         return judge.component.judge(pairs)
-    keys = [fingerprint("verdict", judge.signature, pair.task, pair.claim, pair.passage) for pair in pairs]
+    keys = verdict_keys(judge, pairs)
 
     def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
         return [_pack(verdict) for verdict in judge.component.judge([pairs[i] for i in positions])]
@@ -35,7 +35,12 @@ def cached_verdicts(judge: Built, cache: StageCache, pairs: Sequence[Pair]) -> l
     entries = cache.get_or_compute_each("verdicts", keys, compute, batch=32, storable=lambda e: str(e["status"]) == "ok")
     made = cache.misses["verdicts"] - before
     log.info("verdicts: %d judged, %d from the cache", made, len(set(keys)) - made)
-    return [_unpack(entry) for entry in entries]
+    return [unpack_verdict(entry) for entry in entries]
+
+
+def verdict_keys(judge: Built, pairs: Sequence[Pair]) -> list[str]:
+    """The key each pair's verdict is cached under (for a judge whose verdicts are cached: `cached`, default True)."""
+    return [fingerprint("verdict", judge.signature, pair.task, pair.claim, pair.passage) for pair in pairs]
 
 
 def _pack(verdict: Verdict) -> dict[str, np.ndarray]:
@@ -44,7 +49,7 @@ def _pack(verdict: Verdict) -> dict[str, np.ndarray]:
                                                              verdict.latency_ms])}
 
 
-def _unpack(entry: dict[str, np.ndarray]) -> Verdict:
+def unpack_verdict(entry: dict[str, np.ndarray]) -> Verdict:
     status = str(entry["status"])
     prompt, completion, milliseconds = entry["spent"].tolist() if "spent" in entry else (0, 0, 0.0)  # kept untimed
     return Verdict(float(entry["score"]) if status == "ok" else None, status, str(entry["raw"]), int(prompt),
