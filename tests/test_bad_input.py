@@ -86,6 +86,7 @@ CASES = {
     "bootstrap samples negative": Case(["bootstrap_samples=-1"], "bootstrap_samples must be a positive integer"),
     "optimized metric unknown": Case(["optimized_metric=accuracy"], "optimized_metric=accuracy is not a metric"),
     "price negative": Case(["prices.cpu_second=-1"], "prices.cpu_second=-1: give a price >= 0"),
+    "budget negative": Case(["budget=-1"], "budget=-1: give the money a sweep may spend"),
     "price of a model with a typo": Case(["prices.models={gpt-4o:{inpt:2.5}}"],
                                          "prices.models.gpt-4o.inpt: unknown key"),
     # keys no stage reads

@@ -26,14 +26,15 @@ JUDGE_NOT_SCORING = ("auc", "max_failure_rate", "labels")
 # hydra.job.config.override_dirname.exclude_keys, which a test holds equal to this.
 NOT_IN_NAMES = ("experiment", "sweep", "race", "embedding_helper", "force", "fail_fast", "optimized_metric", "cache",
                 "tracking", "cache.dir", "cache.enabled", "cache.locks", "cache.embedding_shard", "prices",
-                "prices.cpu_second", "tracking.trace_queries", "tracking.http_retries", "tracking.per_query_top",
+                "prices.cpu_second", "budget", "tracking.trace_queries", "tracking.http_retries",
+                "tracking.per_query_top",
                 "paths.root", "paths.data", "paths.outputs", "paths.mlruns", "paths.cache", "tracking.uri",
                 "tracking.artifacts")
 LABEL_KEY = "label"  # set by an exported best config (conf/best/<name>.yaml) to the winner's label
 # Keys that say where results go, how the sweep behaves or what money its calls cost, never what a job computes
 # (race: which questions a racing round runs, not the configuration).
 NON_RESULT_KEYS = frozenset({"paths", "tracking", "cache", "experiment", "optimized_metric", "force", "fail_fast",
-                             LABEL_KEY, "race", "prices"})
+                             LABEL_KEY, "race", "prices", "budget"})
 DATASET_CONTENT_KEYS = frozenset({"path", "limit", "sample", "seed"})  # what they choose is the dataset's fingerprint
 
 

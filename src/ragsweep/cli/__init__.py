@@ -1,7 +1,7 @@
 """`ragsweep COMMAND`: from a finished sweep to a config you can trust and guard.
 
 Commands: best, report, diff, effects (results.py); gate (gate.py); calibrate, train-judge, align-judge
-(judges.py); labels (labels.py); generate; sweep, init (project.py); ui, server, sync (serve.py).
+(judges.py); labels (labels.py); generate; sweep, estimate, init (project.py); ui, server, sync (serve.py).
 
 Run from the project folder (the one with sweep.py and conf/); the store defaults to the one
 sweep.py writes, sqlite:///mlruns/mlflow.db. One module per group of commands; each adds its own.
@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
 
         sweep(argv[1:], conf_dir(Path.cwd()))
         return 0
+    if argv[:1] == ["estimate"] and argv[1:] not in (["-h"], ["--help"]):  # a sweep's command line, whole
+        logging.basicConfig(level=logging.WARNING, format="%(message)s")
+        return project.estimate(argv[1:], conf_dir(Path.cwd()))
     args = _parser().parse_args(_attach_signed_values(argv))
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from ragsweep.results.exported import ResultsError

@@ -1,4 +1,5 @@
-"""`ragsweep init | sweep`: a project folder of your own, and Hydra's command line from any folder."""
+"""`ragsweep init | sweep | estimate`: a project folder of your own, and Hydra's command line from any folder: run, or
+priced before it runs."""
 
 from __future__ import annotations
 
@@ -62,6 +63,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                                 "chunker=recursive,fixed k=5,10`; the configs are ./conf/config.yaml's (ragsweep init) "
                                 "or the packaged ones; --config-dir DIR adds your own YAML; --hydra-help: Hydra's help")
     sweep.add_argument("overrides", nargs="*", help="Hydra overrides and flags (-m, --config-dir, --cfg job, ...)")
+    estimate = commands.add_parser("estimate", help="a sweep's model calls, tokens and cost before it runs (the "
+                                   "arguments of ragsweep sweep)", description="Each job of `ragsweep sweep ARGS`: its "
+                                   "rewrites' and answers' calls, how many the stage cache holds, their tokens, the "
+                                   "cost_total its run will log and what its new calls cost (prices in conf); "
+                                   "retrieval runs (and is cached for the sweep), no model is asked")
+    estimate.add_argument("overrides", nargs="*", help="the sweep's overrides and flags, e.g. -m query=none,hyde k=3,5")
     init = commands.add_parser("init", help="write a project folder: conf/config.yaml extending the packaged "
                                "defaults, your dataset and grid, .gitignore")
     init.add_argument("folder", type=Path, nargs="?", default=Path("."), help="the folder (default: .)")
@@ -69,6 +76,51 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     constraints = commands.add_parser("constraints", help="print every package version ragsweep was tested with, "
                                       "for pip install -c (docs: Install)")
     constraints.set_defaults(command=constraints_command)
+
+
+def estimate(argv: list[str], conf: Path) -> int:
+    """`ragsweep estimate ARGS`: every point of the sweep checked as the sweep checks it, then estimated."""
+    from ragsweep.runner.estimating import SweepEstimator
+    from ragsweep.runner.preflight import check_command_line
+
+    estimator = SweepEstimator()
+    problems = check_command_line(argv, conf, visit=estimator.visit)
+    for problem in problems:
+        print(f"ragsweep: error: {problem}", file=sys.stderr)
+    if problems:
+        return 2
+    estimate = estimator.estimate()
+    print(estimate_table(estimate) if estimate.jobs else "ragsweep estimate: these arguments run no job (Hydra's "
+          "--cfg, --info, --help answer without one); give a sweep's overrides, e.g. -m k=3,5")
+    return 0
+
+
+def estimate_table(estimate) -> str:  # a runner.estimating.SweepEstimate
+    """One line per job (its rewrites', answers' and relevance verdicts' calls, how many are cached, their tokens,
+    its cost), then the sweep's new spending; ~ marks a count predicted with no call of its model cached (cl100k
+    tokens and max_tokens: a bound)."""
+    rows = [("job", "questions", "rewrites", "answers", "relevance", "prompt_tokens", "completion_tokens",
+             "cost_total", "new_cost")]
+    for job in estimate.jobs:
+        stages = [job.stages.get(stage) for stage in ("query", "generation", "relevance")]
+        calls = [f"{s.calls} ({s.cached} cached)" if s else "-" for s in stages]
+        rough = "~" if any(s and s.rough for s in stages) else ""
+        tokens = [f"{rough}{sum(getattr(s, name) for s in stages if s):,}" for name in ("prompt_tokens",
+                                                                                        "completion_tokens")]
+        rows.append((job.label, str(job.questions), *calls, *tokens, f"{rough}{job.cost_total:.4g}",
+                     f"{rough}{job.new_cost:.4g}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(width) if i == 0 else cell.rjust(width) for i, (cell, width)
+                       in enumerate(zip(row, widths))) for row in rows]
+    lines.append(f"new model calls: {estimate.new_calls} (a prompt asked by several jobs counts once), costing about "
+                 f"{estimate.new_cost:.4g}")
+    left_out = sorted({stage for job in estimate.jobs for stage in job.left_out})
+    if left_out:
+        lines.append(f"not estimated: the calls of {', '.join(left_out)} (their cost is logged after the run)")
+    if any(s.rough for job in estimate.jobs for s in job.stages.values()):
+        lines.append("~: no call of that model is cached yet: prompt tokens counted with cl100k, completions at "
+                     "max_tokens (a bound), seconds not known")
+    return "\n".join(lines)
 
 
 def constraints_command(args: argparse.Namespace) -> int:

@@ -66,10 +66,16 @@ def sweep(argv: Sequence[str], conf: Path) -> None:
     import hydra
 
     from ragsweep.interrupts import interrupt
+    from ragsweep.runner.estimating import Budget
     from ragsweep.runner.preflight import exit_on_bad_command_line
 
     argv = list(argv)
-    exit_on_bad_command_line(argv, conf)  # every point checked before Hydra starts anything
+    budget = Budget()
+    exit_on_bad_command_line(argv, conf, visit=budget.visit)  # every point checked before Hydra starts anything
+    over = budget.problem()
+    if over:
+        print(f"ragsweep: error: {over}", file=sys.stderr)
+        raise SystemExit(2)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when started with SIGINT ignored
         signal.signal(signal.SIGINT, interrupt)
     sys.argv = [sys.argv[0], *argv]  # Hydra reads its command line from sys.argv

@@ -133,7 +133,7 @@ STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "query", "retriever",
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
-            "tracking", "paths", "cache", LABEL_KEY, "race", "hydra", "prices")
+            "tracking", "paths", "cache", LABEL_KEY, "race", "hydra", "prices", "budget")
 CACHE_KEYS = ("enabled", "dir", "locks", "fresh", "embedding_shard")
 # what cache.fresh may name
 FRESH_STAGES = ("chunks", "rewrites", "retrieval", "rerank", "answers", "claims", "verdicts")

@@ -1,0 +1,124 @@
+"""`ragsweep estimate` before a sweep and the cost its runs log after, with SmolLM2 answering for real; `budget`
+stopping a sweep before it starts (a sweep within it runs: the other sweeps of this suite, at the default null)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragsweep.runner.estimating import Calibration, Held, Planned
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = "SmolLM2-135M-Instruct.Q4_1"
+# tokens priced, seconds not: the cost is a function of the tokens, which greedy decoding repeats
+SETTINGS = ["retriever=bm25", "generator=transformers", "dataset.limit=4",
+            f"prices.models={{{MODEL}:{{input:1,output:2}}}}"]
+
+
+def _call(characters: int, cl100k_tokens: int = 0, tokens: bool = True) -> Planned:
+    return Planned("generation", "g", "key", characters, cl100k_tokens, None, 128, tokens)
+
+
+def test_a_missing_call_is_predicted_from_the_held_ones_by_their_tokens_per_character():
+    calibration = Calibration()
+    for held in (Held(1000, 300, 40, 700.0), Held(3000, 700, 60, 1300.0), Held(2000, 500, 20, 700.0)):
+        calibration.observe("g", held)  # 1 ms a prompt token, 10 a completion token
+    predicted, rough = calibration.predict(_call(4000))
+    assert not rough
+    # 4000 x (1500 / 6000) prompt tokens, the mean of 40, 60 and 20; 1 x 1000 + 10 x 40 ms, not their mean 900
+    assert predicted.prompt_tokens == 1000 and predicted.completion_tokens == 40
+    assert predicted.latency_ms == pytest.approx(1400.0)
+
+
+def test_with_tokens_that_do_not_vary_a_missing_call_takes_the_held_calls_mean_time():
+    calibration = Calibration()
+    calibration.observe("g", Held(100, 0, 0, 20.0))  # an extractive answer: no tokens, only time
+    calibration.observe("g", Held(300, 0, 0, 40.0))
+    assert calibration.predict(_call(200, tokens=False))[0].latency_ms == 30.0
+
+
+def test_with_no_call_held_the_prompt_counts_its_cl100k_tokens_and_the_answer_max_tokens():
+    assert Calibration().predict(_call(13, 3)) == (Held(13, 3, 128, 0.0), True)
+    assert Calibration().predict(_call(13, 0, tokens=False)) == (Held(13, 0, 0, 0.0), True)  # no model: no tokens
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
+    return {**env, "PYTHONPATH": str(ROOT)}
+
+
+def _ragsweep(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).with_name("ragsweep")), *args], cwd=project, env=_env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+def _sweep(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "sweep.py", *args], cwd=project, env=_env(), capture_output=True,
+                          text=True, timeout=900)
+
+
+def _rows(table: str) -> dict[str, list[str]]:
+    """The estimate's job lines by the job's swept value of k."""
+    rows = {}
+    for line in table.splitlines()[1:]:
+        if line.startswith(("new model calls", "~", "not estimated")):
+            break
+        label = line.split()[0]
+        k = next(part for part in label.split(",") if part.startswith("k="))
+        rows[k] = line.split()
+    return rows
+
+
+def _logged(project: Path) -> dict[str, dict[str, float]]:
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{project}/mlruns/mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["ragsweep"])
+    runs = runs[runs["tags.ragsweep.role"] == "job"]
+    return {f"k={row['params.k']}": {"cost_total": row["metrics.cost_total"],
+                                     "prompt_tokens": 4 * row["metrics.prompt_tokens_mean"]}
+            for _, row in runs.iterrows()}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, scratch_project) -> Path:
+    return scratch_project(tmp_path_factory.mktemp("estimate") / "project")
+
+
+def test_the_estimate_before_a_sweep_and_its_logged_cost_after_agree(project):
+    before = _ragsweep(project, "estimate", "-m", *SETTINGS, "k=3,5")
+    assert before.returncode == 0, before.stderr[-2000:]
+    rows = _rows(before.stdout)
+    assert set(rows) == {"k=3", "k=5"} and all(row[-1].startswith("~") for row in rows.values())  # nothing cached
+    assert "new model calls: 8 " in before.stdout
+    assert not (project / ".cache" / "ragsweep" / "answers").exists()  # no model asked, nothing of it stored
+    assert not (project / "mlruns").exists()
+
+    ran = _sweep(project, "-m", *SETTINGS, "k=3")
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    between = _ragsweep(project, "estimate", "-m", *SETTINGS, "k=3,5")
+    assert between.returncode == 0, between.stderr[-2000:]
+    rows, logged = _rows(between.stdout), _logged(project)
+    assert rows["k=3"][3:5] == ["4", "(4"] and rows["k=3"][-1] == "0"  # answers held, nothing new
+    assert float(rows["k=3"][-2]) == pytest.approx(logged["k=3"]["cost_total"], rel=1e-3)  # held: what was logged
+    assert int(rows["k=3"][-4].replace(",", "")) == logged["k=3"]["prompt_tokens"]
+    assert "new model calls: 4 " in between.stdout and "~" not in between.stdout  # k=5 predicted from k=3's calls
+
+    ran = _sweep(project, "-m", *SETTINGS, "k=5")
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    logged = _logged(project)
+    assert float(rows["k=5"][-2]) == pytest.approx(logged["k=5"]["cost_total"], rel=0.05)
+    assert int(rows["k=5"][-4].replace(",", "")) == pytest.approx(logged["k=5"]["prompt_tokens"], rel=0.05)
+
+
+def test_a_sweep_over_its_budget_stops_before_it_starts(project):
+    runs = len(_logged(project))
+    over = _sweep(project, "-m", *SETTINGS, "k=7", "budget=0.000001")
+    assert over.returncode == 2
+    assert over.stderr.strip().splitlines()[-1].startswith(
+        "ragsweep: error: budget=1e-06: the sweep's 4 new model calls would cost about"), over.stderr[-2000:]
+    assert len(_logged(project)) == runs
