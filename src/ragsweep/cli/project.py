@@ -6,6 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragsweep.runner.estimating import SweepEstimate
 
 
 def init_command(args: argparse.Namespace) -> int:
@@ -57,7 +61,7 @@ hydra:
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    """sweep (its arguments go to Hydra whole: see `main`) and init."""
+    """sweep and estimate (their arguments go to Hydra whole: see `main`), init and constraints."""
     sweep = commands.add_parser("sweep", help="run one configuration, or a grid with -m (what python sweep.py does, "
                                 "from any folder)", description="Hydra's command line, e.g. `ragsweep sweep -m "
                                 "chunker=recursive,fixed k=5,10`; the configs are ./conf/config.yaml's (ragsweep init) "
@@ -65,9 +69,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("overrides", nargs="*", help="Hydra overrides and flags (-m, --config-dir, --cfg job, ...)")
     estimate = commands.add_parser("estimate", help="a sweep's model calls, tokens and cost before it runs (the "
                                    "arguments of ragsweep sweep)", description="Each job of `ragsweep sweep ARGS`: its "
-                                   "rewrites' and answers' calls, how many the stage cache holds, their tokens, the "
-                                   "cost_total its run will log and what its new calls cost (prices in conf); "
-                                   "retrieval runs (and is cached for the sweep), no model is asked")
+                                   "rewrites', answers' and relevance verdicts' calls, how many the stage cache holds, "
+                                   "their tokens, the cost_total its run will log and what its new calls cost (prices "
+                                   "in conf); retrieval runs (and is cached for the sweep), no model is asked")
     estimate.add_argument("overrides", nargs="*", help="the sweep's overrides and flags, e.g. -m query=none,hyde k=3,5")
     init = commands.add_parser("init", help="write a project folder: conf/config.yaml extending the packaged "
                                "defaults, your dataset and grid, .gitignore")
@@ -95,7 +99,7 @@ def estimate(argv: list[str], conf: Path) -> int:
     return 0
 
 
-def estimate_table(estimate) -> str:  # a runner.estimating.SweepEstimate
+def estimate_table(estimate: SweepEstimate) -> str:
     """One line per job (its rewrites', answers' and relevance verdicts' calls, how many are cached, their tokens,
     its cost), then the sweep's new spending; ~ marks a count predicted with no call of its model cached (cl100k
     tokens and max_tokens: a bound)."""
