@@ -1,8 +1,10 @@
-"""`ragsweep estimate` before a sweep and the cost its runs log after, with SmolLM2 answering for real; `budget`
-stopping a sweep before it starts (a sweep within it runs: the other sweeps of this suite, at the default null)."""
+"""`ragsweep estimate` before a sweep and the cost its runs log after, with SmolLM2 answering for real; the judges'
+calls it counts against those a run makes; `budget` stopping a sweep before it starts (a sweep within it runs: the
+other sweeps of this suite, at the default null)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ragsweep.runner.estimating import Calibration, Held, Planned
+from ragsweep.runner.estimating import CLAIMS_UNKNOWN, Calibration, Held, JobEstimate, Planned, SweepEstimator
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
@@ -65,7 +67,7 @@ def _rows(table: str) -> dict[str, list[str]]:
     """The estimate's job lines by the job's swept value of k."""
     rows = {}
     for line in table.splitlines()[1:]:
-        if line.startswith(("new model calls", "~", "not estimated")):
+        if line.startswith(("new model calls", "~")):
             break
         label = line.split()[0]
         k = next(part for part in label.split(",") if part.startswith("k="))
@@ -90,19 +92,12 @@ def project(tmp_path_factory, scratch_project) -> Path:
 
 
 def test_the_estimate_before_a_sweep_and_its_logged_cost_after_agree(project):
-    before = _ragsweep(project, "estimate", "-m", *SETTINGS, "k=3,5")
-    assert before.returncode == 0, before.stderr[-2000:]
-    rows = _rows(before.stdout)
-    assert set(rows) == {"k=3", "k=5"} and all(row[-1].startswith("~") for row in rows.values())  # nothing cached
-    assert "new model calls: 8 " in before.stdout
-    assert not (project / ".cache" / "ragsweep" / "answers").exists()  # no model asked, nothing of it stored
-    assert not (project / "mlruns").exists()
-
     ran = _sweep(project, "-m", *SETTINGS, "k=3")
     assert ran.returncode == 0, ran.stderr[-2000:]
     between = _ragsweep(project, "estimate", "-m", *SETTINGS, "k=3,5")
     assert between.returncode == 0, between.stderr[-2000:]
     rows, logged = _rows(between.stdout), _logged(project)
+    assert set(logged) == {"k=3"}  # the estimate ran no job
     assert rows["k=3"][3:5] == ["4", "(4"] and rows["k=3"][-1] == "0"  # answers held, nothing new
     assert float(rows["k=3"][-2]) == pytest.approx(logged["k=3"]["cost_total"], rel=1e-3)  # held: what was logged
     assert int(rows["k=3"][-4].replace(",", "")) == logged["k=3"]["prompt_tokens"]
@@ -122,3 +117,43 @@ def test_a_sweep_over_its_budget_stops_before_it_starts(project):
     assert over.stderr.strip().splitlines()[-1].startswith(
         "ragsweep: error: budget=1e-06: the sweep's 4 new model calls would cost about"), over.stderr[-2000:]
     assert len(_logged(project)) == runs
+
+
+def _metrics(project: Path, k: int) -> dict:
+    """The metrics.json of the job run with k=`k`."""
+    for path in (project / "outputs" / "multirun").glob("*/*/metrics.json"):
+        if f"k={k}" in (path.parent / ".hydra" / "overrides.yaml").read_text():
+            return json.loads(path.read_text())
+    raise AssertionError(f"no job ran k={k}")
+
+
+def test_the_judges_calls_are_counted_from_the_held_answers_claims(tmp_path, scratch_project):
+    """Extractive answers judged by the lexical judges: no tokens, so the calls are what is estimated; a held
+    answer's judge calls are its claims x passages, exactly as the run makes them."""
+    from ragsweep.runner.entry import conf_dir
+    from ragsweep.runner.preflight import check_command_line
+
+    project = scratch_project(tmp_path / "project")
+    grid = ["retriever=bm25", "generator=extractive", "judge=lexical", "relevance_judge=lexical", "dataset.limit=4",
+            f"paths.root={project}"]
+
+    def estimate(*swept: str) -> dict[str, JobEstimate]:
+        estimator = SweepEstimator()
+        assert check_command_line(["-m", *grid, *swept], conf_dir(project), visit=estimator.visit) == []
+        return {next(p for p in job.label.split(",") if p.startswith("k=")): job for job in estimator.estimate().jobs}
+
+    before = estimate("k=3")["k=3"].stages  # nothing cached: every call predicted, roughly, and nothing stored
+    assert before["generation"].cached == 0 and before["generation"].rough and before["judge"].rough
+    assert before["judge"].calls == 4 * 3 * CLAIMS_UNKNOWN
+    assert not (project / ".cache" / "ragsweep" / "answers").exists() and not (project / "mlruns").exists()
+    assert _sweep(project, "-m", *grid, "k=3").returncode == 0
+    jobs = estimate("k=3,5")
+    held = jobs["k=3"].stages
+    assert held["generation"].cached == held["generation"].calls == 4
+    assert held["judge"].calls == _metrics(project, 3)["judge_failure_rate"]["n"]  # every claim x every passage
+    assert held["relevance"].calls == 4 * 3
+    predicted = jobs["k=5"].stages
+    assert predicted["generation"].cached == 0 and predicted["relevance"].calls == 4 * 5
+    assert _sweep(project, "-m", *grid, "k=5").returncode == 0
+    made = _metrics(project, 5)["judge_failure_rate"]["n"]  # an answer to make: the held answers' mean claims
+    assert predicted["judge"].calls == pytest.approx(made, rel=0.25)

@@ -69,7 +69,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sweep.add_argument("overrides", nargs="*", help="Hydra overrides and flags (-m, --config-dir, --cfg job, ...)")
     estimate = commands.add_parser("estimate", help="a sweep's model calls, tokens and cost before it runs (the "
                                    "arguments of ragsweep sweep)", description="Each job of `ragsweep sweep ARGS`: its "
-                                   "rewrites', answers' and relevance verdicts' calls, how many the stage cache holds, "
+                                   "rewrites', answers', judges' calls, how many the stage cache holds, "
                                    "their tokens, the cost_total its run will log and what its new calls cost (prices "
                                    "in conf); retrieval runs (and is cached for the sweep), no model is asked")
     estimate.add_argument("overrides", nargs="*", help="the sweep's overrides and flags, e.g. -m query=none,hyde k=3,5")
@@ -100,13 +100,13 @@ def estimate(argv: list[str], conf: Path) -> int:
 
 
 def estimate_table(estimate: SweepEstimate) -> str:
-    """One line per job (its rewrites', answers' and relevance verdicts' calls, how many are cached, their tokens,
-    its cost), then the sweep's new spending; ~ marks a count predicted with no call of its model cached (cl100k
+    """One line per job (its rewrites', answers', judge's and relevance judge's calls, how many are cached, their
+    tokens, its cost), then the sweep's new spending; ~ marks a count predicted with no call of its model cached (cl100k
     tokens and max_tokens: a bound)."""
-    rows = [("job", "questions", "rewrites", "answers", "relevance", "prompt_tokens", "completion_tokens",
+    rows = [("job", "questions", "rewrites", "answers", "judge", "relevance", "prompt_tokens", "completion_tokens",
              "cost_total", "new_cost")]
     for job in estimate.jobs:
-        stages = [job.stages.get(stage) for stage in ("query", "generation", "relevance")]
+        stages = [job.stages.get(stage) for stage in ("query", "generation", "judge", "relevance")]
         calls = [f"{s.calls} ({s.cached} cached)" if s else "-" for s in stages]
         rough = "~" if any(s and s.rough for s in stages) else ""
         tokens = [f"{rough}{sum(getattr(s, name) for s in stages if s):,}" for name in ("prompt_tokens",
@@ -118,9 +118,6 @@ def estimate_table(estimate: SweepEstimate) -> str:
                        in enumerate(zip(row, widths))) for row in rows]
     lines.append(f"new model calls: {estimate.new_calls} (a prompt asked by several jobs counts once), costing about "
                  f"{estimate.new_cost:.4g}")
-    left_out = sorted({stage for job in estimate.jobs for stage in job.left_out})
-    if left_out:
-        lines.append(f"not estimated: the calls of {', '.join(left_out)} (their cost is logged after the run)")
     if any(s.rough for job in estimate.jobs for s in job.stages.values()):
         lines.append("~: no call of that model is cached yet: prompt tokens counted with cl100k, completions at "
                      "max_tokens (a bound), seconds not known")

@@ -5,8 +5,8 @@ would make them), and the cache keys of its rewrites and answers computed. A cal
 tokens and seconds it took, as the run will log it; a call it lacks is predicted by `Calibration` from the calls
 of the same stage and model that it holds, or, with none held, from the prompt's cl100k tokens and the generator's
 `max_tokens` (a bound: marked rough). No model is asked and nothing of the estimate is stored. A question whose
-rewrite is not cached is searched as asked, so its answer's prompt holds passages of the same size. The relevance
-judge's calls are estimated as answers are; the answer judge's are not yet (its calls depend on the answer's claims).
+rewrite is not cached is searched as asked, so its answer's prompt holds passages of the same size. The judges'
+calls are estimated as answers are; an answer still to be made is taken to have as many claims as the known ones.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from ragsweep.identity import config_label
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.metrics.costs import Call
 from ragsweep.query.base import Rewrite
-from ragsweep.runner.build import Pipeline, build
+from ragsweep.runner.build import Built, Pipeline, build
 from ragsweep.runner.context import passed_on
 from ragsweep.runner.errors import ConfigError
 from ragsweep.runner.costing import priced_as, question_costs
 from ragsweep.runner.generating import answer_requests, unpack_generation
+from ragsweep.runner.judge_stage import Judgement, held_claims
 from ragsweep.runner.relevance import relevance_pairs
 from ragsweep.runner.verdicts import unpack_verdict, verdict_keys
 from ragsweep.runner.plan import plan_job
@@ -41,7 +42,8 @@ from ragsweep.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
 
-MODEL_STAGES = ("query", "generation", "relevance")  # the stages whose calls are estimated, in a job's order
+MODEL_STAGES = ("query", "generation", "judge", "relevance")  # the stages whose calls are estimated, in a job's order
+CLAIMS_UNKNOWN = 3  # claims an answer is taken to have when no judged answer is known to count them
 Made = Rewrite | Generation | Verdict  # a call as the stage cache keeps it
 _TOKENIZER = Tokenizer()
 
@@ -72,27 +74,29 @@ class Calibration:
         self._held[group].append(held)
 
     def predict(self, call: Planned) -> tuple[Held, bool]:
-        """The call's predicted tokens and milliseconds, and whether the prediction is rough."""
+        """The predicted tokens and milliseconds of the call (of its `calls` calls together, their prompts'
+        characters summed), and whether the prediction is rough."""
         held = self._held.get(call.group)
         if not held:
-            return Held(call.characters, call.cl100k_tokens, int(call.max_tokens or 0) if call.tokens else 0, 0.0), True
+            completion = int(call.max_tokens or 0) * call.calls if call.tokens else 0
+            return Held(call.characters, call.cl100k_tokens, completion, 0.0), True
         characters = sum(h.characters for h in held)
         prompt = max(round(call.characters * sum(h.prompt_tokens for h in held) / max(characters, 1)), 1)
-        completion = round(float(np.mean([h.completion_tokens for h in held])))
-        return Held(call.characters, prompt, completion, _milliseconds(held, prompt, completion)), False
+        completion = round(float(np.mean([h.completion_tokens for h in held])) * call.calls)
+        return Held(call.characters, prompt, completion, _milliseconds(held, prompt, completion, call.calls)), False
 
 
-def _milliseconds(held: Sequence[Held], prompt: int, completion: int) -> float:
+def _milliseconds(held: Sequence[Held], prompt: int, completion: int, calls: int) -> float:
     """a x prompt tokens + b x completion tokens, a and b fitted by least squares on the held calls (a local
-    model reads a prompt token in a fraction of the time it writes one); their mean time when no such fit
-    holds (too few calls, tokens that do not vary, a negative rate)."""
+    model reads a prompt token in a fraction of the time it writes one); their mean time a call when no such
+    fit holds (too few calls, tokens that do not vary, a negative rate)."""
     tokens = np.array([[h.prompt_tokens, h.completion_tokens] for h in held], dtype=float)
     milliseconds = np.array([h.latency_ms for h in held])
     if len(held) >= 2 and np.linalg.matrix_rank(tokens) == 2:
         (reading, writing), *_ = np.linalg.lstsq(tokens, milliseconds, rcond=None)
         if reading >= 0 and writing >= 0:
             return float(reading * prompt + writing * completion)
-    return float(milliseconds.mean())
+    return float(milliseconds.mean()) * calls
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,9 @@ class Planned:
     held: Made | None
     max_tokens: int | None
     tokens: bool  # whether its component names a model, whose calls count tokens (extractive answers: none)
-    question: int | None = None  # a relevance call's question (rewrites and answers: one a question, in order)
+    question: int | None = None  # a judge's call's question (rewrites and answers: one a question, in order)
+    calls: int = 1  # more than one: the calls this one stands for, their characters summed
+    per_claim: bool = False  # the judge's calls on an answer still to be made: `calls` and characters are per claim
 
 
 @dataclass
@@ -126,14 +132,13 @@ class StageCount:
 @dataclass
 class JobEstimate:
     """One job's expected calls per stage and its cost as its run will log it (`cost_total`: every call, cached
-    or not), what of it is new spending (`new_cost`: calls the cache lacks), and the stages left out."""
+    or not), and what of it is new spending (`new_cost`: calls the cache lacks)."""
 
     label: str
     questions: int
     stages: dict[str, StageCount] = field(default_factory=dict)
     cost_total: float = 0.0
     new_cost: float = 0.0
-    left_out: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -151,27 +156,32 @@ class SweepEstimator:
     every held call calibrates every job's missing ones."""
 
     def __init__(self) -> None:
-        self._points: list[tuple[str, Pipeline, list[Planned], dict[str, np.ndarray], int]] = []
+        self._points: list[tuple[str, Pipeline, JobCalls]] = []
 
     def visit(self, point: list[str], cfg: DictConfig) -> None:
         pipeline = build(plan_job(cfg))
-        planned, samples, questions = planned_calls(pipeline)
         named = OmegaConf.select(cfg, "hydra.job.override_dirname")  # as the job's run will be named
         self._points.append((config_label(named if named is not None else ",".join(point), None, None), pipeline,
-                             planned, samples, questions))
+                             planned_calls(pipeline)))
 
     def estimate(self) -> SweepEstimate:
         calibration = Calibration()
-        for _, _, planned, _, _ in self._points:
-            for call in planned:
+        claims: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for _, _, job in self._points:
+            for call in job.planned:
                 if call.held is not None:
                     calibration.observe(call.group, _held(call))
+            for group, sizes in job.claims.items():
+                claims[group] += sizes
         jobs, new = [], {}
-        for label, pipeline, planned, samples, questions in self._points:
-            job, missing = _job_estimate(label, pipeline, planned, samples, questions, calibration)
-            jobs.append(job)
+        for label, pipeline, job in self._points:
+            planned = [_per_answer(call, claims.get(call.group, [])) if call.per_claim else call
+                       for call in job.planned]
+            estimate, missing = _job_estimate(label, pipeline, planned, job.samples, job.questions, calibration)
+            jobs.append(estimate)
             new.update(missing)
-        return SweepEstimate(jobs, float(sum(new.values())), len(new))
+        return SweepEstimate(jobs, float(sum(cost for cost, _ in new.values())),
+                             sum(calls for _, calls in new.values()))
 
 
 class Budget:
@@ -206,9 +216,19 @@ class Budget:
                 "narrow the grid")
 
 
-def planned_calls(pipeline: Pipeline) -> tuple[list[Planned], dict[str, np.ndarray], int]:
-    """The job's rewrites and answers, each with what the cache holds for it; its search and rerank
-    milliseconds (what its cost counts of retrieval); its number of questions."""
+@dataclass
+class JobCalls:
+    """A job's model calls (`planned`), its search and rerank milliseconds (what its cost counts of retrieval), its
+    questions, and per judge the claims of the answers whose claims are known (count and characters of each)."""
+
+    planned: list[Planned]
+    samples: dict[str, np.ndarray]
+    questions: int
+    claims: dict[str, list[tuple[int, int]]]
+
+
+def planned_calls(pipeline: Pipeline) -> JobCalls:
+    """The job's rewrites, answers, judge's and relevance judge's calls, each with what the cache holds for it."""
     dataset = load_once(pipeline.dataset)
     questions = [query.text for query in dataset.queries]
     shards = [(0, len(questions))]
@@ -228,26 +248,28 @@ def planned_calls(pipeline: Pipeline) -> tuple[list[Planned], dict[str, np.ndarr
         _, hits, search_ms, rerank_ms, _ = ranked_in_shards(pipeline, chunks, chunks_key, questions, shards,
                                                             seconds, rewrites)
     context = passed_on(pipeline, questions, chunks, hits, dataset.documents)
+    claims: dict[str, list[tuple[int, int]]] = {}
     if pipeline.generator is not None:
         requests, keys = answer_requests(pipeline, questions, context.chunks, context.hits)
-        planned += _answers(pipeline, requests, keys)
+        answers = _answers(pipeline, requests, keys)
+        planned += answers
+        if pipeline.judge is not None:
+            support, sizes = _support(pipeline, questions, [request.passages for request in requests], answers)
+            planned += support
+            claims[_model(pipeline.judge, "judge")[0]] = sizes
     if pipeline.relevance_judge is not None:
         planned += _relevance(pipeline, *relevance_pairs(pipeline, questions, context.chunks, context.hits))
-    return planned, latency_samples(search_ms, rerank_ms), len(questions)
+    return JobCalls(planned, latency_samples(search_ms, rerank_ms), len(questions), claims)
 
 
 def _rewrites(pipeline: Pipeline, questions: Sequence[str]) -> list[Planned]:
-    group = f"query {pipeline.query.signature}"
-    max_tokens = getattr(getattr(pipeline.query.component, "generator", None), "max_tokens", None)
-    tokens = priced_as(pipeline.query.component)[0] is not None
+    group, max_tokens, tokens = _model(pipeline.query, "query")
     return [_planned("query", group, key, question, _held_by(pipeline, "rewrites", key, unpack_rewrite), max_tokens,
                      tokens) for question, key in zip(questions, rewrite_keys(pipeline, questions), strict=True)]
 
 
 def _answers(pipeline: Pipeline, requests: Sequence[Request], keys: Sequence[str]) -> list[Planned]:
-    group = f"generation {pipeline.generator.signature}"
-    max_tokens = getattr(pipeline.generator.component, "max_tokens", None)
-    tokens = priced_as(pipeline.generator.component)[0] is not None
+    group, max_tokens, tokens = _model(pipeline.generator, "generation")
     return [_planned("generation", group, key, "".join(message["content"] for message in request.messages),
                      _held_by(pipeline, "answers", key, unpack_generation), max_tokens, tokens)
             for request, key in zip(requests, keys, strict=True)]
@@ -255,16 +277,58 @@ def _answers(pipeline: Pipeline, requests: Sequence[Request], keys: Sequence[str
 
 def _relevance(pipeline: Pipeline, pairs: Sequence[Pair], counts: Sequence[int]) -> list[Planned]:
     """The relevance judge's calls, one a (question, passage) pair, each marked with its question's position."""
-    judge = pipeline.relevance_judge
-    group = f"relevance {judge.signature}"
-    max_tokens = getattr(getattr(judge.component, "generator", None), "max_tokens", None)
-    tokens = priced_as(judge.component)[0] is not None
-    cached = getattr(judge.component, "cached", True)
     owners = [position for position, count in enumerate(counts) for _ in range(count)]
-    return [replace(_planned("relevance", group, key, pair.claim + pair.passage,
+    return _verdict_calls(pipeline, pipeline.relevance_judge, "relevance", pairs, owners)
+
+
+def _support(pipeline: Pipeline, questions: Sequence[str], passages: Sequence[Sequence[str]],
+             answers: Sequence[Planned]) -> tuple[list[Planned], list[tuple[int, int]]]:
+    """The answer judge's calls, one a (claim, passage) pair of an answer whose claims are known (a held answer's
+    sentences, or its decomposition held), else one standing for an answer's calls per claim (`per_claim`); and
+    each known answer's claims (their count and characters), which size the others'."""
+    judge = pipeline.judge
+    group, max_tokens, tokens = _model(judge, "judge")
+    calls, pairs, owners, sizes = [], [], [], []
+    for position, (question, texts, asked) in enumerate(zip(questions, passages, answers, strict=True)):
+        answer = asked.held
+        if answer is not None and answer.error is not None:
+            continue  # a failed answer is not judged
+        claims = held_claims(pipeline, question, answer.answer) if answer is not None else None
+        if claims is None:  # keyed by the answer's key: jobs asking the same prompt share these calls
+            calls.append(Planned("judge", group, f"{group} {asked.key}", sum(map(len, texts)), 0, None, max_tokens,
+                                 tokens, position, len(texts), per_claim=True))
+            continue
+        sizes.append((len(claims), sum(len(claim.text) for claim in claims)))
+        pairs += [Pair(claim.text, text) for claim in claims for text in texts]
+        owners += [position] * (len(claims) * len(texts))
+    return [*calls, *_verdict_calls(pipeline, judge, "judge", pairs, owners)], sizes
+
+
+def _per_answer(call: Planned, sizes: Sequence[tuple[int, int]]) -> Planned:
+    """A `per_claim` call made whole: the answer taken to have the known answers' mean claims, each the mean
+    claim's characters, each judged against every passage; rough with no answer known."""
+    claims = float(np.mean([count for count, _ in sizes])) if sizes else float(CLAIMS_UNKNOWN)
+    claim_characters = sum(chars for _, chars in sizes) / max(sum(count for count, _ in sizes), 1)
+    characters = round(claims * (call.characters + call.calls * claim_characters))
+    return replace(call, characters=characters, cl100k_tokens=characters // 4 if call.tokens else 0,
+                   calls=max(round(claims * call.calls), 0), per_claim=False)
+
+
+def _verdict_calls(pipeline: Pipeline, judge: Built, stage: str, pairs: Sequence[Pair],
+                   owners: Sequence[int]) -> list[Planned]:
+    group, max_tokens, tokens = _model(judge, stage)
+    cached = getattr(judge.component, "cached", True)
+    return [replace(_planned(stage, group, key, pair.claim + pair.passage,
                              _held_by(pipeline, "verdicts", key, unpack_verdict) if cached else None, max_tokens,
                              tokens), question=owner)
             for pair, key, owner in zip(pairs, verdict_keys(judge, pairs), owners, strict=True)]
+
+
+def _model(built: Built, stage: str) -> tuple[str, int | None, bool]:
+    """A stage's calibration group (its settings), the most tokens its generator writes (a generator's own, or
+    that of the generator a rewriter or judge asks), and whether its calls count tokens (it names a model)."""
+    asked = getattr(built.component, "generator", built.component)
+    return f"{stage} {built.signature}", getattr(asked, "max_tokens", None), priced_as(built.component)[0] is not None
 
 
 def _held_by(pipeline: Pipeline, stage: str, key: str, unpack: Callable[[dict], Made]) -> Made | None:
@@ -285,15 +349,15 @@ def _held(call: Planned) -> Held:
 
 
 def _job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], samples: dict[str, np.ndarray],
-                  questions: int, calibration: Calibration) -> tuple[JobEstimate, dict[str, float]]:
-    """The job's estimate, and the cost of each call it would make anew, by cache key."""
+                  questions: int, calibration: Calibration) -> tuple[JobEstimate, dict[str, tuple[float, int]]]:
+    """The job's estimate, and the cost and number of the calls it would make anew, by cache key."""
     job = JobEstimate(label, questions)
     made: dict[str, list[Made]] = {stage: [] for stage in MODEL_STAGES}
-    judged: list[list[Verdict]] = [[] for _ in range(questions)]
-    missing: dict[str, float] = {}
+    judged: dict[str, list[list[Verdict]]] = {stage: [[] for _ in range(questions)] for stage in ("judge", "relevance")}
+    missing: dict[str, tuple[float, int]] = {}
     for call in planned:
         count = job.stages.setdefault(call.stage, StageCount())
-        count.calls += 1
+        count.calls += call.calls
         if call.held is not None:
             count.cached += 1
             cost = _held(call)
@@ -302,17 +366,19 @@ def _job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], sa
             count.rough |= rough
         count.prompt_tokens += cost.prompt_tokens
         count.completion_tokens += cost.completion_tokens
-        (judged[call.question] if call.stage == "relevance" else made[call.stage]).append(_as_made(call, cost))
+        (judged[call.stage][call.question] if call.stage in judged else made[call.stage]).append(_as_made(call, cost))
         if call.held is None:
             model, remote = priced_as({"query": pipeline.query, "generation": pipeline.generator,
-                                       "relevance": pipeline.relevance_judge}[call.stage].component)
-            missing[call.key] = pipeline.prices.of(Call(model, remote, cost.prompt_tokens, cost.completion_tokens,
-                                                        cost.latency_ms / 1000))
+                                       "judge": pipeline.judge, "relevance": pipeline.relevance_judge}
+                                      [call.stage].component)
+            missing[call.key] = (pipeline.prices.of(Call(model, remote, cost.prompt_tokens, cost.completion_tokens,
+                                                         cost.latency_ms / 1000)), call.calls)
+    judgements = [Judgement(support=[verdicts]) for verdicts in judged["judge"]]
     costs = question_costs(pipeline, questions, samples, made["query"] or None, made["generation"] or None,
-                           None, judged if pipeline.relevance_judge is not None else None)
+                           judgements if pipeline.judge is not None and pipeline.generator is not None else None,
+                           judged["relevance"] if pipeline.relevance_judge is not None else None)
     job.cost_total = float(sum(costs))
-    job.new_cost = float(sum(missing.values()))
-    job.left_out = ["judge"] if pipeline.judge is not None and pipeline.generator is not None else []
+    job.new_cost = float(sum(cost for cost, _ in missing.values()))
     return job, missing
 
 
@@ -322,6 +388,6 @@ def _as_made(call: Planned, cost: Held) -> Made:
         return call.held
     if call.stage == "query":
         return Rewrite((), None, cost.prompt_tokens, cost.completion_tokens, cost.latency_ms)
-    if call.stage == "relevance":
+    if call.stage in ("judge", "relevance"):
         return Verdict(0.0, "ok", "", cost.prompt_tokens, cost.completion_tokens, cost.latency_ms)  # score unused
     return Generation("", cost.latency_ms, cost.prompt_tokens, cost.completion_tokens)

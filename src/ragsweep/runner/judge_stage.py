@@ -157,7 +157,7 @@ def _claims(pipeline: Pipeline, questions: Sequence[str], answers: Sequence[str 
     if not getattr(judge, "decompose_claims", False):
         return sentences
     wanted = [i for i, answer in enumerate(answers) if answer]
-    keys = [fingerprint("claims", pipeline.judge.signature, questions[i], answers[i]) for i in wanted]
+    keys = [claims_key(pipeline, questions[i], answers[i]) for i in wanted]
 
     def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
         made = []
@@ -178,6 +178,24 @@ def _claims(pipeline: Pipeline, questions: Sequence[str], answers: Sequence[str 
     if fallback:
         log.warning("judge.decompose failed for %d of %d answers; their sentences are the claims", fallback, len(wanted))
     return sentences
+
+
+def claims_key(pipeline: Pipeline, question: str, answer: str) -> str:
+    """The key the judge's decomposition of an answer into claims is cached under (`judge.decompose`)."""
+    return fingerprint("claims", pipeline.judge.signature, question, answer)
+
+
+def held_claims(pipeline: Pipeline, question: str, answer: str | None) -> list[Claim] | None:
+    """The claims the judge will check in `answer`, without asking it: its sentences, or the decomposition the
+    stage cache holds (one that failed: the sentences, as `_claims` falls back); None for a decomposition still to
+    be made."""
+    if not getattr(pipeline.judge.component, "decompose_claims", False) or not answer:
+        return split_claims(answer)
+    entry = pipeline.cache.peek("claims", claims_key(pipeline, question, answer))
+    if entry is None:
+        return None
+    statements = json.loads(str(entry["statements"]))
+    return claims_from_statements(statements, answer) if statements else split_claims(answer)
 
 
 def _verdicts(pipeline: Pipeline, pairs: Sequence[Pair]) -> list[Verdict]:
