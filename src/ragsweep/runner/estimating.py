@@ -58,20 +58,49 @@ class Held:
     latency_ms: float
 
 
-class Calibration:
-    """Predicts a call the cache lacks from the held calls of the same stage and model (its `group`).
+@dataclass(frozen=True)
+class Rates:
+    """What a stage's model was measured to take on its held calls (`Calibration`)."""
 
-    prompt tokens = the prompt's characters x the held calls' prompt tokens per character (the ratio of their sums:
-    a line fitted to prompts of a few lengths extrapolates worse, 11% under on sotu_qa's k=5 prompts from its k=3
-    ones, against 1% over), completion tokens the held calls' mean, milliseconds by `_milliseconds`. With no
-    call held: the prompt's cl100k tokens, `max_tokens` completion tokens and no seconds, marked rough.
+    tokens_per_character: float
+    completion_tokens: float  # a call's mean
+    reading_ms: float | None  # per prompt token; None: no fit, a call takes `call_ms`
+    writing_ms: float | None  # per completion token
+    call_ms: float  # a call's mean
+
+    @classmethod
+    def of(cls, held: Sequence[Held]) -> Rates:
+        """The held calls' prompt tokens per character (the ratio of their sums), mean completion tokens and mean
+        milliseconds, and the milliseconds per prompt and per completion token fitted by least squares (a local
+        model reads a prompt token in a fraction of the time it writes one), when such a fit holds (two calls or
+        more, tokens that vary, no negative rate)."""
+        tokens = np.array([[h.prompt_tokens, h.completion_tokens] for h in held], dtype=float)
+        milliseconds = np.array([h.latency_ms for h in held])
+        reading = writing = None
+        if len(held) >= 2 and np.linalg.matrix_rank(tokens) == 2:
+            (a, b), *_ = np.linalg.lstsq(tokens, milliseconds, rcond=None)
+            if a >= 0 and b >= 0:
+                reading, writing = float(a), float(b)
+        characters = sum(h.characters for h in held)
+        return cls(float(tokens[:, 0].sum()) / max(characters, 1), float(tokens[:, 1].mean()), reading, writing,
+                   float(milliseconds.mean()))
+
+
+class Calibration:
+    """Predicts a call the cache lacks from the held calls of the same stage and model (its `group`), by their
+    `Rates`: prompt tokens = the prompt's characters x tokens per character (a line fitted to prompts of a few
+    lengths extrapolates worse: 11% under on sotu_qa's k=5 prompts from its k=3 ones, against 1% over), completion
+    tokens their mean, milliseconds from the fitted rates. With no call held: the prompt's cl100k tokens,
+    `max_tokens` completion tokens and no seconds, marked rough.
     """
 
     def __init__(self) -> None:
         self._held: dict[str, list[Held]] = defaultdict(list)
+        self._rates: dict[str, Rates] = {}
 
     def observe(self, group: str, held: Held) -> None:
         self._held[group].append(held)
+        self._rates.pop(group, None)
 
     def predict(self, call: Planned) -> tuple[Held, bool]:
         """The predicted tokens and milliseconds of the call (of its `calls` calls together, their prompts'
@@ -80,23 +109,14 @@ class Calibration:
         if not held:
             completion = int(call.max_tokens or 0) * call.calls if call.tokens else 0
             return Held(call.characters, call.cl100k_tokens, completion, 0.0), True
-        characters = sum(h.characters for h in held)
-        prompt = max(round(call.characters * sum(h.prompt_tokens for h in held) / max(characters, 1)), 1)
-        completion = round(float(np.mean([h.completion_tokens for h in held])) * call.calls)
-        return Held(call.characters, prompt, completion, _milliseconds(held, prompt, completion, call.calls)), False
-
-
-def _milliseconds(held: Sequence[Held], prompt: int, completion: int, calls: int) -> float:
-    """a x prompt tokens + b x completion tokens, a and b fitted by least squares on the held calls (a local
-    model reads a prompt token in a fraction of the time it writes one); their mean time a call when no such
-    fit holds (too few calls, tokens that do not vary, a negative rate)."""
-    tokens = np.array([[h.prompt_tokens, h.completion_tokens] for h in held], dtype=float)
-    milliseconds = np.array([h.latency_ms for h in held])
-    if len(held) >= 2 and np.linalg.matrix_rank(tokens) == 2:
-        (reading, writing), *_ = np.linalg.lstsq(tokens, milliseconds, rcond=None)
-        if reading >= 0 and writing >= 0:
-            return float(reading * prompt + writing * completion)
-    return float(milliseconds.mean()) * calls
+        if call.group not in self._rates:  # once per group: a sweep predicts many calls from many held ones
+            self._rates[call.group] = Rates.of(held)
+        rates = self._rates[call.group]
+        prompt = round(call.characters * rates.tokens_per_character)
+        completion = round(rates.completion_tokens * call.calls)
+        milliseconds = rates.call_ms * call.calls if rates.reading_ms is None else \
+            rates.reading_ms * prompt + rates.writing_ms * completion
+        return Held(call.characters, prompt, completion, milliseconds), False
 
 
 @dataclass(frozen=True)
@@ -173,9 +193,10 @@ class SweepEstimator:
                     calibration.observe(call.group, _held(call))
             for group, sizes in job.claims.items():
                 claims[group] += sizes
+        sizes = {group: _claim_size(known) for group, known in claims.items()}
         jobs, new = [], {}
         for label, pipeline, job in self._points:
-            planned = [_per_answer(call, claims.get(call.group, [])) if call.per_claim else call
+            planned = [_per_answer(call, *sizes.get(call.group, (None, 0.0))) if call.per_claim else call
                        for call in job.planned]
             estimate, missing = _job_estimate(label, pipeline, planned, job.samples, job.questions, calibration)
             jobs.append(estimate)
@@ -304,11 +325,18 @@ def _support(pipeline: Pipeline, questions: Sequence[str], passages: Sequence[Se
     return [*calls, *_verdict_calls(pipeline, judge, "judge", pairs, owners)], sizes
 
 
-def _per_answer(call: Planned, sizes: Sequence[tuple[int, int]]) -> Planned:
-    """A `per_claim` call made whole: the answer taken to have the known answers' mean claims, each the mean
-    claim's characters, each judged against every passage; rough with no answer known."""
-    claims = float(np.mean([count for count, _ in sizes])) if sizes else float(CLAIMS_UNKNOWN)
-    claim_characters = sum(chars for _, chars in sizes) / max(sum(count for count, _ in sizes), 1)
+def _claim_size(known: Sequence[tuple[int, int]]) -> tuple[float | None, float]:
+    """The known answers' mean claims an answer, and a claim's mean characters (None, 0: no answer known)."""
+    if not known:
+        return None, 0.0
+    claims = sum(count for count, _ in known)
+    return claims / len(known), sum(chars for _, chars in known) / max(claims, 1)
+
+
+def _per_answer(call: Planned, mean_claims: float | None, claim_characters: float) -> Planned:
+    """A `per_claim` call made whole: the answer taken to have the known answers' mean claims (`CLAIMS_UNKNOWN`
+    with none known), each of the mean claim's characters, each judged against every passage."""
+    claims = float(CLAIMS_UNKNOWN) if mean_claims is None else mean_claims
     characters = round(claims * (call.characters + call.calls * claim_characters))
     return replace(call, characters=characters, cl100k_tokens=characters // 4 if call.tokens else 0,
                    calls=max(round(claims * call.calls), 0), per_claim=False)
