@@ -311,9 +311,7 @@ def _support(pipeline: Pipeline, questions: Sequence[str], passages: Sequence[Se
     group, max_tokens, tokens = _model(judge, "judge")
     calls, pairs, owners, sizes = [], [], [], []
     for position, (question, texts, asked) in enumerate(zip(questions, passages, answers, strict=True)):
-        answer = asked.held
-        if answer is not None and answer.error is not None:
-            continue  # a failed answer is not judged
+        answer = asked.held  # never a failed one: the cache keeps only answers made
         claims = held_claims(pipeline, question, answer.answer) if answer is not None else None
         if claims is None:  # keyed by the answer's key: jobs asking the same prompt share these calls
             calls.append(Planned("judge", group, f"{group} {asked.key}", sum(map(len, texts)), 0, None, max_tokens,
