@@ -395,7 +395,7 @@ def test_an_embedder_remembers_where_vectors_lie_not_the_vectors(tmp_path):
     model = CountingEmbedder()
     cached = cached_embedder(model, StageCache(tmp_path, embedding_shard=4), {"_target_": "m"})
     first = cached.encode(texts)
-    held = [*vars(cached).values(), *vars(cached._index).values()]
+    held = [*vars(cached).values(), *vars(cached._index).values(), *vars(cached._index._keys).values()]
     assert not [value for value in held if isinstance(value, np.ndarray) and value.dtype.kind == "f"]
     assert len(cached._index) == 10
     again = cached.encode(texts[::-1])
@@ -405,3 +405,22 @@ def test_an_embedder_remembers_where_vectors_lie_not_the_vectors(tmp_path):
     shard.write_bytes(b"not a shard")
     assert np.array_equal(cached.encode(texts), first)
     assert len(model.seen) == 10 + lost and cached.cache.misses["embeddings"] == 10 + lost
+
+
+def test_the_embedders_of_one_folder_share_one_index_in_a_process(tmp_path, monkeypatch):
+    """A grid's or a race's configurations embedding with one embedder read its shards' keys once and hold one
+    index of them, not one each."""
+    import ragsweep.embedding.cached as cached_module
+
+    texts = [f"text {i}" for i in range(10)]
+    first = cached_embedder(CountingEmbedder(), StageCache(tmp_path, embedding_shard=4), {"_target_": "m"})
+    first.encode(texts)
+    reads = []
+    monkeypatch.setattr(cached_module, "read_entry", lambda path: reads.append(path) or read_entry(path))
+    model = CountingEmbedder()
+    second = cached_embedder(model, StageCache(tmp_path, embedding_shard=4), {"_target_": "m"})
+    assert second._index is first._index and len(second._index) == 10
+    second.encode(texts[:3])
+    assert model.seen == [] and len(reads) == 1  # the one shard holding the three vectors, not every shard's keys
+    other = cached_embedder(CountingEmbedder(), StageCache(tmp_path, embedding_shard=4), {"_target_": "other"})
+    assert other._index is not first._index

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import binascii
 import hashlib
+import os
 import time
 import uuid
 from collections.abc import Sequence
@@ -31,20 +32,16 @@ def cached_embedder(embedder: Embedder, cache: StageCache, signature: Any) -> Em
 class CachedEmbedder:
     """Embeds only texts its shard folder has not seen; counts texts as hits or misses.
 
-    It remembers, per text, only where its vector lies (`KeyRows`: the text's key and its row among the shards
-    read), not the vector: a call reads the shards its texts lie in and copies their rows into the one array it
-    returns, so a million chunks' vectors are in memory once, as that array.
+    It remembers, per text, only where its vector lies (`ShardIndex`, one per folder in a process), not the
+    vector: a call reads the shards its texts lie in and copies their rows into the one array it returns, so a
+    million chunks' vectors are in memory once, as that array.
     """
 
     def __init__(self, embedder: Embedder, folder: Path, cache: StageCache) -> None:
         self.embedder = embedder
         self.folder = folder
         self.cache = cache
-        self._index = KeyRows()
-        self._shards: list[Path] = []
-        self._first_rows: list[int] = []  # the row each shard starts at
-        self._next_row = 0
-        self._loaded: set[str] = set()
+        self._index = shard_index(folder)
 
     def preflight(self) -> None:
         """The wrapped embedder's own check (loading its model), so a bad model fails before work."""
@@ -73,14 +70,14 @@ class CachedEmbedder:
         keys = self._embed_missing(texts, role)
         if not len(keys):
             return np.empty((0, 0), dtype=np.float32)
-        vectors = self._gather(keys)
+        vectors = self._index.gather(keys)
         return vectors if vectors is not None else self._encode(texts, role)
 
     def _embed_missing(self, texts: Sequence[str], role: Role) -> np.ndarray:
         """Embed the texts no shard holds yet; return every text's key."""
         keys = np.fromiter((hashlib.sha256(f"{role}\0{text}".encode()).digest() for text in texts), dtype=KEY,
                            count=len(texts))
-        self._load_new_shards()
+        self._index.load_new()
         absent = np.flatnonzero(self._index.rows(keys) < 0)
         missing = np.sort(absent[np.unique(keys[absent], return_index=True)[1]])  # each text once, where first asked
         if len(missing):
@@ -111,20 +108,42 @@ class CachedEmbedder:
         with self.cache.lock(name, blocking=blocking, folder=self.folder / "locks") as held:
             if not held:
                 return False
-            self._load_new_shards()
+            self._index.load_new()
             todo = shard[self._index.rows(keys[shard]) < 0]
             if len(todo):
                 vectors = np.asarray(self.embedder.encode([texts[position] for position in todo.tolist()], role=role),
                                      dtype=np.float32)
-                self._store_shard(keys[todo], vectors)
+                self._index.store(keys[todo], vectors)
                 self.cache.misses["embeddings"] += len(todo)
             self.cache.hits["embeddings"] += len(shard) - len(todo)
         return True
 
-    def _gather(self, keys: np.ndarray) -> np.ndarray | None:
+
+class ShardIndex:
+    """Where each text's vector lies among the shards of one embedder's folder: each text's key and its row
+    (`KeyRows`), the shards read and the row each starts at. One per folder in a process, shared by every
+    configuration embedding with that embedder, so a grid's or a race's jobs neither read every shard's keys
+    again nor each hold 40 bytes a text of their own."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._keys = KeyRows()
+        self._shards: list[Path] = []
+        self._first_rows: list[int] = []  # the row each shard starts at
+        self._next_row = 0
+        self._loaded: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def rows(self, keys: np.ndarray) -> np.ndarray:
+        """Each key's row, or -1 for a text no shard read holds."""
+        return self._keys.rows(keys)
+
+    def gather(self, keys: np.ndarray) -> np.ndarray | None:
         """The keys' vectors, read shard by shard into one array; None when a shard could not be read (it is
         forgotten, so its texts count as missing)."""
-        rows = self._index.rows(keys)
+        rows = self._keys.rows(keys)
         shard_of = np.searchsorted(self._first_rows, rows, side="right") - 1
         order = np.argsort(shard_of, kind="stable")
         vectors = None
@@ -139,7 +158,8 @@ class CachedEmbedder:
             vectors[positions] = arrays["vectors"][rows[positions] - self._first_rows[number]]
         return vectors
 
-    def _load_new_shards(self) -> None:
+    def load_new(self) -> None:
+        """Read the keys of the shards written since the last call (by any process)."""
         if not self.folder.is_dir():
             return
         for path in sorted(self.folder.glob("*.npz")):
@@ -150,7 +170,8 @@ class CachedEmbedder:
                 self._remember(path, np.frombuffer(binascii.unhexlify("".join(shard["keys"].tolist())), dtype=KEY))
             self._loaded.add(path.name)
 
-    def _store_shard(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+    def store(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        """Write a new shard of these texts' vectors."""
         path = self.folder / f"{uuid.uuid4().hex}.npz"
         write_entry(path, {"keys": np.array(_hex(keys)), "vectors": vectors})
         self._loaded.add(path.name)
@@ -159,13 +180,24 @@ class CachedEmbedder:
     def _remember(self, path: Path, keys: np.ndarray) -> None:
         self._shards.append(path)
         self._first_rows.append(self._next_row)
-        self._index.add(keys, self._next_row)
+        self._keys.add(keys, self._next_row)
         self._next_row += len(keys)
 
     def _forget(self, number: int) -> None:
         """Drop a shard that could not be read (deleted as corrupt), so that its texts are embedded again."""
         end = self._first_rows[number + 1] if number + 1 < len(self._shards) else self._next_row
-        self._index.drop(self._first_rows[number], end)
+        self._keys.drop(self._first_rows[number], end)
+
+
+_SHARD_INDEXES: dict[str, ShardIndex] = {}
+
+
+def shard_index(folder: Path) -> ShardIndex:
+    """This process's index of an embedder's shard folder."""
+    where = os.path.abspath(folder)
+    if where not in _SHARD_INDEXES:
+        _SHARD_INDEXES[where] = ShardIndex(folder)
+    return _SHARD_INDEXES[where]
 
 
 KEY = "S32"  # a text's key: the sha256 digest of its role and text
