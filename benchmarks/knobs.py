@@ -7,10 +7,12 @@ per-question values, with a paired bootstrap interval):
           augment=none,neighbours,parent x cutoff=none,margin x compress=none,sentences (12 jobs)
   sotu    sotu_qa (68 questions), SmolLM2 answering in process (generator=llama_cpp), bm25, k=3:
           query=none,hyde x augment=none,neighbours (4 jobs)
+  lists   the same, with the rewriters that write lists (SmolLM2 through llama.cpp's JSON grammar):
+          query=none,multi_query,decompose (3 jobs)
 Metrics: token_iou, token_recall, answer_f1, cost_per_question (prices.cpu_second=0.0001: the machine's time).
 Prints each sweep's wall time, each effects table and the provenance line (machine, date, commit).
 
-Usage: python benchmarks/knobs.py [--grids chroma sotu] [--data DIR] [--cache DIR]
+Usage: python benchmarks/knobs.py [--grids chroma sotu lists] [--data DIR] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ GRIDS = {
                "augment=none,neighbours,parent", "cutoff=none,margin", "compress=none,sentences"],
     "sotu": ["dataset=sotu_qa", "generator=llama_cpp", "retriever=bm25", "k=3", "query=none,hyde",
              "augment=none,neighbours"],
+    "lists": ["dataset=sotu_qa", "generator=llama_cpp", "retriever=bm25", "k=3", "query=none,multi_query,decompose"],
 }
 METRICS = ("token_iou", "token_recall", "answer_f1", "cost_per_question")
 PRICE = "prices.cpu_second=0.0001"

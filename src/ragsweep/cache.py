@@ -194,6 +194,11 @@ class StageCache:
     def save(self, stage: str, key: str, arrays: Arrays) -> None:
         write_entry(self._path(stage, key), arrays)
 
+    def reset_counts(self) -> None:
+        """Count hits and misses from zero: a race's kept configuration counts each round's own."""
+        self.hits.clear()
+        self.misses.clear()
+
     def counts(self) -> dict[str, float]:
         stages = sorted(set(self.hits) | set(self.misses))
         return {

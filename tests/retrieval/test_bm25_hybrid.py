@@ -27,6 +27,16 @@ def test_bm25_ranks_term_matches_first_and_caches_its_index(tmp_path):
     assert [[h.index for h in q] for q in again.search(["lazy dog"], 4)] == [[h.index for h in hits[0]]]
 
 
+def test_bm25_lets_go_of_its_index_when_closed_and_searches_the_same_once_indexed_again(tmp_path):
+    retriever = BM25Retriever(cache=StageCache(tmp_path))
+    retriever.index(CHUNKS)
+    before = retriever.search(["fox dog"], 4)
+    retriever.close()
+    assert retriever._model is None and not retriever._vocab  # a race's kept configuration holds no index
+    retriever.index(CHUNKS)
+    assert retriever.search(["fox dog"], 4) == before
+
+
 @pytest.mark.parametrize("method", ["lucene", "bm25+"])
 def test_bm25_variants_survive_the_cache(tmp_path, method):
     cache = StageCache(tmp_path)

@@ -86,6 +86,11 @@ class BM25Retriever:
         self._model.nonoccurrence_array = arrays.get("nonoccurrence")
         self._size = len(chunks)
 
+    def close(self) -> None:
+        """Let go of the index (searched again after the next `index`): a race keeps its configurations between
+        rounds, and each would otherwise hold its corpus's index while the others search theirs."""
+        self._model, self._vocab, self._size = None, {}, 0
+
     def search(self, questions: Sequence[str], k: int) -> list[list[Hit]]:
         check_k(k)
         results = []

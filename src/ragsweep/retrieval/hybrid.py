@@ -44,6 +44,7 @@ class HybridRetriever:
 
     def close(self) -> None:
         self.dense.close()
+        self.bm25.close()
 
     def ranked_lists(self) -> dict[str, Retriever]:
         """The rankings fused; the runner caches each one's list and calls `fuse` at the requested depth."""

@@ -34,10 +34,9 @@ from ragsweep.runner.judge_stage import Judgement, held_claims
 from ragsweep.runner.relevance import relevance_pairs
 from ragsweep.runner.verdicts import unpack_verdict, verdict_keys
 from ragsweep.runner.plan import plan_job
+from ragsweep.runner.ranking import rank_questions
 from ragsweep.runner.rewriting import rewrite_keys, unpack_rewrite
 from ragsweep.runner.scoring import latency_samples
-from ragsweep.runner.stages import chunk_dataset, ranked_in_shards
-from ragsweep.runner.whole_retrieval import whole_retrieval_in_shards
 from ragsweep.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
@@ -252,23 +251,19 @@ def planned_calls(pipeline: Pipeline) -> JobCalls:
     """The job's rewrites, answers, judge's and relevance judge's calls, each with what the cache holds for it."""
     dataset = load_once(pipeline.dataset)
     questions = [query.text for query in dataset.queries]
-    shards = [(0, len(questions))]
     planned: list[Planned] = []
-    seconds: dict[str, float] = {}
-    if pipeline.plan.whole_retriever:
-        chunks, hits, search_ms, _, _ = whole_retrieval_in_shards(pipeline, dataset, questions, shards)
-        rerank_ms = np.zeros(0)
-    else:
-        chunks, chunks_key = chunk_dataset(pipeline, dataset)
-        rewrites = None
-        if pipeline.query is not None:
-            rewriting = _rewrites(pipeline, questions)
-            planned += rewriting
-            rewrites = [call.held if call.held is not None else Rewrite((question,))
-                        for call, question in zip(rewriting, questions, strict=True)]
-        _, hits, search_ms, rerank_ms, _ = ranked_in_shards(pipeline, chunks, chunks_key, questions, shards,
-                                                            seconds, rewrites)
-    context = passed_on(pipeline, questions, chunks, hits, dataset.documents)
+
+    def held_rewrites(asked: Sequence[str]) -> list[Rewrite] | None:
+        """The rewrites the cache holds; a question whose rewrite is missing is searched as asked."""
+        if pipeline.query is None:
+            return None
+        rewriting = _rewrites(pipeline, asked)
+        planned.extend(rewriting)
+        return [call.held if call.held is not None else Rewrite((question,))
+                for call, question in zip(rewriting, asked, strict=True)]
+
+    ranked = rank_questions(pipeline, dataset, questions, [(0, len(questions))], held_rewrites, {})
+    context = passed_on(pipeline, questions, ranked.chunks, ranked.hits, dataset.documents)
     claims: dict[str, list[tuple[int, int]]] = {}
     if pipeline.generator is not None:
         requests, keys = answer_requests(pipeline, questions, context.chunks, context.hits)
@@ -280,7 +275,7 @@ def planned_calls(pipeline: Pipeline) -> JobCalls:
             claims[_model(pipeline.judge, "judge")[0]] = sizes
     if pipeline.relevance_judge is not None:
         planned += _relevance(pipeline, *relevance_pairs(pipeline, questions, context.chunks, context.hits))
-    return JobCalls(planned, latency_samples(search_ms, rerank_ms), len(questions), claims)
+    return JobCalls(planned, latency_samples(ranked.search_ms, ranked.rerank_ms), len(questions), claims)
 
 
 def _rewrites(pipeline: Pipeline, questions: Sequence[str]) -> list[Planned]:

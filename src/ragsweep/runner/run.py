@@ -7,14 +7,13 @@ import json
 import logging
 import math
 import sys
-import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
@@ -34,14 +33,14 @@ from ragsweep.runner.embedding_helpers import help_embed, is_helper
 from ragsweep.runner.judge_stage import judge_answers
 from ragsweep.runner.outputs import query_traces, write_latency, write_results
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
+from ragsweep.runner.ranking import rank_questions, timed_stage
+from ragsweep.runner.racing.kept import KEPT
 from ragsweep.runner.racing.rounds import (RACE_FILE, RACE_KEY, RaceRound, in_dataset_order, race_dataset,
                                             write_race_scores)
 from ragsweep.runner.relevance import judge_relevance, relevance_records, span_labels
 from ragsweep.runner.rewriting import rewrite_metrics, rewritten
 from ragsweep.runner.scoring import latency_metrics, latency_samples, score_questions
 from ragsweep.runner.generating import generate
-from ragsweep.runner.stages import chunk_dataset, located_counts, ranked_in_shards
-from ragsweep.runner.whole_retrieval import whole_retrieval_in_shards
 from ragsweep.tracking.base import RunExtension, Tracker
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.tags import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG,
@@ -72,8 +71,14 @@ def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> floa
     if is_helper(cfg):
         return help_embed(cfg, naming, context.output_dir)
     name = config_label(naming.overrides, naming.config_name, None) if naming else "run"
+    return _returned(cfg, name, context, lambda: run(plan_job(cfg, naming), context))
+
+
+def _returned(cfg: DictConfig, name: str, context: RunContext, work: Callable[[], dict[str, float]]
+              ) -> float | list[float] | dict | None:
+    """What the job `name` returns to its sweeper once `work` (it, run) returns or raises; see `main`."""
     try:
-        means = run(plan_job(cfg, naming), context)
+        means = work()
     except (ConfigError, DatasetError) as error:
         print(f"ragsweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -113,10 +118,17 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
     caller's own components by group (see `build`).
     """
     pipeline = build(plan, objects=objects)
+    race = RaceRound.from_setting(plan.config[RACE_KEY]) if RACE_KEY in plan.config else None
+    return _run_built(pipeline, context, race)
+
+
+def _run_built(pipeline: Pipeline, context: RunContext, race: RaceRound | None) -> dict[str, float]:
+    """`run` once the configuration is built; in a race, one round of it, after which the process that sweeps the
+    race keeps it for the next (`racing.kept`)."""
+    plan = pipeline.plan
     dataset = load_once(pipeline.dataset)
     config_id = plan.fingerprint(dataset.fingerprint)
     parent = context.parent
-    race = RaceRound.from_setting(plan.config[RACE_KEY]) if RACE_KEY in plan.config else None
     with CoreShare().working(), _job_lock(pipeline, config_id, plan.label) if parent else nullcontext():
         if parent and race is None and not plan.config.get("force", False):
             finished = pipeline.tracker.finished_run(config_id)
@@ -127,11 +139,21 @@ def run(plan: JobPlan, context: RunContext, objects: Mapping[str, Any] | None = 
                 return dict(finished.metrics)
             _say_if_older_code_ran_it(pipeline, plan.unversioned_fingerprint(dataset.fingerprint), config_id)
         try:
-            if race is not None:  # a race finds its own earlier rounds (`_run_race_round`)
-                return _run_race_round(pipeline, dataset, config_id, context, race)
-            return _run_job(pipeline, dataset, config_id, context)
+            if race is None:
+                return _run_job(pipeline, dataset, config_id, context)
+            means = _run_race_round(pipeline, dataset, config_id, context, race)  # it finds its earlier rounds
+            if race.slot is not None:
+                KEPT.keep(race.slot, partial(_next_round, pipeline, context), context.output_dir)
+            return means
         finally:
             _freeze_loaded_heap(computed=sum(pipeline.cache.misses.values()) > 0)
+
+
+def _next_round(pipeline: Pipeline, context: RunContext, race: RaceRound) -> dict | None:
+    """A kept configuration's next round of its race, with the pipeline its first round built; what its job would
+    return."""
+    pipeline.cache.reset_counts()  # each round logs its own hits and misses
+    return _returned(pipeline.plan.config, pipeline.plan.label, context, lambda: _run_built(pipeline, context, race))
 
 
 def _say_if_older_code_ran_it(pipeline: Pipeline, unversioned: str, config_id: str) -> None:
@@ -244,16 +266,9 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         busy_elsewhere = say_if_cores_are_taken()
         questions = [query.text for query in dataset.queries]
         shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]
-        if plan.whole_retriever:  # it chunked and ranked on its own; its texts are located as spans
-            chunks, first, search_ms, located, timed = _timed(
-                seconds, "retrieval", lambda: whole_retrieval_in_shards(pipeline, whole, questions, shards))
-            hits, rerank_ms, rewrites = first, np.zeros(0), None
-        else:
-            chunks, chunks_key = _timed(seconds, "chunking", lambda: chunk_dataset(pipeline, whole))
-            located = located_counts(chunks_key)
-            rewrites = _timed(seconds, "query", lambda: rewritten(pipeline, questions))
-            first, hits, search_ms, rerank_ms, timed = ranked_in_shards(pipeline, chunks, chunks_key, questions,
-                                                                        shards, seconds, rewrites)
+        ranked = rank_questions(pipeline, whole, questions, shards, partial(rewritten, pipeline), seconds)
+        chunks, located, first, hits = ranked.chunks, ranked.located, ranked.first, ranked.hits
+        search_ms, rerank_ms, timed, rewrites = ranked.search_ms, ranked.rerank_ms, ranked.timed, ranked.rewrites
         every_question = len(dataset.queries) == len(whole.queries)  # a plain run, or a race's last round
         if race is not None and every_question:  # the last round: the dataset's order, so its sums are a plain run's
             order = race[0].order(len(whole.queries))
@@ -262,12 +277,12 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             dataset, questions = whole, [query.text for query in whole.queries]
         context = passed_on(pipeline, questions, chunks, hits, whole.documents)
         passages, passed = context.chunks, context.hits
-        generations = _timed(seconds, "generation", lambda: generate(pipeline, questions, passages, passed))
-        judgements = _timed(seconds, "judging",
+        generations = timed_stage(seconds, "generation", lambda: generate(pipeline, questions, passages, passed))
+        judgements = timed_stage(seconds, "judging",
                             lambda: judge_answers(pipeline, questions, passages, passed, generations))
-        relevance = _timed(seconds, "relevance", lambda: judge_relevance(pipeline, questions, passages, passed))
+        relevance = timed_stage(seconds, "relevance", lambda: judge_relevance(pipeline, questions, passages, passed))
         labels = span_labels(dataset.queries, passages, passed, plan.k)
-        per_query, diagnostics = _timed(
+        per_query, diagnostics = timed_stage(
             seconds, "scoring",
             lambda: score_questions(pipeline, dataset, chunks, context, generations, judgements, labels, relevance))
         samples = latency_samples(search_ms, rerank_ms, generations, timed)
@@ -281,8 +296,9 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         stages = answer_stages(pipeline, dataset, generations, judgements, relevance, labels, samples)
         for stage in stages:
             summary.update(stage.summaries())
-        files = _timed(seconds, "writing", lambda: write_results(
-            output_dir, plan.resolved, dataset, chunks, context, per_query, summary, generations, diagnostics,
+        resolved = {**plan.resolved, RACE_KEY: race[0].setting()} if race else plan.resolved  # a race: this round
+        files = timed_stage(seconds, "writing", lambda: write_results(
+            output_dir, resolved, dataset, chunks, context, per_query, summary, generations, diagnostics,
             relevance_records(labels, relevance), rewrites))
         files.append(write_latency(output_dir, samples))
         means = {name: values["mean"] for name, values in summary.items() if "mean" in values}
@@ -318,10 +334,3 @@ def _dataset_source(cfg: DictConfig) -> str:
     """Where the dataset came from, for MLflow's Dataset column: its path, or its loader for built-in data."""
     settings = OmegaConf.to_container(cfg.dataset, resolve=True)
     return str(settings.get("path") or settings.get("_target_"))
-
-
-def _timed(seconds: dict[str, float], stage: str, work):
-    started = time.perf_counter()
-    result = work()
-    seconds[stage] = time.perf_counter() - started
-    return result

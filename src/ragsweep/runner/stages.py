@@ -35,6 +35,7 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
 
     def compute() -> dict[str, np.ndarray]:
         spans = []
+        before = dict(getattr(chunker, "located", None) or {})  # a kept chunker has counted earlier chunkings
         for position, doc_id in enumerate(tqdm(doc_ids, desc="chunking", unit="doc", disable=len(doc_ids) < 2)):
             try:
                 spans += [(position, c.start, c.end) for c in chunker.split(dataset.documents[doc_id])]
@@ -42,7 +43,8 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
                 raise ConfigError(str(error)) from None
         located = getattr(chunker, "located", None)  # a splitter's strings, located: how many exactly, how many fuzzily
         return {"spans": np.array(spans, dtype=np.int64).reshape(-1, 3),
-                **({"located": np.array([located["exact"], located["fuzzy"]])} if located else {})}
+                **({"located": np.array([located[how] - before.get(how, 0) for how in ("exact", "fuzzy")])}
+                   if located else {})}
 
     def load() -> list[Chunk]:
         arrays = pipeline.cache.get_or_compute("chunks", key, compute)

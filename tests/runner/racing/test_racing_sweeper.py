@@ -97,6 +97,26 @@ def test_each_question_is_retrieved_and_answered_once_per_configuration(raced):
     assert retrieved == 3  # one chunking: three shards, each searched once for both values of k
 
 
+def test_later_rounds_continue_the_configurations_kept_in_the_sweeping_process(raced):
+    """Hydra launches the first round only (one job folder a configuration); each later round of a survivor runs
+    in the pipeline its first round built, and logs into its own job's folder."""
+    cwd, first, _, _ = raced
+    output = first.stdout + first.stderr
+    assert len(re.findall(r"\t#\d+ : ", output)) == 2
+    continued = re.findall(r"\tcontinued: (.+)", output)
+    race = json.loads(Path(_client(cwd).download_artifacts(_runs(cwd, "parent")[0].info.run_id, "race.json",
+                                                          str(cwd))).read_text())
+    assert len(continued) == sum(len(r["survivors"]) for r in race["rounds"][:-1]) >= 1
+    first_sweep = sorted((cwd / "outputs" / "multirun").iterdir())[0]  # the fixture's second race has its own
+    folders = sorted(path.parent for path in first_sweep.glob("*/.hydra"))
+    assert [folder.name for folder in folders] == ["0", "1"]
+    for folder in folders:
+        overrides = {line.removeprefix("- ") for line in (folder / ".hydra" / "overrides.yaml").read_text().split("\n")}
+        log = next(folder.glob("*.log")).read_text()  # Hydra's job log, named after the entry point
+        rounds = sum(1 for line in log.splitlines() if "[ragsweep.runner.run][INFO] - " in line and " recall=" in line)
+        assert rounds == 1 + sum(set(point.split()) <= overrides for point in continued)  # its rounds, no other's
+
+
 def test_the_parent_run_holds_the_race(raced):
     cwd, first, _, _ = raced
     client = _client(cwd)
@@ -116,7 +136,7 @@ def test_the_same_race_run_again_computes_nothing(raced):
     race closes their runs FINISHED again."""
     cwd, _, again, jobs = raced
     output = again.stdout + again.stderr
-    launched = len(re.findall(r"\t#\d+ : ", output))
+    launched = len(re.findall(r"\t#\d+ : |\tcontinued: ", output))  # through Hydra, or kept in the process
     assert launched >= 2 and output.count("already ran its first") == launched
     assert "answers:" not in output  # no job got as far as generating
     now = {run.info.run_id: run for run in _runs(cwd, "job")}
@@ -148,3 +168,20 @@ def test_best_ranks_the_race_winner_and_verify_reruns_it(raced):
             assert (f"was stopped in a race after {run.data.tags['ragsweep.race.questions']} questions; gate a run "
                     "that ran every question") in gate.stderr
     assert stopped == 1
+
+
+def test_only_a_launcher_that_runs_jobs_in_the_sweeping_process_has_them_kept():
+    """The basic launcher and ragsweep's (built on it) run a job here, so a race keeps it between rounds; joblib's
+    and Ray's run jobs in other processes, whose rounds are launched again; a point setting Hydra's own settings
+    is launched every round, so its settings apply."""
+    from hydra._internal.core_plugins.basic_launcher import BasicLauncher
+    from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
+    from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
+
+    from hydra_plugins.ragsweep_grid.launcher import RagsweepLauncher
+    from hydra_plugins.ragsweep_racing.racing_sweeper import _runs_jobs_here, _sets_hydra
+
+    kept = [_runs_jobs_here(object.__new__(launcher))
+            for launcher in (BasicLauncher, RagsweepLauncher, JoblibLauncher, RayLauncher)]
+    assert kept == [True, True, False, False]
+    assert _sets_hydra(["k=3", "hydra.job.env_set.OMP_NUM_THREADS=1"]) and not _sets_hydra(["k=3", "+cutoff.margin=1"])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragsweep.runner.errors import ConfigError
-from ragsweep.runner.racing.sweep import RacingSettings, configuration_labels, run_race
+from ragsweep.runner.racing.sweep import RacingSettings, RoundJob, configuration_labels, race_override, run_race
 
 N = 400
 
@@ -24,14 +24,15 @@ class FakeLaunch:
         self.settings, self.fail = settings, fail or {}
         self.batches: list[list[str]] = []
         self.questions: dict[str, int] = {}
+        self.slots: dict[str, int] = {}  # each configuration keeps its place in the grid from round to round
 
-    def __call__(self, batch: list[list[str]]) -> list[dict | None]:
-        self.batches.append([",".join(point[:-1]) for point in batch])
+    def __call__(self, batch: list[RoundJob]) -> list[dict | None]:
+        self.batches.append([",".join(job.point) for job in batch])
         self.configurations = len(self.batches[0])
         returned = []
-        for point in batch:
-            name, race = ",".join(point[:-1]), point[-1]
-            round_index = int(re.search(r"round:(\d+)", race).group(1))
+        for job in batch:
+            name, round_index = ",".join(job.point), job.race.round
+            assert job.overrides[:-1] == list(job.point) and job.race.slot == self.slots.setdefault(name, job.slot)
             n = self.settings.sizes(N, len(batch) if round_index == 0 else self.configurations)[round_index]
             if self.fail.get(name) == round_index:
                 returned.append(None)
@@ -118,27 +119,28 @@ def test_bad_racing_settings_are_refused_in_one_line(racing, optimized, message)
 
 
 def test_the_job_override_round_trips():
+    from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf
 
     from ragsweep.runner.racing.rounds import RaceRound
 
-    settings = RacingSettings("ndcg", schedule=(0.2, 1.0), min_questions=5, seed=3)
-    override = settings.job_override(1, configurations=4)
-    assert override.startswith("+race={")
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+    def parsed(override: str) -> RaceRound:
+        return RaceRound.from_setting(OmegaConf.create(OverridesParser.create().parse_overrides([override])[0].value()))
 
-    value = OverridesParser.create().parse_overrides([override])[0].value()
-    race = RaceRound.from_setting(OmegaConf.create(value))
-    assert (race.seed, race.round, race.schedule, race.min_questions, race.metric) == (3, 1, (0.2, 1.0), 5, "ndcg")
+    settings = RacingSettings("ndcg", schedule=(0.2, 1.0), min_questions=5, seed=3)
+    override = race_override(settings.race_round(1, configurations=4, slot=2))
+    assert override.startswith("+race={")
+    race = parsed(override)
+    assert (race.seed, race.round, race.schedule, race.min_questions, race.metric, race.slot) == \
+        (3, 1, (0.2, 1.0), 5, "ndcg", 2)
     assert race.questions(100) == 100 and race.shards(100) == [(0, 20), (20, 100)]
-    grown = RaceRound.from_setting(OmegaConf.create(OverridesParser.create().parse_overrides(
-        [RacingSettings("ndcg", min_questions=5).job_override(2, configurations=36)])[0].value()))
+    grown = parsed(race_override(RacingSettings("ndcg", min_questions=5).race_round(2, configurations=36, slot=0)))
     assert grown.first == 12 and grown.sizes(40) == [12, 18, 27, 40] and grown.questions(40) == 27
-    assert grown.run is None and race.run is None
+    assert grown.run is None and race.run is None and grown.slot == 0
     run_id = "1e50" + "0" * 28  # a hex id that reads as a number unquoted
-    held = RaceRound.from_setting(OmegaConf.create(OverridesParser.create().parse_overrides(
-        [settings.job_override(2, configurations=4, run=run_id)])[0].value()))
-    assert held.run == run_id and held.round == 2
+    held = parsed(race_override(settings.race_round(2, configurations=4, slot=3, run=run_id)))
+    assert held == settings.race_round(2, configurations=4, slot=3, run=run_id) and held.run == run_id
+    assert RaceRound.from_setting(held.setting()) == held and parsed(race_override(race)) == race
 
 
 def test_a_schedule_left_to_the_question_set_grows_by_half_from_a_tenth_of_the_questions():

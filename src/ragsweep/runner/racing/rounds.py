@@ -37,13 +37,21 @@ class RaceRound:
     metric: str
     first: int = 1  # the first round's questions when the rounds grow (`schedule.growing_sizes`)
     run: str | None = None  # the configuration's run, left open by its previous round of this race
+    slot: int | None = None  # the configuration's place in the race's grid, under which its process keeps it
 
     @classmethod
     def from_setting(cls, setting: Mapping[str, Any]) -> RaceRound:
         minimum = int(setting.get("min_questions", 1))
+        slot = setting.get("slot")
         return cls(int(setting["seed"]), int(setting["round"]), tuple(float(s) for s in setting["schedule"]),
                    minimum, str(setting["metric"]), int(setting.get("first", minimum)),
-                   str(setting["run"]) if setting.get("run") else None)
+                   str(setting["run"]) if setting.get("run") else None, None if slot is None else int(slot))
+
+    def setting(self) -> dict[str, Any]:
+        """The `race` setting that gives this round (`from_setting` reads it back)."""
+        return {"seed": self.seed, "round": self.round, "schedule": list(self.schedule), "first": self.first,
+                "min_questions": self.min_questions, "metric": self.metric,
+                **({"slot": self.slot} if self.slot is not None else {}), **({"run": self.run} if self.run else {})}
 
     def order(self, total: int) -> list[int]:
         """The race's order of the dataset's `total` questions (see `seeded_order`)."""

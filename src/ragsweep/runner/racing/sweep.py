@@ -1,7 +1,8 @@
 """A race over a grid (`hydra/sweeper=racing`): rounds of more questions, losing configurations stopped early.
 
-Each round launches the surviving configurations through the configured launcher (basic, joblib, Ray,
-submitit) on the first n questions of one seeded order (`racing.rounds`); each job returns its per-question
+Each round hands the surviving configurations to the sweeper's `Launch` (the configured launcher, basic, joblib,
+Ray or submitit, or the configuration kept in the sweeping process: `racing.kept`) with the first n questions of
+one seeded order (`racing.rounds`); each job returns its per-question
 scores on the raced metric; `Race` (`racing.schedule`) stops those its confidence sequences show worse than the
 leader. Whatever survives runs every question, so the winner's metrics are over the whole dataset.
 """
@@ -22,7 +23,7 @@ from ragsweep.metrics.registry import metric as declared
 from ragsweep.metrics.registry import objectives as declared_objectives
 from ragsweep.runner.errors import ConfigError
 from ragsweep.runner.racing.schedule import Race, first_round, growing_sizes, round_sizes
-from ragsweep.runner.racing.rounds import RACE_KEY
+from ragsweep.runner.racing.rounds import RACE_KEY, RaceRound
 
 log = logging.getLogger(__name__)
 
@@ -97,13 +98,34 @@ class RacingSettings:
         return (f"grown from the questions: a tenth of them (at least {self.first(configurations)}), then 1.5 "
                 "times the questions before each round")
 
-    def job_override(self, round_index: int, configurations: int, run: str | None = None) -> str:
-        """The override that puts a job in this race's round (read by `rounds.RaceRound`), with the run its
+    def race_round(self, round_index: int, configurations: int, slot: int, run: str | None = None) -> RaceRound:
+        """The round `round_index` of this race for the configuration at `slot` of the grid, extending the run its
         previous round left open."""
-        schedule = ",".join(repr(share) for share in self.schedule)
-        held = f",run:'{run}'" if run else ""
-        return (f"+{RACE_KEY}={{seed:{self.seed},round:{round_index},schedule:[{schedule}],"
-                f"first:{self.first(configurations)},min_questions:{self.min_questions},metric:{self.metric}{held}}}")
+        return RaceRound(self.seed, round_index, self.schedule, self.min_questions, self.metric,
+                         self.first(configurations), run, slot)
+
+
+def race_override(race: RaceRound) -> str:
+    """The command-line override that gives a launched job its round (the run id quoted: a hex id such as 1e50...
+    reads as a number unquoted)."""
+    values = ",".join(f"{key}:'{value}'" if key == "run" else
+                      f"{key}:[{','.join(repr(v) for v in value)}]" if isinstance(value, list) else f"{key}:{value}"
+                      for key, value in race.setting().items())
+    return f"+{RACE_KEY}={{{values}}}"
+
+
+@dataclass(frozen=True)
+class RoundJob:
+    """One configuration's job in a round: its place in the grid, its grid point and its round."""
+
+    slot: int
+    point: tuple[str, ...]
+    race: RaceRound
+
+    @property
+    def overrides(self) -> list[str]:
+        """The job's command-line overrides, as a launcher takes them."""
+        return [*self.point, race_override(self.race)]
 
 
 def racing_problems(primary: DictConfig, points: Sequence[Sequence[str]]) -> list[str]:
@@ -163,7 +185,7 @@ class RaceRecord:
                            "full_grid_evaluations": self.total * len(self.questions)}, indent=2)
 
 
-Launch = Callable[[list[list[str]]], list[Any]]  # a batch of jobs' overrides -> their race.json contents (None: failed)
+Launch = Callable[[list[RoundJob]], list[Any]]  # a round's jobs -> their race.json contents (None: failed)
 
 
 def run_race(grid: Sequence[Sequence[str]], settings: RacingSettings, launch: Launch,
@@ -178,7 +200,8 @@ def run_race(grid: Sequence[Sequence[str]], settings: RacingSettings, launch: La
     survivors = list(range(len(grid)))
     round_index = 0
     while survivors:
-        results = launch([[*grid[i], settings.job_override(round_index, len(grid), held_open(record, labels[i]))]
+        results = launch([RoundJob(i, tuple(grid[i]),
+                                   settings.race_round(round_index, len(grid), i, held_open(record, labels[i])))
                           for i in survivors])
         scores: dict[str, list[float | None]] = {}
         for i, result in zip(survivors, results, strict=True):
