@@ -76,7 +76,7 @@ def main(cfg: DictConfig, naming: JobNaming | None, context: RunContext) -> floa
 
 def _returned(cfg: DictConfig, name: str, context: RunContext, work: Callable[[], dict[str, float]]
               ) -> float | list[float] | dict | None:
-    """What the job `name` returns to its sweeper once `work` (it, run) returns or raises; see `main`."""
+    """What the job `name` returns to its sweeper once its `work` returns or raises (see `main`)."""
     try:
         means = work()
     except (ConfigError, DatasetError) as error:
@@ -279,7 +279,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
         passages, passed = context.chunks, context.hits
         generations = timed_stage(seconds, "generation", lambda: generate(pipeline, questions, passages, passed))
         judgements = timed_stage(seconds, "judging",
-                            lambda: judge_answers(pipeline, questions, passages, passed, generations))
+                                 lambda: judge_answers(pipeline, questions, passages, passed, generations))
         relevance = timed_stage(seconds, "relevance", lambda: judge_relevance(pipeline, questions, passages, passed))
         labels = span_labels(dataset.queries, passages, passed, plan.k)
         per_query, diagnostics = timed_stage(

@@ -1,7 +1,7 @@
 """A race's configurations kept alive from one round to the next in the process that runs them.
 
 Launched again through Hydra, each round of each surviving configuration would compose, plan and build it again
-and set up a job (copies of its config, its `.hydra/` files, its logging): about 0.3 s a configuration a round.
+and set up a job (copies of its config, its `.hydra/` files, its logging): 0.1 to 0.3 s a configuration a round.
 Where a job runs in the racing sweeper's own process (Hydra's basic launcher), its first round leaves its built
 pipeline here, and the sweeper hands it each later round directly (its job's logging set up again in its folder);
 a configuration the race stops is let go before the next round starts. Jobs that run elsewhere (joblib workers,
