@@ -5,8 +5,9 @@ process (generator=llama_cpp, bm25) at k=3, so the cache holds that model's call
 k=3,4,5 (one job held, two predicted from the held calls), then that grid is run and each job's estimated prompt
 and completion tokens and cost_total are set against what its run logged. Prices: SmolLM2's tokens at an
 endpoint's rates (input 0.15, output 0.6 per million) and prices.cpu_second=0.0001.
-Prints each job's estimate, its logged values and their ratio, the sweep's, the wall times, and the provenance
-line (machine, date, commit).
+Prints each job's estimate, its logged values and their ratio, the sweep's, the wall times, how well other
+predictors of the completion tokens than the held calls' mean would have done (a line and a power law fitted on
+the k=3 calls' prompt tokens), and the provenance line (machine, date, commit).
 
 Usage: python benchmarks/estimate.py [--data DIR]
 """
@@ -90,7 +91,39 @@ def main() -> None:
         ratios = " | ".join(f"{a / b:.3f}" for a, b in zip(mine, theirs))
         print(f"| sweep | | ratio | {ratios} |")
         print(f"\nnew calls estimated: {estimate.new_calls}, costing {estimate.new_cost:.5f}")
+        print(completion_predictors([*FIXED, *where]))
     print(provenance())
+
+
+def completion_predictors(overrides: list[str]) -> str:
+    """Completion tokens of the k=4 and k=5 answers (all cached once the grid ran) predicted from the k=3 ones in
+    three ways, each as predicted / actual: their mean (what the estimate takes), a line fitted on their prompt
+    tokens, and a power law fitted on them (log-log); with the correlation of prompt and completion tokens."""
+    import numpy as np
+
+    from ragsweep.runner.build import build
+    from ragsweep.runner.compose import compose_config
+    from ragsweep.runner.estimating import planned_calls
+    from ragsweep.runner.plan import plan_job
+
+    def held(k: int) -> np.ndarray:
+        calls = planned_calls(build(plan_job(compose_config(ROOT / "conf", [*overrides, f"k={k}"])))).planned
+        return np.array([(c.held.prompt_tokens, c.held.completion_tokens) for c in calls
+                         if c.stage == "generation" and c.held is not None], dtype=float)
+
+    base = held(3)
+    slope, intercept = np.polyfit(base[:, 0], base[:, 1], 1)
+    power, scale = np.polyfit(np.log(base[:, 0]), np.log(base[:, 1] + 1), 1)
+    rows = ["\ncompletion tokens of a job's answers predicted from k=3's, / actual: "
+            f"(k=3: correlation of prompt and completion tokens {np.corrcoef(base.T)[0, 1]:.2f})",
+            "| job | mean | line on prompt tokens | power law |", "|---|---:|---:|---:|"]
+    for k in (4, 5):
+        calls = held(k)
+        actual = calls[:, 1].sum()
+        predictions = (base[:, 1].mean() * len(calls), (intercept + slope * calls[:, 0]).sum(),
+                       (np.exp(scale + power * np.log(calls[:, 0])) - 1).sum())
+        rows.append(f"| k={k} | " + " | ".join(f"{value / actual:.3f}" for value in predictions) + " |")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":
