@@ -376,6 +376,9 @@ def _job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], sa
     made: dict[str, list[Made]] = {stage: [] for stage in MODEL_STAGES}
     judged: dict[str, list[list[Verdict]]] = {stage: [[] for _ in range(questions)] for stage in ("judge", "relevance")}
     missing: dict[str, tuple[float, int]] = {}
+    stages = {"query": pipeline.query, "generation": pipeline.generator, "judge": pipeline.judge,
+              "relevance": pipeline.relevance_judge}
+    models = {stage: priced_as(built.component) for stage, built in stages.items() if built is not None}  # once a job
     for call in planned:
         count = job.stages.setdefault(call.stage, StageCount())
         count.calls += call.calls
@@ -389,9 +392,7 @@ def _job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], sa
         count.completion_tokens += cost.completion_tokens
         (judged[call.stage][call.question] if call.stage in judged else made[call.stage]).append(_as_made(call, cost))
         if call.held is None:
-            model, remote = priced_as({"query": pipeline.query, "generation": pipeline.generator,
-                                       "judge": pipeline.judge, "relevance": pipeline.relevance_judge}
-                                      [call.stage].component)
+            model, remote = models[call.stage]
             missing[call.key] = (pipeline.prices.of(Call(model, remote, cost.prompt_tokens, cost.completion_tokens,
                                                          cost.latency_ms / 1000)), call.calls)
     judgements = [Judgement(support=[verdicts]) for verdicts in judged["judge"]]
