@@ -34,7 +34,7 @@ def test_verdicts_from_a_server_then_errors_when_it_is_gone(llama_server):
     gone = judge.judge(PAIRS)
     assert [v.status for v in gone] == ["error", "error"]
     assert all(v.score is None and "APIConnectionError" in v.raw for v in gone)
-    assert judge.decompose("When was it opened?", "In 1932.") is None  # the runner falls back to sentences
+    assert judge.decompose("When was it opened?", "In 1932.").items is None  # the runner falls back to sentences
 
 
 def test_an_endpoint_judge_is_the_judge_generator_group_set_to_openai(llama_server, tmp_path):

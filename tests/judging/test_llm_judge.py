@@ -62,10 +62,12 @@ def test_free_text_verdicts_are_parsed_without_constraints():
 def test_decompose_and_questions_give_distinct_strings(judge):
     claims = judge.decompose("When was the bridge opened?", "The bridge was opened in 1932 and carries eight lanes.")
     questions = judge.questions_for("The bridge was opened in 1932 by the mayor.", n=2)
-    for items in (claims, questions):
+    for listed in (claims, questions):
+        items = listed.items
         assert items and all(isinstance(item, str) and item for item in items)
         assert len(set(items)) == len(items)
-    assert len(questions) <= 2
+        assert listed.prompt_tokens > 0 and listed.completion_tokens > 0 and listed.latency_ms > 0  # what it cost
+    assert len(questions.items) <= 2
     assert judge.generator.max_tokens == 32  # the longer budget for lists did not leak into verdicts
 
 

@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dataclasses import replace
+
 import pytest
 
-from ragsweep.runner.estimating import CLAIMS_UNKNOWN, Calibration, Held, JobEstimate, Planned, SweepEstimator
+from ragsweep.runner.estimating import (CLAIMS_UNKNOWN, SCALE_FROM, Calibration, Held, JobEstimate, Planned,
+                                        SweepEstimator, _spread)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
@@ -46,6 +49,41 @@ def test_with_tokens_that_do_not_vary_a_missing_call_takes_the_held_calls_mean_t
 def test_with_no_call_held_the_prompt_counts_its_cl100k_tokens_and_the_answer_max_tokens():
     assert Calibration().predict(_call(13, 3)) == (Held(13, 3, 128, 0.0), True)
     assert Calibration().predict(_call(13, 0, tokens=False)) == (Held(13, 0, 0, 0.0), True)  # no model: no tokens
+
+
+def test_a_missing_call_takes_its_questions_completion_tokens_held_by_other_jobs():
+    calibration = Calibration()
+    for question, completion in enumerate((10, 50, 30)):
+        calibration.observe("g", Held(1000, 250, completion, 0.0), job=1, question=question)
+    assert calibration.predict(replace(_call(2000), question=1), job=0)[0].completion_tokens == 50
+    assert calibration.predict(replace(_call(2000), question=7), job=0)[0].completion_tokens == 30  # none: the mean
+
+
+def _scaled_by_own_calls(own: int) -> Held:
+    """A call of job 0 predicted from job 1's calls (1 ms a prompt token, 10 a completion token; `MEAN` completion
+    tokens) and from `own` held calls of job 0, each with twice the completion tokens and milliseconds that job 1's
+    call of its question took."""
+    calibration = Calibration()
+    for question in range(SCALE_FROM):
+        prompt, completion = 250 * (question + 1), 10 + 5 * question
+        for job, times in ((1, 1), (0, 2)):
+            if job == 1 or question < own:
+                calibration.observe("g", Held(4 * prompt, prompt, times * completion,
+                                              times * (prompt + 10.0 * completion)), job, question)
+    return calibration.predict(replace(_call(2000), question=SCALE_FROM), job=0)[0]
+
+
+MEAN = 10 + 5 * (SCALE_FROM - 1) / 2
+
+
+def test_a_job_holding_enough_calls_of_its_own_scales_its_missing_ones_by_them():
+    assert _scaled_by_own_calls(SCALE_FROM) == Held(2000, 500, round(2 * MEAN), pytest.approx(2 * (500 + 10 * MEAN)))
+    assert _scaled_by_own_calls(SCALE_FROM - 1) == Held(2000, 500, round(MEAN), pytest.approx(500 + 10 * MEAN))  # too few
+
+
+def test_the_sampled_questions_are_spread_over_the_dataset():
+    assert _spread(68, 4) == [0, 22, 45, 67]
+    assert _spread(3, 8) == [0, 1, 2] and _spread(3, 0) == []
 
 
 def _env() -> dict[str, str]:
@@ -102,6 +140,15 @@ def test_the_estimate_before_a_sweep_and_its_logged_cost_after_agree(project):
     assert float(rows["k=3"][-2]) == pytest.approx(logged["k=3"]["cost_total"], rel=1e-3)  # held: what was logged
     assert int(rows["k=3"][-4].replace(",", "")) == logged["k=3"]["prompt_tokens"]
     assert "new model calls: 4 " in between.stdout and "~" not in between.stdout  # k=5 predicted from k=3's calls
+    sampled = _ragsweep(project, "estimate", "--sample", "2", "-m", *SETTINGS, "k=5")
+    assert sampled.returncode == 0, sampled.stderr[-2000:]
+    assert _rows(sampled.stdout)["k=5"][3:5] == ["4", "(2"]  # two of its answers made first, and cached
+    assert set(_logged(project)) == {"k=3"}
+    rewriting = _ragsweep(project, "estimate", "-m", *SETTINGS, "query=multi_query", "query/generator=transformers",
+                          "k=3")
+    assert rewriting.returncode == 0, rewriting.stderr[-2000:]
+    assert _rows(rewriting.stdout)["k=3"][2:7] == ["4", "(0", "cached)", "4", "(0"]  # searched as asked: to be made
+    assert "--sample takes a whole number" in _ragsweep(project, "estimate", "--sample", "some", "-m", "k=5").stderr
 
     ran = _sweep(project, "-m", *SETTINGS, "k=5")
     assert ran.returncode == 0, ran.stderr[-2000:]

@@ -1,10 +1,14 @@
-"""The run-level judging summaries: every judge call, whatever its task, is counted and kept when it fails."""
+"""The run-level judging summaries: every judge call, whatever its task, is counted and kept when it fails, and
+counted in the cost with the judge's lists (claims, questions)."""
 
 from __future__ import annotations
 
-from ragsweep.judging.base import Verdict
+import numpy as np
+
+from ragsweep.judging.base import Listed, Verdict
 from ragsweep.judging.claims import split_claims
-from ragsweep.runner.judge_stage import Judgement, failed_calls, failure_rates
+from ragsweep.runner.judge_stage import (Judgement, _listed, _pack_listed, _unpack_listed, failed_calls,
+                                         failure_rates)
 
 OK, BAD = Verdict(0.9), Verdict(None, "parse_failed", "Sure! Here is")
 
@@ -26,3 +30,20 @@ def test_failed_question_writing_counts_like_any_failed_call():
 def test_a_judge_that_writes_no_questions_adds_no_questions_rate():
     rates = failure_rates([Judgement(split_claims("One claim."), [[OK]])])
     assert "judge_failure_rate_questions" not in rates and rates["judge_failure_rate"] == {"value": 0.0, "n": 1}
+
+
+def test_the_judges_decomposition_and_written_questions_count_in_its_cost_not_in_its_failures():
+    decomposed = Listed(None, 30, 4, 9.0)  # no usable list: the answer's sentences are its claims, not a failure
+    judgement = Judgement(split_claims("One claim."), [[Verdict(1.0, "ok", "", 10, 1, 5.0)]],
+                          questions=Verdict(0.5, "ok", "[]", 20, 3, 7.0), decomposed=decomposed)
+    assert [(v.prompt_tokens, v.completion_tokens, v.latency_ms) for v in judgement.spent()] == [
+        (10, 1, 5.0), (20, 3, 7.0), (30, 4, 9.0)]
+    assert failure_rates([judgement])["judge_failure_rate"] == {"value": 0.0, "n": 2}
+
+
+def test_a_judges_list_keeps_what_it_cost_in_the_stage_cache():
+    listed = Listed(["It opened in 1932."], 120, 14, 830.5)
+    assert _unpack_listed(_pack_listed(listed, "statements"), "statements") == listed
+    kept_before = {"statements": np.array('["It opened in 1932."]'), "ok": np.array(True)}  # before lists were timed
+    assert _unpack_listed(kept_before, "statements") == Listed(["It opened in 1932."])
+    assert _listed(["a", "b"]) == Listed(["a", "b"]) and _listed(None) == Listed(None)  # a judge of your own's list

@@ -71,7 +71,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                                    "arguments of ragsweep sweep)", description="Each job of `ragsweep sweep ARGS`: its "
                                    "rewrites', answers', judges' calls, how many the stage cache holds, "
                                    "their tokens, the cost_total its run will log and what its new calls cost (prices "
-                                   "in conf); retrieval runs (and is cached for the sweep), no model is asked")
+                                   "in conf); retrieval runs (and is cached for the sweep), no model is asked "
+                                   "unless --sample N")
+    estimate.add_argument("--sample", type=int, default=0, metavar="N",
+                          help="first make each job's calls for N questions spread over the dataset (cached: the sweep "
+                          "reuses them) and scale its predicted calls by how these compare (docs: Metrics, Costs)")
     estimate.add_argument("overrides", nargs="*", help="the sweep's overrides and flags, e.g. -m query=none,hyde k=3,5")
     init = commands.add_parser("init", help="write a project folder: conf/config.yaml extending the packaged "
                                "defaults, your dataset and grid, .gitignore")
@@ -87,7 +91,11 @@ def estimate(argv: list[str], conf: Path) -> int:
     from ragsweep.runner.estimating import SweepEstimator
     from ragsweep.runner.preflight import check_command_line
 
-    estimator = SweepEstimator()
+    sample, argv = _sample(argv)
+    if sample is None:
+        print("ragsweep: error: --sample takes a whole number of questions >= 0, e.g. --sample 8", file=sys.stderr)
+        return 2
+    estimator = SweepEstimator(sample)
     problems = check_command_line(argv, conf, visit=estimator.visit)
     for problem in problems:
         print(f"ragsweep: error: {problem}", file=sys.stderr)
@@ -97,6 +105,16 @@ def estimate(argv: list[str], conf: Path) -> int:
     print(estimate_table(estimate) if estimate.jobs else "ragsweep estimate: these arguments run no job (Hydra's "
           "--cfg, --info, --help answer without one); give a sweep's overrides, e.g. -m k=3,5")
     return 0
+
+
+def _sample(argv: list[str]) -> tuple[int | None, list[str]]:
+    """`--sample N` (or `--sample=N`) taken out of a sweep's arguments: N (0 without it; None: not a count >= 0)."""
+    for position, argument in enumerate(argv):
+        if argument == "--sample" or argument.startswith("--sample="):
+            value = argument.partition("=")[2] if "=" in argument else "".join(argv[position + 1: position + 2])
+            rest = argv[:position] + argv[position + (1 if "=" in argument else 2):]
+            return (int(value) if value.isdigit() else None), rest
+    return 0, argv
 
 
 def estimate_table(estimate: SweepEstimate) -> str:

@@ -56,6 +56,17 @@ class Verdict:
         return self.status == "ok"
 
 
+@dataclass(frozen=True)
+class Listed:
+    """A list a judge's model wrote (an answer's claims, the questions it answers), or None when it gave no usable
+    one, and what its calls cost."""
+
+    items: list[str] | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+
+
 class Judge(Protocol):
     """Scores pairs, one `Verdict` per pair in order.
 
@@ -74,10 +85,10 @@ OPTIONAL = {
     "cached": OptionalAttribute("flag", "False: its verdicts are computed every time, never stored (default True)"),
     "model_key": OptionalAttribute("text", "what identifies the model it loads or trains, added to its cache keys so "
                                            "that two models never share verdicts (None: its settings say it all)"),
-    "decompose_claims": OptionalAttribute("flag", "True: answers are split into atomic claims by the judge (cached), "
-                                                  "not into sentences"),
-    "questions_for": OptionalAttribute("method", "questions_for(answer) -> [question]: the questions an answer "
-                                                 "answers, for answer_relevance in the RAGAS form (the llm judge)"),
+    "decompose_claims": OptionalAttribute("flag", "True: answers are split into atomic claims by the judge (cached) "
+                                                  "with decompose(question, answer) -> Listed, not into sentences"),
+    "questions_for": OptionalAttribute("method", "questions_for(answer) -> Listed: the questions an answer answers, "
+                                                 "for answer_relevance in the RAGAS form (the llm judge)"),
     "fit": OptionalAttribute("method", "fit(claims): learned from labelled claims; calibration reads its out-of-fold "
                                        "scores and `ragsweep calibrate` writes its fitted weights as a judge option "
                                        "(the ensemble)"),

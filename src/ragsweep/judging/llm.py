@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 
 from tqdm.auto import tqdm
@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 from ragsweep.generation.base import Request
 from ragsweep.generation.prompts import read_template
 from ragsweep.generation.reask import Reply, ask_until_parsed
-from ragsweep.judging.base import Pair, Verdict, check_threshold
+from ragsweep.judging.base import Listed, Pair, Verdict, check_threshold
 from ragsweep.judging.parsing import Parsed, parse_choice, parse_list, parse_yes_no
 
 log = logging.getLogger(__name__)
@@ -113,19 +113,19 @@ class LLMJudge:
                 bar.update(len(batch))
         return verdicts
 
-    def decompose(self, question: str, answer: str) -> list[str] | None:
+    def decompose(self, question: str, answer: str) -> Listed:
         """The answer's atomic claims, or None when the model gives no usable list (the runner then
         falls back to sentences)."""
         return self._list("decompose", {"question": question, "answer": answer})
 
-    def questions_for(self, answer: str, n: int = 3) -> list[str] | None:
+    def questions_for(self, answer: str, n: int = 3) -> Listed:
         """Up to `n` questions the answer responds to (RAGAS answer relevance), or None."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"questions_for needs n >= 1, got {n!r}")
-        questions = self._list("questions", {"answer": answer, "n": n})
-        return questions[:n] if questions else None
+        listed = self._list("questions", {"answer": answer, "n": n})
+        return replace(listed, items=listed.items[:n] if listed.items else None)
 
-    def _list(self, task: str, fields: dict[str, object]) -> list[str] | None:
+    def _list(self, task: str, fields: dict[str, object]) -> Listed:
         longer = copy.copy(self.generator)  # same model or endpoint, room for a list
         if hasattr(longer, "max_tokens"):
             longer.max_tokens = max(self.list_max_tokens, longer.max_tokens)
@@ -134,7 +134,7 @@ class LLMJudge:
         items = list(dict.fromkeys(items)) if items else None  # small models repeat an item until the limit
         if items is None:
             log.warning("llm judge: no %s list (%s); raw output: %r", task, error or "unparseable", raw[-300:])
-        return items
+        return Listed(items, reply.prompt_tokens, reply.completion_tokens, reply.milliseconds)
 
     def _ask(self, generator, asks: list[tuple[str, dict]]) -> list[Reply]:
         """Send every ask, re-ask the unparseable ones; per ask its `Reply` (all raw outputs, the parse, the error,

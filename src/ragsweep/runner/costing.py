@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ragsweep.generation.base import Generation
-from ragsweep.judging.base import Verdict
+from ragsweep.judging.base import Listed, Verdict
 from ragsweep.metrics.costs import Call, cost_per_question
 from ragsweep.query.base import Rewrite
 from ragsweep.runner.build import Pipeline
@@ -47,7 +47,7 @@ def question_costs(pipeline: Pipeline, count: int, samples: Mapping[str, np.ndar
             question.append(Call(model, remote, answer.prompt_tokens, answer.completion_tokens,
                                  answer.latency_ms / 1000))
     if judgements is not None:
-        _add_verdicts(calls, priced_as(pipeline.judge.component), [[v for _, v in made.calls()] for made in judgements])
+        _add_verdicts(calls, priced_as(pipeline.judge.component), [made.spent() for made in judgements])
     if relevance is not None:
         _add_verdicts(calls, priced_as(pipeline.relevance_judge.component), relevance)
     unpriced = pipeline.prices.unpriced([call for question in calls for call in question])
@@ -58,7 +58,7 @@ def question_costs(pipeline: Pipeline, count: int, samples: Mapping[str, np.ndar
 
 
 def _add_verdicts(calls: list[list[Call]], model: tuple[str | None, bool],
-                  verdicts: Sequence[Sequence[Verdict]]) -> None:
+                  verdicts: Sequence[Sequence[Verdict | Listed]]) -> None:
     for question, made in zip(calls, verdicts, strict=True):
         question += [Call(*model, v.prompt_tokens, v.completion_tokens, v.latency_ms / 1000) for v in made]
 

@@ -4,16 +4,17 @@ Each job is taken as far as its model calls: its chunks and rankings are made (a
 would make them), and the cache keys of its rewrites and answers computed. A call the stage cache holds counts the
 tokens and seconds it took, as the run will log it; a call it lacks is predicted by `Calibration` from the calls
 of the same stage and model that it holds, or, with none held, from the prompt's cl100k tokens and the generator's
-`max_tokens` (a bound: marked rough). No model is asked and nothing of the estimate is stored. A question whose
-rewrite is not cached is searched as asked, so its answer's prompt holds passages of the same size. The judges'
-calls are estimated as answers are; an answer still to be made is taken to have as many claims as the known ones.
+`max_tokens` (a bound: marked rough). No model is asked, unless a `sample` of questions is to be asked first (their
+calls cached, as the run would make them), and nothing of the estimate is stored. A question whose rewrite is not
+cached is searched as asked, so its answer's prompt holds passages of the same size. The judges' calls are
+estimated as answers are; an answer still to be made is taken to have as many claims as the known ones.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -29,20 +30,22 @@ from ragsweep.runner.build import Built, Pipeline, build
 from ragsweep.runner.context import passed_on
 from ragsweep.runner.errors import ConfigError
 from ragsweep.runner.costing import priced_as, question_costs
-from ragsweep.runner.generating import answer_requests, unpack_generation
-from ragsweep.runner.judge_stage import Judgement, held_claims
-from ragsweep.runner.relevance import relevance_pairs
+from ragsweep.runner.generating import answer_requests, generate, unpack_generation
+from ragsweep.runner.judge_stage import Judgement, held_claims, judge_answers
+from ragsweep.runner.relevance import judge_relevance, relevance_pairs
 from ragsweep.runner.verdicts import unpack_verdict, verdict_keys
 from ragsweep.runner.plan import plan_job
 from ragsweep.runner.ranking import rank_questions
-from ragsweep.runner.rewriting import rewrite_keys, unpack_rewrite
+from ragsweep.runner.rewriting import rewrite_keys, rewritten, unpack_rewrite
 from ragsweep.runner.scoring import latency_samples
 from ragsweep.tokenizer import Tokenizer
+from ragsweep.types import Chunk, Hit
 
 log = logging.getLogger(__name__)
 
 MODEL_STAGES = ("query", "generation", "judge", "relevance")  # the stages whose calls are estimated, in a job's order
 CLAIMS_UNKNOWN = 3  # claims an answer is taken to have when no judged answer is known to count them
+SCALE_FROM = 8  # a job's own held calls of a model from which its missing ones are scaled (`Calibration`)
 Made = Rewrite | Generation | Verdict  # a call as the stage cache keeps it
 _TOKENIZER = Tokenizer()
 
@@ -58,21 +61,32 @@ class Held:
 
 
 @dataclass(frozen=True)
+class Observed:
+    """A held call of a job (its position in the sweep) and of a question (None: not known)."""
+
+    job: int
+    question: int | None
+    held: Held
+
+
+@dataclass(frozen=True)
 class Rates:
-    """What a stage's model was measured to take on its held calls (`Calibration`)."""
+    """What a stage's model was measured to take on held calls: the base of `Calibration`'s predictions."""
 
     tokens_per_character: float
     completion_tokens: float  # a call's mean
+    by_question: dict[int, float]  # a question's calls' mean completion tokens, where it has held ones
     reading_ms: float | None  # per prompt token; None: no fit, a call takes `call_ms`
     writing_ms: float | None  # per completion token
     call_ms: float  # a call's mean
 
     @classmethod
-    def of(cls, held: Sequence[Held]) -> Rates:
-        """The held calls' prompt tokens per character (the ratio of their sums), mean completion tokens and mean
-        milliseconds, and the milliseconds per prompt and per completion token fitted by least squares (a local
-        model reads a prompt token in a fraction of the time it writes one), when such a fit holds (two calls or
-        more, tokens that vary, no negative rate)."""
+    def of(cls, observed: Sequence[Observed]) -> Rates:
+        """The held calls' prompt tokens per character (the ratio of their sums), mean completion tokens (overall and
+        per question) and mean milliseconds, and the milliseconds per prompt and per completion token fitted by least
+        squares (a local model reads a prompt token in a fraction of the time it writes one), when such a fit holds
+        (two calls or more, tokens that vary, no negative rate)."""
+        held = [seen.held for seen in observed]
         tokens = np.array([[h.prompt_tokens, h.completion_tokens] for h in held], dtype=float)
         milliseconds = np.array([h.latency_ms for h in held])
         reading = writing = None
@@ -80,42 +94,83 @@ class Rates:
             (a, b), *_ = np.linalg.lstsq(tokens, milliseconds, rcond=None)
             if a >= 0 and b >= 0:
                 reading, writing = float(a), float(b)
+        per_question: dict[int, list[int]] = defaultdict(list)
+        for seen in observed:
+            if seen.question is not None:
+                per_question[seen.question].append(seen.held.completion_tokens)
         characters = sum(h.characters for h in held)
-        return cls(float(tokens[:, 0].sum()) / max(characters, 1), float(tokens[:, 1].mean()), reading, writing,
+        return cls(float(tokens[:, 0].sum()) / max(characters, 1), float(tokens[:, 1].mean()),
+                   {question: float(np.mean(made)) for question, made in per_question.items()}, reading, writing,
                    float(milliseconds.mean()))
+
+    def predict(self, characters: int, question: int | None, calls: int) -> tuple[float, float, float]:
+        """A call's prompt tokens, completion tokens (its question's held calls' mean, else all calls' mean) and
+        milliseconds (of `calls` calls together, their prompts' characters summed)."""
+        prompt = characters * self.tokens_per_character
+        completion = self.by_question.get(question, self.completion_tokens) * calls
+        milliseconds = self.call_ms * calls if self.reading_ms is None else \
+            self.reading_ms * prompt + self.writing_ms * completion
+        return prompt, completion, milliseconds
+
+
+@dataclass(frozen=True)
+class Scaled:
+    """`Rates` and the ratios of what a job's own held calls took to what the rates predict for them (prompt and
+    completion tokens, milliseconds): a ratio estimator, as in survey sampling (Cochran, Sampling Techniques, ch. 6)."""
+
+    rates: Rates
+    ratios: tuple[float, float, float] = (1.0, 1.0, 1.0)
+
+    def predict(self, characters: int, question: int | None, calls: int) -> Held:
+        prompt, completion, milliseconds = (value * ratio for value, ratio in
+                                            zip(self.rates.predict(characters, question, calls), self.ratios))
+        return Held(characters, round(prompt), round(completion), milliseconds)
 
 
 class Calibration:
-    """Predicts a call the cache lacks from the held calls of the same stage and model (its `group`), by their
-    `Rates`: prompt tokens = the prompt's characters x tokens per character (a line fitted to prompts of a few
-    lengths extrapolates worse: 11% under on sotu_qa's k=5 prompts from its k=3 ones, against 1% over), completion
-    tokens their mean, milliseconds from the fitted rates. With no call held: the prompt's cl100k tokens,
-    `max_tokens` completion tokens and no seconds, marked rough.
+    """Predicts a job's call that the cache lacks from the held calls of the same stage and model (its `group`).
+
+    The base is the other jobs' held calls (`Rates`): prompt tokens = the prompt's characters x their tokens per
+    character (a line fitted to prompts of a few lengths extrapolates worse: 11% under on sotu_qa's k=5 prompts from
+    its k=3 ones, against 1% over), completion tokens the same question's mean there (else all calls' mean),
+    milliseconds from the fitted rates. When the job holds `SCALE_FROM` calls of its own (`ragsweep estimate
+    --sample` makes them), each figure is scaled by what those calls took against what the base predicts for them,
+    which follows what the base cannot see: a model writing longer answers from more passages, a machine slower
+    today than when the base's calls were timed. With no other job's call held the job's own are the base; with
+    none at all: the prompt's cl100k tokens, `max_tokens` completion tokens and no seconds, marked rough.
     """
 
     def __init__(self) -> None:
-        self._held: dict[str, list[Held]] = defaultdict(list)
-        self._rates: dict[str, Rates] = {}
+        self._held: dict[str, list[Observed]] = defaultdict(list)
+        self._scaled: dict[tuple[str, int], Scaled] = {}
 
-    def observe(self, group: str, held: Held) -> None:
-        self._held[group].append(held)
-        self._rates.pop(group, None)
+    def observe(self, group: str, held: Held, job: int = 0, question: int | None = None) -> None:
+        self._held[group].append(Observed(job, question, held))
+        self._scaled = {key: scaled for key, scaled in self._scaled.items() if key[0] != group}
 
-    def predict(self, call: Planned) -> tuple[Held, bool]:
-        """The predicted tokens and milliseconds of the call (of its `calls` calls together, their prompts'
+    def predict(self, call: Planned, job: int = 0) -> tuple[Held, bool]:
+        """The predicted tokens and milliseconds of the job's call (of its `calls` calls together, their prompts'
         characters summed), and whether the prediction is rough."""
-        held = self._held.get(call.group)
-        if not held:
+        observed = self._held.get(call.group)
+        if not observed:
             completion = int(call.max_tokens or 0) * call.calls if call.tokens else 0
             return Held(call.characters, call.cl100k_tokens, completion, 0.0), True
-        if call.group not in self._rates:  # once per group: a sweep predicts many calls from many held ones
-            self._rates[call.group] = Rates.of(held)
-        rates = self._rates[call.group]
-        prompt = round(call.characters * rates.tokens_per_character)
-        completion = round(rates.completion_tokens * call.calls)
-        milliseconds = rates.call_ms * call.calls if rates.reading_ms is None else \
-            rates.reading_ms * prompt + rates.writing_ms * completion
-        return Held(call.characters, prompt, completion, milliseconds), False
+        if (call.group, job) not in self._scaled:  # once per group and job: a sweep predicts many calls
+            self._scaled[call.group, job] = _scaled(observed, job)
+        return self._scaled[call.group, job].predict(call.characters, call.question, call.calls), False
+
+
+def _scaled(observed: Sequence[Observed], job: int) -> Scaled:
+    own = [seen for seen in observed if seen.job == job]
+    others = [seen for seen in observed if seen.job != job]
+    rates = Rates.of(others or own)
+    if not others or len(own) < SCALE_FROM:
+        return Scaled(rates)
+    predicted = np.array([rates.predict(seen.held.characters, seen.question, 1) for seen in own]).sum(axis=0)
+    took = np.array([(seen.held.prompt_tokens, seen.held.completion_tokens, seen.held.latency_ms) for seen in own],
+                    dtype=float).sum(axis=0)
+    return Scaled(rates, tuple(float(a / b) if b > 0 else 1.0 for a, b in zip(took, predicted)))
+
 
 
 @dataclass(frozen=True)
@@ -132,7 +187,7 @@ class Planned:
     held: Made | None
     max_tokens: int | None
     tokens: bool  # whether its component names a model, whose calls count tokens (extractive answers: none)
-    question: int | None = None  # a judge's call's question (rewrites and answers: one a question, in order)
+    question: int | None = None  # the position of the question it serves
     calls: int = 1  # more than one: the calls this one stands for, their characters summed
     per_claim: bool = False  # the judge's calls on an answer still to be made: `calls` and characters are per claim
 
@@ -174,30 +229,32 @@ class SweepEstimator:
     """Visits each point of a sweep (`preflight.check_command_line`'s `visit`), then prices them together, so
     every held call calibrates every job's missing ones."""
 
-    def __init__(self) -> None:
+    def __init__(self, sample: int = 0) -> None:
         self._points: list[tuple[str, Pipeline, JobCalls]] = []
+        self._sample = sample
 
     def visit(self, point: list[str], cfg: DictConfig) -> None:
         pipeline = build(plan_job(cfg))
         named = OmegaConf.select(cfg, "hydra.job.override_dirname")  # as the job's run will be named
         self._points.append((config_label(named if named is not None else ",".join(point), None, None), pipeline,
-                             planned_calls(pipeline)))
+                             planned_calls(pipeline, self._sample)))
 
     def estimate(self) -> SweepEstimate:
         calibration = Calibration()
         claims: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        for _, _, job in self._points:
+        for position, (_, _, job) in enumerate(self._points):
             for call in job.planned:
                 if call.held is not None:
-                    calibration.observe(call.group, _held(call))
+                    calibration.observe(call.group, _held(call), position, call.question)
             for group, sizes in job.claims.items():
                 claims[group] += sizes
         sizes = {group: _claim_size(known) for group, known in claims.items()}
         jobs, new = [], {}
-        for label, pipeline, job in self._points:
+        for position, (label, pipeline, job) in enumerate(self._points):
             planned = [_per_answer(call, *sizes.get(call.group, (None, 0.0))) if call.per_claim else call
                        for call in job.planned]
-            estimate, missing = _job_estimate(label, pipeline, planned, job.samples, job.questions, calibration)
+            estimate, missing = _job_estimate(label, pipeline, planned, job.samples, job.questions,
+                                              lambda call, at=position: calibration.predict(call, at))
             jobs.append(estimate)
             new.update(missing)
         return SweepEstimate(jobs, float(sum(cost for cost, _ in new.values())),
@@ -247,54 +304,81 @@ class JobCalls:
     claims: dict[str, list[tuple[int, int]]]
 
 
-def planned_calls(pipeline: Pipeline) -> JobCalls:
-    """The job's rewrites, answers, judge's and relevance judge's calls, each with what the cache holds for it."""
+def planned_calls(pipeline: Pipeline, sample: int = 0) -> JobCalls:
+    """The job's rewrites, answers, judge's and relevance judge's calls, each with what the cache holds for it; the
+    calls of `sample` questions spread over the dataset are made first (and cached, as the job's run would)."""
     dataset = load_once(pipeline.dataset)
     questions = [query.text for query in dataset.queries]
+    asked_now = _spread(len(questions), sample)
     planned: list[Planned] = []
+    guessed: set[int] = set()  # questions searched as asked, whose prompts and verdicts are sized, not known
 
     def held_rewrites(asked: Sequence[str]) -> list[Rewrite] | None:
         """The rewrites the cache holds; a question whose rewrite is missing is searched as asked."""
         if pipeline.query is None:
             return None
+        rewritten(pipeline, [asked[i] for i in asked_now])
         rewriting = _rewrites(pipeline, asked)
         planned.extend(rewriting)
+        guessed.update(position for position, call in enumerate(rewriting) if call.held is None)
         return [call.held if call.held is not None else Rewrite((question,))
                 for call, question in zip(rewriting, asked, strict=True)]
 
     ranked = rank_questions(pipeline, dataset, questions, [(0, len(questions))], held_rewrites, {})
     context = passed_on(pipeline, questions, ranked.chunks, ranked.hits, dataset.documents)
+    if asked_now:
+        _ask(pipeline, [questions[i] for i in asked_now], context.chunks, [context.hits[i] for i in asked_now])
     claims: dict[str, list[tuple[int, int]]] = {}
     if pipeline.generator is not None:
         requests, keys = answer_requests(pipeline, questions, context.chunks, context.hits)
-        answers = _answers(pipeline, requests, keys)
+        answers = _answers(pipeline, requests, keys, guessed)
         planned += answers
         if pipeline.judge is not None:
             support, sizes = _support(pipeline, questions, [request.passages for request in requests], answers)
             planned += support
             claims[_model(pipeline.judge, "judge")[0]] = sizes
     if pipeline.relevance_judge is not None:
-        planned += _relevance(pipeline, *relevance_pairs(pipeline, questions, context.chunks, context.hits))
+        planned += _relevance(pipeline, *relevance_pairs(pipeline, questions, context.chunks, context.hits), guessed)
     return JobCalls(planned, latency_samples(ranked.search_ms, ranked.rerank_ms), len(questions), claims)
+
+
+def _spread(questions: int, sample: int) -> list[int]:
+    """`sample` positions spread evenly over the questions (all of them when they are fewer)."""
+    return sorted({int(position) for position in np.linspace(0, questions - 1, min(sample, questions)).round()})
+
+
+def _ask(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]]) -> None:
+    """The questions' answers, the judge's calls on them and the relevance judge's, made as the run makes them (and
+    cached): the job's own held calls that scale its estimate (`Calibration`). A failed call is not cached, so it
+    stays to be predicted."""
+    log.info("%s: making the calls of %d questions", pipeline.plan.label, len(questions))
+    generations = generate(pipeline, questions, chunks, hits)
+    judge_answers(pipeline, questions, chunks, hits, generations)
+    judge_relevance(pipeline, questions, chunks, hits)
 
 
 def _rewrites(pipeline: Pipeline, questions: Sequence[str]) -> list[Planned]:
     group, max_tokens, tokens = _model(pipeline.query, "query")
     return [_planned("query", group, key, question, _held_by(pipeline, "rewrites", key, unpack_rewrite), max_tokens,
-                     tokens) for question, key in zip(questions, rewrite_keys(pipeline, questions), strict=True)]
+                     tokens, position)
+            for position, (question, key) in enumerate(zip(questions, rewrite_keys(pipeline, questions), strict=True))]
 
 
-def _answers(pipeline: Pipeline, requests: Sequence[Request], keys: Sequence[str]) -> list[Planned]:
+def _answers(pipeline: Pipeline, requests: Sequence[Request], keys: Sequence[str],
+             guessed: Container[int]) -> list[Planned]:
+    """The answers' calls; one of a question searched as asked is to be made, even if the cache holds its prompt."""
     group, max_tokens, tokens = _model(pipeline.generator, "generation")
     return [_planned("generation", group, key, "".join(message["content"] for message in request.messages),
-                     _held_by(pipeline, "answers", key, unpack_generation), max_tokens, tokens)
-            for request, key in zip(requests, keys, strict=True)]
+                     None if position in guessed else _held_by(pipeline, "answers", key, unpack_generation),
+                     max_tokens, tokens, position)
+            for position, (request, key) in enumerate(zip(requests, keys, strict=True))]
 
 
-def _relevance(pipeline: Pipeline, pairs: Sequence[Pair], counts: Sequence[int]) -> list[Planned]:
+def _relevance(pipeline: Pipeline, pairs: Sequence[Pair], counts: Sequence[int],
+               guessed: Container[int]) -> list[Planned]:
     """The relevance judge's calls, one a (question, passage) pair, each marked with its question's position."""
     owners = [position for position, count in enumerate(counts) for _ in range(count)]
-    return _verdict_calls(pipeline, pipeline.relevance_judge, "relevance", pairs, owners)
+    return _verdict_calls(pipeline, pipeline.relevance_judge, "relevance", pairs, owners, guessed)
 
 
 def _support(pipeline: Pipeline, questions: Sequence[str], passages: Sequence[Sequence[str]],
@@ -335,13 +419,14 @@ def _per_answer(call: Planned, mean_claims: float | None, claim_characters: floa
                    calls=max(round(claims * call.calls), 0), per_claim=False)
 
 
-def _verdict_calls(pipeline: Pipeline, judge: Built, stage: str, pairs: Sequence[Pair],
-                   owners: Sequence[int]) -> list[Planned]:
+def _verdict_calls(pipeline: Pipeline, judge: Built, stage: str, pairs: Sequence[Pair], owners: Sequence[int],
+                   guessed: Container[int] = ()) -> list[Planned]:
+    """The judge's calls on the pairs, each of its owner's question; one of a question in `guessed` is to be made."""
     group, max_tokens, tokens = _model(judge, stage)
     cached = getattr(judge.component, "cached", True)
-    return [replace(_planned(stage, group, key, pair.claim + pair.passage,
-                             _held_by(pipeline, "verdicts", key, unpack_verdict) if cached else None, max_tokens,
-                             tokens), question=owner)
+    return [_planned(stage, group, key, pair.claim + pair.passage,
+                     _held_by(pipeline, "verdicts", key, unpack_verdict) if cached and owner not in guessed else None,
+                     max_tokens, tokens, owner)
             for pair, key, owner in zip(pairs, verdict_keys(judge, pairs), owners, strict=True)]
 
 
@@ -358,10 +443,10 @@ def _held_by(pipeline: Pipeline, stage: str, key: str, unpack: Callable[[dict], 
 
 
 def _planned(stage: str, group: str, key: str, text: str, held: Made | None, max_tokens: int | None,
-             tokens: bool) -> Planned:
+             tokens: bool, question: int) -> Planned:
     """The call, keeping its prompt's size, not its text (a sweep's prompts would fill memory)."""
     counted = _TOKENIZER.count(text) if held is None and tokens else 0
-    return Planned(stage, group, key, len(text), counted, held, max_tokens, tokens)
+    return Planned(stage, group, key, len(text), counted, held, max_tokens, tokens, question)
 
 
 def _held(call: Planned) -> Held:
@@ -370,7 +455,8 @@ def _held(call: Planned) -> Held:
 
 
 def _job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], samples: dict[str, np.ndarray],
-                  questions: int, calibration: Calibration) -> tuple[JobEstimate, dict[str, tuple[float, int]]]:
+                  questions: int, predict: Callable[[Planned], tuple[Held, bool]]
+                  ) -> tuple[JobEstimate, dict[str, tuple[float, int]]]:
     """The job's estimate, and the cost and number of the calls it would make anew, by cache key."""
     job = JobEstimate(label, questions)
     made: dict[str, list[Made]] = {stage: [] for stage in MODEL_STAGES}
@@ -386,7 +472,7 @@ def _job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], sa
             count.cached += 1
             cost = _held(call)
         else:
-            cost, rough = calibration.predict(call)
+            cost, rough = predict(call)
             count.rough |= rough
         count.prompt_tokens += cost.prompt_tokens
         count.completion_tokens += cost.completion_tokens

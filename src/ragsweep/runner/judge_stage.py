@@ -19,7 +19,7 @@ import numpy as np
 
 from ragsweep.cache import fingerprint
 from ragsweep.generation.base import Generation
-from ragsweep.judging.base import Pair, Verdict
+from ragsweep.judging.base import Listed, Pair, Verdict
 from ragsweep.judging.claims import Claim, claims_from_statements, split_claims
 from ragsweep.metrics import judged
 from ragsweep.metrics.answers import cosine_similarity, strip_citations
@@ -42,10 +42,16 @@ class Judgement:
     support: list[list[Verdict]] = field(default_factory=list)  # claims × passages, in rank order
     answer_relevance: float | None = None
     questions: Verdict | None = None  # the judge writing questions from the answer (RAGAS answer relevance), if asked
+    decomposed: Listed | None = None  # the judge splitting the answer into claims (`judge.decompose`), if asked
 
     def calls(self) -> list[tuple[str, Verdict]]:
+        """The calls whose failures count (a failed decomposition falls back to sentences)."""
         return ([("support", v) for row in self.support for v in row]
                 + [("questions", self.questions)] * (self.questions is not None))
+
+    def spent(self) -> list[Verdict | Listed]:
+        """Every call the judge made for the answer, as its cost counts them."""
+        return [v for _, v in self.calls()] + [self.decomposed] * (self.decomposed is not None)
 
 
 def judge_answers(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk],
@@ -56,7 +62,7 @@ def judge_answers(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence
         return None
     passages = [[chunks[hit.index].text for hit in query_hits[: pipeline.plan.k]] for query_hits in hits]
     answers = [made.answer if made.error is None else None for made in generations]
-    claims = _claims(pipeline, questions, answers)
+    claims, decomposed = _claims(pipeline, questions, answers)
     pairs: list[Pair] = []
     for question, answer, query_claims, texts in zip(questions, answers, claims, passages, strict=True):
         if answer is None:
@@ -64,12 +70,12 @@ def judge_answers(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence
         pairs += [Pair(claim.text, text) for claim in query_claims for text in texts]
     verdicts = iter(_verdicts(pipeline, pairs))
     judgements = []
-    for answer, query_claims, texts in zip(answers, claims, passages, strict=True):
+    for answer, query_claims, texts, listed in zip(answers, claims, passages, decomposed, strict=True):
         if answer is None:
             judgements.append(Judgement())
             continue
         support = [[next(verdicts) for _ in texts] for _ in query_claims]
-        judgements.append(Judgement(query_claims, support))
+        judgements.append(Judgement(query_claims, support, decomposed=listed))
     _answer_relevance(pipeline, questions, answers, judgements)
     return judgements
 
@@ -149,35 +155,50 @@ def failed_calls(query_ids: Sequence[str], judgements: Sequence[Judgement]) -> l
     return failed
 
 
-def _claims(pipeline: Pipeline, questions: Sequence[str], answers: Sequence[str | None]) -> list[list[Claim]]:
+def _claims(pipeline: Pipeline, questions: Sequence[str],
+            answers: Sequence[str | None]) -> tuple[list[list[Claim]], list[Listed | None]]:
     """Sentences of each answer, or with `judge.decompose` the judge's atomic statements (cached; an
-    answer whose decomposition fails falls back to its sentences, and the fallback is logged)."""
+    answer whose decomposition fails falls back to its sentences, and the fallback is logged); and each answer's
+    decomposition (None: not asked)."""
     sentences = [split_claims(answer) for answer in answers]
+    decomposed: list[Listed | None] = [None] * len(answers)
     judge = pipeline.judge.component
     if not getattr(judge, "decompose_claims", False):
-        return sentences
+        return sentences, decomposed
     wanted = [i for i, answer in enumerate(answers) if answer]
     keys = [claims_key(pipeline, questions[i], answers[i]) for i in wanted]
 
     def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
-        made = []
-        for position in positions:
-            i = wanted[position]
-            statements = judge.decompose(questions[i], strip_citations(answers[i]))
-            made.append({"statements": np.array(json.dumps(statements)), "ok": np.array(statements is not None)})
-        return made
+        asked = [wanted[position] for position in positions]
+        return [_pack_listed(_listed(judge.decompose(questions[i], strip_citations(answers[i]))), "statements")
+                for i in asked]
 
     entries = pipeline.cache.get_or_compute_each("claims", keys, compute, storable=lambda e: bool(e["ok"]))
     fallback = 0
     for i, entry in zip(wanted, entries, strict=True):
-        statements = json.loads(str(entry["statements"]))
-        if statements:
-            sentences[i] = claims_from_statements(statements, answers[i])
+        decomposed[i] = _unpack_listed(entry, "statements")
+        if decomposed[i].items:
+            sentences[i] = claims_from_statements(decomposed[i].items, answers[i])
         else:
             fallback += 1
     if fallback:
         log.warning("judge.decompose failed for %d of %d answers; their sentences are the claims", fallback, len(wanted))
-    return sentences
+    return sentences, decomposed
+
+
+def _listed(made: Listed | Sequence[str] | None) -> Listed:
+    """A judge's list with its cost (a judge of your own may return the bare list: its calls count 0)."""
+    return made if isinstance(made, Listed) else Listed(list(made) if made is not None else None)
+
+
+def _pack_listed(listed: Listed, name: str) -> dict[str, np.ndarray]:
+    return {name: np.array(json.dumps(listed.items)), "ok": np.array(bool(listed.items)),
+            "spent": np.array([listed.prompt_tokens, listed.completion_tokens, listed.latency_ms])}
+
+
+def _unpack_listed(entry: dict[str, np.ndarray], name: str) -> Listed:
+    prompt, completion, milliseconds = entry["spent"].tolist() if "spent" in entry else (0, 0, 0.0)  # kept untimed
+    return Listed(json.loads(str(entry[name])), int(prompt), int(completion), float(milliseconds))
 
 
 def claims_key(pipeline: Pipeline, question: str, answer: str) -> str:
@@ -213,13 +234,13 @@ def _answer_relevance(pipeline: Pipeline, questions: Sequence[str], answers: Seq
         return
     judge = pipeline.judge.component
     asked = {i: [strip_citations(answers[i])] for i in answered}
-    generated: dict[int, list[str] | None] = {}
+    generated: dict[int, Listed] = {}
     if hasattr(judge, "questions_for"):
         generated = dict(zip(answered, _generated_questions(pipeline, [answers[i] for i in answered]), strict=True))
-        asked = {i: found for i, found in generated.items() if found}
+        asked = {i: listed.items for i, listed in generated.items() if listed.items}
         for i in set(generated) - set(asked):  # a failed call, counted in judge_failure_rate like any other
             judgements[i].questions = Verdict(None, "parse_failed", "no list of questions in the judge's output "
-                                              "(its raw output is in the job's log)")
+                                              "(its raw output is in the job's log)", *_spent(generated[i]))
     texts = list(dict.fromkeys([questions[i] for i in asked] + [text for found in asked.values() for text in found]))
     row = {text: position for position, text in enumerate(texts)}
     vectors = embedder.encode(texts, role="passage")
@@ -227,15 +248,20 @@ def _answer_relevance(pipeline: Pipeline, questions: Sequence[str], answers: Seq
         cosines = [cosine_similarity(vectors[row[questions[i]]], vectors[[row[text]]]) for text in found]
         judgements[i].answer_relevance = max(0.0, float(np.mean(cosines)))
         if i in generated:  # the judge wrote these questions: an ok call, kept with its output
-            judgements[i].questions = Verdict(judgements[i].answer_relevance, "ok", json.dumps(found))
+            judgements[i].questions = Verdict(judgements[i].answer_relevance, "ok", json.dumps(found),
+                                              *_spent(generated[i]))
 
 
-def _generated_questions(pipeline: Pipeline, answers: Sequence[str]) -> list[list[str] | None]:
+def _spent(listed: Listed) -> tuple[int, int, float]:
+    return listed.prompt_tokens, listed.completion_tokens, listed.latency_ms
+
+
+def _generated_questions(pipeline: Pipeline, answers: Sequence[str]) -> list[Listed]:
     keys = [fingerprint("questions", pipeline.judge.signature, answer) for answer in answers]
 
     def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
-        made = [pipeline.judge.component.questions_for(strip_citations(answers[i])) for i in positions]
-        return [{"questions": np.array(json.dumps(found)), "ok": np.array(bool(found))} for found in made]
+        return [_pack_listed(_listed(pipeline.judge.component.questions_for(strip_citations(answers[i]))), "questions")
+                for i in positions]
 
     entries = pipeline.cache.get_or_compute_each("claims", keys, compute, storable=lambda e: bool(e["ok"]))
-    return [json.loads(str(entry["questions"])) for entry in entries]
+    return [_unpack_listed(entry, "questions") for entry in entries]
