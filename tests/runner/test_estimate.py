@@ -78,7 +78,8 @@ MEAN = 10 + 5 * (SCALE_FROM - 1) / 2
 
 def test_a_job_holding_enough_calls_of_its_own_scales_its_missing_ones_by_them():
     assert _scaled_by_own_calls(SCALE_FROM) == Held(2000, 500, round(2 * MEAN), pytest.approx(2 * (500 + 10 * MEAN)))
-    assert _scaled_by_own_calls(SCALE_FROM - 1) == Held(2000, 500, round(MEAN), pytest.approx(500 + 10 * MEAN))  # too few
+    too_few = _scaled_by_own_calls(SCALE_FROM - 1)  # job 1's rates as they are
+    assert too_few == Held(2000, 500, round(MEAN), pytest.approx(500 + 10 * MEAN))
 
 
 def test_the_sampled_questions_are_spread_over_the_dataset():
