@@ -3,8 +3,8 @@
 From an empty stage cache and an empty folder (its own MLflow store): SmolLM2 answers sotu_qa (68 questions) in
 process (generator=llama_cpp, bm25, no query rewriting) at k=3, so the cache holds that model's answers; then the
 grid query=none,multi_query x k=3,5 (the rewriter asks the same model) is estimated twice: as it stands (one job
-held, three predicted, the rewrites from no held call of theirs: a bound), and with --sample 8 (each job's calls
-for 8 questions made first and cached, its other calls scaled by them). Then that grid is run, and each job's
+held, three predicted, the rewrites from no held call of theirs: a bound), and with --sample 16 (each job's calls
+for 16 questions made first and cached, its other calls scaled by them). Then that grid is run, and each job's
 estimated tokens (answers', rewrites') and cost_total are set against what its run logged. Prices: SmolLM2's tokens
 at an endpoint's rates (input 0.15, output 0.6 per million) and prices.cpu_second=0.0001.
 Prints per job and for the sweep each estimate / logged, the wall times, and the provenance line.
@@ -82,7 +82,7 @@ def ratio(mine: float, theirs: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--sample", type=int, default=8, help="questions asked first per job (default 8)")
+    parser.add_argument("--sample", type=int, default=16, help="questions asked first per job (default 16)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ragsweep-estimate-") as scratch:
         folder = Path(scratch)
