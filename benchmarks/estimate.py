@@ -7,7 +7,9 @@ held, three predicted, the rewrites from no held call of theirs: a bound), and w
 for 16 questions made first and cached, its other calls scaled by them). Then that grid is run, and each job's
 estimated tokens (answers', rewrites') and cost_total are set against what its run logged. Prices: SmolLM2's tokens
 at an endpoint's rates (input 0.15, output 0.6 per million) and prices.cpu_second=0.0001.
-Prints per job and for the sweep each estimate / logged, the wall times, and the provenance line.
+Prints per job and for the sweep each estimate / logged, the wall times, how often a random sample of n questions
+would have brought each new job's model calls' cost within 5% (200 samples of each size, from the calls the sweep
+then holds, the k=3 job's as the other jobs' calls), and the provenance line.
 
 Usage: python benchmarks/estimate.py [--data DIR] [--sample N]
 """
@@ -104,7 +106,57 @@ def main() -> None:
                 print(f"| | {name} / logged | " + " | ".join(map(ratio, mine, theirs)) + " |")
         for name, mine in (("as it stands", totals["plain"]), (f"--sample {args.sample}", totals["sampled"])):
             print(f"| the sweep | {name} / logged | " + " | ".join(map(ratio, mine, totals["logged"])) + " |")
+        print(sample_sizes(where))
     print(provenance())
+
+
+def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24), draws: int = 200) -> str:
+    """For each job the first run did not hold: over `draws` random samples of n questions, the share whose estimate
+    of the job's model calls' cost (the sample's calls as they were, the others predicted from the first run's calls
+    scaled by the sample's) is within 5% of what they cost, and the middle 90% of estimated / actual."""
+    from dataclasses import replace
+    from itertools import product
+
+    import numpy as np
+
+    from ragsweep.runner.build import build
+    from ragsweep.runner.compose import compose_config
+    from ragsweep.runner.estimating import Calibration, Held, planned_calls
+    from ragsweep.runner.plan import plan_job
+
+    def held(point: list[str]) -> list:
+        return planned_calls(build(plan_job(compose_config(ROOT / "conf", [*where, *point])))).planned
+
+    def cost(made: Held) -> float:
+        return (0.15 * made.prompt_tokens + 0.6 * made.completion_tokens) / 1e6 + 0.0001 * made.latency_ms / 1000
+
+    first, rng = held(FIRST), np.random.default_rng(0)
+    rows = [f"\nthe model calls' cost of a job estimated from a random sample of n of its {QUESTIONS} questions "
+            f"({draws} samples): share within 5% [5th, 95th percentile of estimated / actual]",
+            "| job | " + " | ".join(f"n={n}" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
+    for query, k in product(*(values.split("=")[1].split(",") for values in GRID)):
+        point = [f"query={query}", f"k={k}"]
+        if point == FIRST:
+            continue
+        calls = held(point)
+        actual = sum(cost(call.took()) for call in calls)
+        cells = []
+        for n in sizes:
+            ratios = []
+            for _ in range(draws):
+                own = set(rng.choice(QUESTIONS, n, replace=False).tolist())
+                calibration = Calibration()
+                for call in first:
+                    calibration.observe(call.group, call.took(), 1, call.question)
+                for call in calls:
+                    if call.question in own:
+                        calibration.observe(call.group, call.took(), 0, call.question)
+                ratios.append(sum(cost(call.took()) if call.question in own else
+                                  cost(calibration.predict(replace(call, held=None), 0)[0]) for call in calls) / actual)
+            low, high = np.percentile(ratios, [5, 95])
+            cells.append(f"{np.mean(np.abs(np.array(ratios) - 1) < 0.05):.2f} [{low:.3f}, {high:.3f}]")
+        rows.append(f"| {','.join(point)} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import numpy as np
 
 from ragsweep.judging.base import Listed, Verdict
 from ragsweep.judging.claims import split_claims
-from ragsweep.runner.judge_stage import (Judgement, _listed, _pack_listed, _unpack_listed, failed_calls,
+from ragsweep.runner.judge_stage import (Judgement, _listed, pack_listed, unpack_listed, failed_calls,
                                          failure_rates)
 
 OK, BAD = Verdict(0.9), Verdict(None, "parse_failed", "Sure! Here is")
@@ -43,7 +43,7 @@ def test_the_judges_decomposition_and_written_questions_count_in_its_cost_not_in
 
 def test_a_judges_list_keeps_what_it_cost_in_the_stage_cache():
     listed = Listed(["It opened in 1932."], 120, 14, 830.5)
-    assert _unpack_listed(_pack_listed(listed, "statements"), "statements") == listed
+    assert unpack_listed(pack_listed(listed, "statements"), "statements") == listed
     kept_before = {"statements": np.array('["It opened in 1932."]'), "ok": np.array(True)}  # before lists were timed
-    assert _unpack_listed(kept_before, "statements") == Listed(["It opened in 1932."])
+    assert unpack_listed(kept_before, "statements") == Listed(["It opened in 1932."])
     assert _listed(["a", "b"]) == Listed(["a", "b"]) and _listed(None) == Listed(None)  # a judge of your own's list

@@ -23,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from ragsweep.data.base import load_once
 from ragsweep.generation.base import Generation, Request
 from ragsweep.identity import config_label
-from ragsweep.judging.base import Pair, Verdict
+from ragsweep.judging.base import Listed, Pair, Verdict
 from ragsweep.metrics.costs import Call
 from ragsweep.query.base import Rewrite
 from ragsweep.runner.build import Built, Pipeline, build
@@ -31,7 +31,7 @@ from ragsweep.runner.context import passed_on
 from ragsweep.runner.errors import ConfigError
 from ragsweep.runner.costing import priced_as, question_costs
 from ragsweep.runner.generating import answer_requests, generate, unpack_generation
-from ragsweep.runner.judge_stage import Judgement, held_claims, judge_answers
+from ragsweep.runner.judge_stage import Judgement, held_claims, judge_answers, judge_lists, unpack_listed
 from ragsweep.runner.relevance import judge_relevance, relevance_pairs
 from ragsweep.runner.verdicts import unpack_verdict, verdict_keys
 from ragsweep.runner.plan import plan_job
@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 MODEL_STAGES = ("query", "generation", "judge", "relevance")  # the stages whose calls are estimated, in a job's order
 CLAIMS_UNKNOWN = 3  # claims an answer is taken to have when no judged answer is known to count them
 SCALE_FROM = 8  # a job's own held calls of a model from which its missing ones are scaled (`Calibration`)
-Made = Rewrite | Generation | Verdict  # a call as the stage cache keeps it
+Made = Rewrite | Generation | Verdict | Listed  # a call as the stage cache keeps it
 _TOKENIZER = Tokenizer()
 
 
@@ -191,6 +191,10 @@ class Planned:
     calls: int = 1  # more than one: the calls this one stands for, their characters summed
     per_claim: bool = False  # the judge's calls on an answer still to be made: `calls` and characters are per claim
 
+    def took(self) -> Held:
+        """What a held call took."""
+        return Held(self.characters, self.held.prompt_tokens, self.held.completion_tokens, self.held.latency_ms)
+
 
 @dataclass
 class StageCount:
@@ -245,7 +249,7 @@ class SweepEstimator:
         for position, (_, _, job) in enumerate(self._points):
             for call in job.planned:
                 if call.held is not None:
-                    calibration.observe(call.group, _held(call), position, call.question)
+                    calibration.observe(call.group, call.took(), position, call.question)
             for group, sizes in job.claims.items():
                 claims[group] += sizes
         sizes = {group: _claim_size(known) for group, known in claims.items()}
@@ -383,12 +387,13 @@ def _relevance(pipeline: Pipeline, pairs: Sequence[Pair], counts: Sequence[int],
 
 def _support(pipeline: Pipeline, questions: Sequence[str], passages: Sequence[Sequence[str]],
              answers: Sequence[Planned]) -> tuple[list[Planned], list[tuple[int, int]]]:
-    """The answer judge's calls, one a (claim, passage) pair of an answer whose claims are known (a held answer's
-    sentences, or its decomposition held), else one standing for an answer's calls per claim (`per_claim`); and
-    each known answer's claims (their count and characters), which size the others'."""
+    """The answer judge's calls: its lists of each answer (`_lists`), one call a (claim, passage) pair of an answer
+    whose claims are known (a held answer's sentences, or its decomposition held), else one standing for an answer's
+    calls per claim (`per_claim`); and each known answer's claims (their count and characters), which size the
+    others'."""
     judge = pipeline.judge
     group, max_tokens, tokens = _model(judge, "judge")
-    calls, pairs, owners, sizes = [], [], [], []
+    calls, pairs, owners, sizes = _lists(pipeline, questions, answers), [], [], []
     for position, (question, texts, asked) in enumerate(zip(questions, passages, answers, strict=True)):
         answer = asked.held  # never a failed one: the cache keeps only answers made
         claims = held_claims(pipeline, question, answer.answer) if answer is not None else None
@@ -400,6 +405,33 @@ def _support(pipeline: Pipeline, questions: Sequence[str], passages: Sequence[Se
         pairs += [Pair(claim.text, text) for claim in claims for text in texts]
         owners += [position] * (len(claims) * len(texts))
     return [*calls, *_verdict_calls(pipeline, judge, "judge", pairs, owners)], sizes
+
+
+def _lists(pipeline: Pipeline, questions: Sequence[str], answers: Sequence[Planned]) -> list[Planned]:
+    """The judge's list calls (`judge_stage.judge_lists`), one a list and answer, each a calibration group of its
+    own, sized by the question and the answer (an answer to make: the held answers' mean characters)."""
+    lists = judge_lists(pipeline)
+    if not lists:
+        return []
+    group, _, tokens = _model(pipeline.judge, "judge")
+    max_tokens = getattr(pipeline.judge.component, "list_max_tokens", None)
+    known = [len(asked.held.answer) for asked in answers if asked.held is not None]
+    guessed_length = round(sum(known) / len(known)) if known else 0
+    calls = []
+    for position, (question, asked) in enumerate(zip(questions, answers, strict=True)):
+        answer = asked.held.answer if asked.held is not None else None
+        for name, key_of in lists.items():
+            if answer is None:
+                characters = len(question) + guessed_length
+                calls.append(Planned("judge", f"{group} {name}", f"{group} {name} {asked.key}", characters,
+                                     characters // 4 if tokens else 0, None, max_tokens, tokens, position))
+                continue
+            key = key_of(question, answer)
+            entry = pipeline.cache.peek("claims", key)
+            calls.append(_planned("judge", f"{group} {name}", key, question + answer,
+                                  unpack_listed(entry, name) if entry is not None else None, max_tokens, tokens,
+                                  position))
+    return calls
 
 
 def _claim_size(known: Sequence[tuple[int, int]]) -> tuple[float | None, float]:
@@ -449,11 +481,6 @@ def _planned(stage: str, group: str, key: str, text: str, held: Made | None, max
     return Planned(stage, group, key, len(text), counted, held, max_tokens, tokens, question)
 
 
-def _held(call: Planned) -> Held:
-    made = call.held
-    return Held(call.characters, made.prompt_tokens, made.completion_tokens, made.latency_ms)
-
-
 def _job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], samples: dict[str, np.ndarray],
                   questions: int, predict: Callable[[Planned], tuple[Held, bool]]
                   ) -> tuple[JobEstimate, dict[str, tuple[float, int]]]:
@@ -470,7 +497,7 @@ def _job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], sa
         count.calls += call.calls
         if call.held is not None:
             count.cached += 1
-            cost = _held(call)
+            cost = call.took()
         else:
             cost, rough = predict(call)
             count.rough |= rough

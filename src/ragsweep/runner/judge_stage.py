@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -163,20 +164,20 @@ def _claims(pipeline: Pipeline, questions: Sequence[str],
     sentences = [split_claims(answer) for answer in answers]
     decomposed: list[Listed | None] = [None] * len(answers)
     judge = pipeline.judge.component
-    if not getattr(judge, "decompose_claims", False):
+    if "statements" not in judge_lists(pipeline):
         return sentences, decomposed
     wanted = [i for i, answer in enumerate(answers) if answer]
     keys = [claims_key(pipeline, questions[i], answers[i]) for i in wanted]
 
     def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
         asked = [wanted[position] for position in positions]
-        return [_pack_listed(_listed(judge.decompose(questions[i], strip_citations(answers[i]))), "statements")
+        return [pack_listed(_listed(judge.decompose(questions[i], strip_citations(answers[i]))), "statements")
                 for i in asked]
 
     entries = pipeline.cache.get_or_compute_each("claims", keys, compute, storable=lambda e: bool(e["ok"]))
     fallback = 0
     for i, entry in zip(wanted, entries, strict=True):
-        decomposed[i] = _unpack_listed(entry, "statements")
+        decomposed[i] = unpack_listed(entry, "statements")
         if decomposed[i].items:
             sentences[i] = claims_from_statements(decomposed[i].items, answers[i])
         else:
@@ -186,17 +187,30 @@ def _claims(pipeline: Pipeline, questions: Sequence[str],
     return sentences, decomposed
 
 
+def judge_lists(pipeline: Pipeline) -> dict[str, Callable[[str, str], str]]:
+    """The lists the judge writes for an answer beside its verdicts, by the field its cache entry holds them in, each
+    with the key of an answer's (from its question and text): its claims ("statements", with `judge.decompose`),
+    and the questions it answers ("questions": a judge with `questions_for` and the metrics' answer embedder)."""
+    judge = pipeline.judge.component
+    lists = {}
+    if getattr(judge, "decompose_claims", False):
+        lists["statements"] = partial(claims_key, pipeline)
+    if hasattr(judge, "questions_for") and pipeline.evaluator.answer_embedder is not None:
+        lists["questions"] = lambda question, answer: questions_key(pipeline, answer)
+    return lists
+
+
 def _listed(made: Listed | Sequence[str] | None) -> Listed:
     """A judge's list with its cost (a judge of your own may return the bare list: its calls count 0)."""
     return made if isinstance(made, Listed) else Listed(list(made) if made is not None else None)
 
 
-def _pack_listed(listed: Listed, name: str) -> dict[str, np.ndarray]:
+def pack_listed(listed: Listed, name: str) -> dict[str, np.ndarray]:
     return {name: np.array(json.dumps(listed.items)), "ok": np.array(bool(listed.items)),
             "spent": np.array([listed.prompt_tokens, listed.completion_tokens, listed.latency_ms])}
 
 
-def _unpack_listed(entry: dict[str, np.ndarray], name: str) -> Listed:
+def unpack_listed(entry: dict[str, np.ndarray], name: str) -> Listed:
     prompt, completion, milliseconds = entry["spent"].tolist() if "spent" in entry else (0, 0, 0.0)  # kept untimed
     return Listed(json.loads(str(entry[name])), int(prompt), int(completion), float(milliseconds))
 
@@ -210,7 +224,7 @@ def held_claims(pipeline: Pipeline, question: str, answer: str | None) -> list[C
     """The claims the judge will check in `answer`, without asking it: its sentences, or the decomposition the
     stage cache holds (one that failed: the sentences, as `_claims` falls back); None for a decomposition still to
     be made."""
-    if not getattr(pipeline.judge.component, "decompose_claims", False) or not answer:
+    if "statements" not in judge_lists(pipeline) or not answer:
         return split_claims(answer)
     entry = pipeline.cache.peek("claims", claims_key(pipeline, question, answer))
     if entry is None:
@@ -232,10 +246,9 @@ def _answer_relevance(pipeline: Pipeline, questions: Sequence[str], answers: Seq
     answered = [i for i, answer in enumerate(answers) if answer]
     if embedder is None or not answered:
         return
-    judge = pipeline.judge.component
     asked = {i: [strip_citations(answers[i])] for i in answered}
     generated: dict[int, Listed] = {}
-    if hasattr(judge, "questions_for"):
+    if "questions" in judge_lists(pipeline):
         generated = dict(zip(answered, _generated_questions(pipeline, [answers[i] for i in answered]), strict=True))
         asked = {i: listed.items for i, listed in generated.items() if listed.items}
         for i in set(generated) - set(asked):  # a failed call, counted in judge_failure_rate like any other
@@ -256,12 +269,17 @@ def _spent(listed: Listed) -> tuple[int, int, float]:
     return listed.prompt_tokens, listed.completion_tokens, listed.latency_ms
 
 
+def questions_key(pipeline: Pipeline, answer: str) -> str:
+    """The key the questions the judge writes from an answer are cached under (answer relevance, RAGAS form)."""
+    return fingerprint("questions", pipeline.judge.signature, answer)
+
+
 def _generated_questions(pipeline: Pipeline, answers: Sequence[str]) -> list[Listed]:
-    keys = [fingerprint("questions", pipeline.judge.signature, answer) for answer in answers]
+    keys = [questions_key(pipeline, answer) for answer in answers]
 
     def compute(positions: list[int]) -> list[dict[str, np.ndarray]]:
-        return [_pack_listed(_listed(pipeline.judge.component.questions_for(strip_citations(answers[i]))), "questions")
+        return [pack_listed(_listed(pipeline.judge.component.questions_for(strip_citations(answers[i]))), "questions")
                 for i in positions]
 
     entries = pipeline.cache.get_or_compute_each("claims", keys, compute, storable=lambda e: bool(e["ok"]))
-    return [_unpack_listed(entry, "questions") for entry in entries]
+    return [unpack_listed(entry, "questions") for entry in entries]
