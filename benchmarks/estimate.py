@@ -17,6 +17,7 @@ Usage: python benchmarks/estimate.py [--data DIR] [--sample N]
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
 import tempfile
@@ -73,8 +74,19 @@ def logged(folder: Path) -> dict[str, list[float]]:
     runs = runs[runs["tags.ragsweep.role"] == "job"]
     names = ("prompt_tokens_mean", "completion_tokens_mean", "query_prompt_tokens_mean",
              "query_completion_tokens_mean")
-    return {row["tags.mlflow.runName"]: [*(QUESTIONS * (row.get(f"metrics.{name}") or 0.0) for name in names),
+    return {row["tags.mlflow.runName"]: [*(QUESTIONS * _logged_value(row, name) for name in names),
                                          row["metrics.cost_total"]] for _, row in runs.iterrows()}
+
+
+def _logged_value(row, name: str) -> float:
+    """A metric of the run, 0 where it logged none (a job without a rewriter has no rewrites' tokens)."""
+    value = row.get(f"metrics.{name}")
+    return 0.0 if value is None or math.isnan(value) else float(value)
+
+
+def swept(label: str) -> str:
+    """The parts of a job's label the grid sets."""
+    return ",".join(part for part in label.split(",") if part.startswith(("query=", "k=")))
 
 
 def ratio(mine: float, theirs: float) -> str:
@@ -100,7 +112,7 @@ def main() -> None:
         for label, theirs in runs.items():
             for name, values in (("plain", plain[label]), ("sampled", sampled[label]), ("logged", theirs)):
                 totals[name] = [a + b for a, b in zip(totals[name], values)]
-            print(f"| {label} | logged | " + " | ".join(f"{value:,.0f}" for value in theirs[:-1]) +
+            print(f"| {swept(label)} | logged | " + " | ".join(f"{value:,.0f}" for value in theirs[:-1]) +
                   f" | {theirs[-1]:.5f} |")
             for name, mine in (("as it stands", plain[label]), (f"--sample {args.sample}", sampled[label])):
                 print(f"| | {name} / logged | " + " | ".join(map(ratio, mine, theirs)) + " |")

@@ -9,10 +9,13 @@ per-question values, with a paired bootstrap interval):
           query=none,hyde x augment=none,neighbours (4 jobs)
   lists   the same, with the rewriters that write lists (SmolLM2 through llama.cpp's JSON grammar):
           query=none,multi_query,decompose (3 jobs)
-Metrics: token_iou, token_recall, answer_f1, cost_per_question (prices.cpu_second=0.0001: the machine's time).
+  threshold  chroma_general, generator=extractive, dense retrieval (MiniLM, cosine scores), k=5:
+          cutoff=threshold cutoff.min_score=-1,0.3,0.5 (3 jobs; -1 passes every hit, as cutoff=none does)
+Metrics: token_iou, token_recall, answer_f1, cost_per_question (prices.cpu_second=0.0001: the machine's time),
+context_passages (the passages passed on).
 Prints each sweep's wall time, each effects table and the provenance line (machine, date, commit).
 
-Usage: python benchmarks/knobs.py [--grids chroma sotu lists] [--data DIR] [--cache DIR]
+Usage: python benchmarks/knobs.py [--grids chroma sotu lists threshold] [--data DIR] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ GRIDS = {
     "sotu": ["dataset=sotu_qa", "generator=llama_cpp", "retriever=bm25", "k=3", "query=none,hyde",
              "augment=none,neighbours"],
     "lists": ["dataset=sotu_qa", "generator=llama_cpp", "retriever=bm25", "k=3", "query=none,multi_query,decompose"],
+    "threshold": ["dataset=chroma_general", "generator=extractive", "retriever=dense", "k=5", "cutoff=threshold",
+                  "cutoff.min_score=-1,0.3,0.5"],
 }
-METRICS = ("token_iou", "token_recall", "answer_f1", "cost_per_question")
+METRICS = ("token_iou", "token_recall", "answer_f1", "cost_per_question", "context_passages")
 PRICE = "prices.cpu_second=0.0001"
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 from ragsweep.runner.estimating import (CLAIMS_UNKNOWN, SCALE_FROM, Calibration, Held, JobEstimate, Planned,
-                                        SweepEstimator, _spread)
+                                        SweepEstimator, _spread, planned_calls)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
@@ -205,3 +205,12 @@ def test_the_judges_calls_are_counted_from_the_held_answers_claims(tmp_path, scr
     assert _sweep(project, "-m", *grid, "k=5").returncode == 0
     made = _metrics(project, 5)["judge_failure_rate"]["n"]  # an answer to make: the held answers' mean claims
     assert predicted["judge"].calls == pytest.approx(made, rel=0.25)
+    llm = [*(setting for setting in grid if setting != "judge=lexical"), "judge=llm", "judge.decompose=true", "k=3"]
+    from ragsweep.runner.build import build
+    from ragsweep.runner.compose import compose_config
+    from ragsweep.runner.plan import plan_job
+
+    planned = planned_calls(build(plan_job(compose_config(conf_dir(project), llm)))).planned
+    lists = [call for call in planned if call.group.endswith(" statements")]  # the LLM judge's claims of each answer
+    assert [call.question for call in lists] == [0, 1, 2, 3] and all(call.held is None for call in lists)
+    assert sum(call.per_claim for call in planned) == 4  # whose claims are not known before it lists them

@@ -172,7 +172,6 @@ def _scaled(observed: Sequence[Observed], job: int) -> Scaled:
     return Scaled(rates, tuple(float(a / b) if b > 0 else 1.0 for a, b in zip(took, predicted)))
 
 
-
 @dataclass(frozen=True)
 class Planned:
     """One call a job makes: its stage, the calibration group of its model, its cache key, the characters its
@@ -413,13 +412,15 @@ def _lists(pipeline: Pipeline, questions: Sequence[str], answers: Sequence[Plann
     lists = judge_lists(pipeline)
     if not lists:
         return []
-    group, _, tokens = _model(pipeline.judge, "judge")
-    max_tokens = getattr(pipeline.judge.component, "list_max_tokens", None)
+    group, max_tokens, tokens = _model(pipeline.judge, "judge")
+    max_tokens = max(getattr(pipeline.judge.component, "list_max_tokens", 0), max_tokens or 0)  # as the judge asks
     known = [len(asked.held.answer) for asked in answers if asked.held is not None]
     guessed_length = round(sum(known) / len(known)) if known else 0
     calls = []
     for position, (question, asked) in enumerate(zip(questions, answers, strict=True)):
         answer = asked.held.answer if asked.held is not None else None
+        if answer == "":
+            continue  # the judge asks nothing about an empty answer
         for name, key_of in lists.items():
             if answer is None:
                 characters = len(question) + guessed_length
