@@ -89,6 +89,8 @@ OPTIONAL = {
                                                   "with decompose(question, answer) -> Listed, not into sentences"),
     "questions_for": OptionalAttribute("method", "questions_for(answer) -> Listed: the questions an answer answers, "
                                                  "for answer_relevance in the RAGAS form (the llm judge)"),
+    "list_max_tokens": OptionalAttribute("count", "the most tokens of a list it asks its generator for (claims, "
+                                                  "questions), which `ragsweep estimate` reads to bound one"),
     "fit": OptionalAttribute("method", "fit(claims): learned from labelled claims; calibration reads its out-of-fold "
                                        "scores and `ragsweep calibrate` writes its fitted weights as a judge option "
                                        "(the ensemble)"),
