@@ -8,9 +8,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
-
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -133,29 +132,29 @@ def project(tmp_path_factory, scratch_project) -> Path:
 def test_the_estimate_before_a_sweep_and_its_logged_cost_after_agree(project):
     ran = _sweep(project, "-m", *SETTINGS, "k=3")
     assert ran.returncode == 0, ran.stderr[-2000:]
-    between = _ragsweep(project, "estimate", "-m", *SETTINGS, "k=3,5")
+    between = _ragsweep(project, "estimate", "--sample", "2", "-m", *SETTINGS, "k=3,5")
     assert between.returncode == 0, between.stderr[-2000:]
     rows, logged = _rows(between.stdout), _logged(project)
     assert set(logged) == {"k=3"}  # the estimate ran no job
     assert rows["k=3"][3:5] == ["4", "(4"] and rows["k=3"][-1] == "0"  # answers held, nothing new
     assert float(rows["k=3"][-2]) == pytest.approx(logged["k=3"]["cost_total"], rel=1e-3)  # held: what was logged
     assert int(rows["k=3"][-4].replace(",", "")) == logged["k=3"]["prompt_tokens"]
-    assert "new model calls: 4 " in between.stdout and "~" not in between.stdout  # k=5 predicted from k=3's calls
-    sampled = _ragsweep(project, "estimate", "--sample", "2", "-m", *SETTINGS, "k=5")
-    assert sampled.returncode == 0, sampled.stderr[-2000:]
-    assert _rows(sampled.stdout)["k=5"][3:5] == ["4", "(2"]  # two of its answers made first, and cached
-    assert set(_logged(project)) == {"k=3"}
-    rewriting = _ragsweep(project, "estimate", "-m", *SETTINGS, "query=multi_query", "query/generator=transformers",
-                          "k=3")
-    assert rewriting.returncode == 0, rewriting.stderr[-2000:]
-    assert _rows(rewriting.stdout)["k=3"][2:7] == ["4", "(0", "cached)", "4", "(0"]  # searched as asked: to be made
-    assert "--sample takes a whole number" in _ragsweep(project, "estimate", "--sample", "some", "-m", "k=5").stderr
+    assert rows["k=5"][3:5] == ["4", "(2"]  # two of its answers made first (the sample), and cached for the sweep
+    assert "new model calls: 2 " in between.stdout and "~" not in between.stdout  # the others from the held calls
 
     ran = _sweep(project, "-m", *SETTINGS, "k=5")
     assert ran.returncode == 0, ran.stderr[-2000:]
     logged = _logged(project)
     assert float(rows["k=5"][-2]) == pytest.approx(logged["k=5"]["cost_total"], rel=0.05)
     assert int(rows["k=5"][-4].replace(",", "")) == pytest.approx(logged["k=5"]["prompt_tokens"], rel=0.05)
+
+
+def test_a_sample_that_is_no_count_is_refused_before_any_work(capsys):
+    from ragsweep.cli.project import estimate
+
+    assert estimate(["--sample", "some", "-m", "k=5"], ROOT / "conf") == 2
+    assert "--sample takes a whole number of questions" in capsys.readouterr().err
+    assert estimate(["--sample=-1", "-m", "k=5"], ROOT / "conf") == 2
 
 
 def test_a_sweep_over_its_budget_stops_before_it_starts(project):
@@ -177,8 +176,12 @@ def _metrics(project: Path, k: int) -> dict:
 
 def test_the_judges_calls_are_counted_from_the_held_answers_claims(tmp_path, scratch_project):
     """Extractive answers judged by the lexical judges: no tokens, so the calls are what is estimated; a held
-    answer's judge calls are its claims x passages, exactly as the run makes them."""
+    answer's judge calls are its claims x passages, exactly as the run makes them; an LLM judge that lists an
+    answer's claims first is planned one list an answer, and claims not known until it lists them."""
+    from ragsweep.runner.build import build
+    from ragsweep.runner.compose import compose_config
     from ragsweep.runner.entry import conf_dir
+    from ragsweep.runner.plan import plan_job
     from ragsweep.runner.preflight import check_command_line
 
     project = scratch_project(tmp_path / "project")
@@ -205,11 +208,9 @@ def test_the_judges_calls_are_counted_from_the_held_answers_claims(tmp_path, scr
     assert _sweep(project, "-m", *grid, "k=5").returncode == 0
     made = _metrics(project, 5)["judge_failure_rate"]["n"]  # an answer to make: the held answers' mean claims
     assert predicted["judge"].calls == pytest.approx(made, rel=0.25)
+    rewriting = estimate("k=3", "query=multi_query")["k=3"].stages  # no rewrite cached: each question searched as asked
+    assert (rewriting["query"].cached, rewriting["generation"].cached) == (0, 0)  # its prompts held, as k=3's: to make
     llm = [*(setting for setting in grid if setting != "judge=lexical"), "judge=llm", "judge.decompose=true", "k=3"]
-    from ragsweep.runner.build import build
-    from ragsweep.runner.compose import compose_config
-    from ragsweep.runner.plan import plan_job
-
     planned = planned_calls(build(plan_job(compose_config(conf_dir(project), llm)))).planned
     lists = [call for call in planned if call.group.endswith(" statements")]  # the LLM judge's claims of each answer
     assert [call.question for call in lists] == [0, 1, 2, 3] and all(call.held is None for call in lists)

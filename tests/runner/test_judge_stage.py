@@ -7,8 +7,8 @@ import numpy as np
 
 from ragsweep.judging.base import Listed, Verdict
 from ragsweep.judging.claims import split_claims
-from ragsweep.runner.judge_stage import (Judgement, _listed, pack_listed, unpack_listed, failed_calls,
-                                         failure_rates)
+from ragsweep.runner.judge_stage import (Judgement, _listed, failed_calls, failure_rates, pack_listed,
+                                         unpack_listed)
 
 OK, BAD = Verdict(0.9), Verdict(None, "parse_failed", "Sure! Here is")
 
