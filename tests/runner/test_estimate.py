@@ -10,11 +10,12 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from ragsweep.runner.estimating import (CLAIMS_UNKNOWN, SCALE_FROM, Calibration, Held, JobEstimate, Planned,
-                                        SweepEstimator, _spread, planned_calls)
+                                        SweepEstimator, _failed_in_sample, _spread, planned_calls)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
@@ -84,6 +85,14 @@ def test_a_job_holding_enough_calls_of_its_own_scales_its_missing_ones_by_them()
 def test_the_sampled_questions_are_spread_over_the_dataset():
     assert _spread(68, 4) == [0, 22, 45, 67]
     assert _spread(3, 8) == [0, 1, 2] and _spread(3, 0) == []
+
+
+def test_the_samples_failed_calls_are_named_in_a_warning(caplog):
+    pipeline = SimpleNamespace(plan=SimpleNamespace(label="k=5"))  # what the warning reads of a job
+    _failed_in_sample(pipeline, answers=[False, True], judge_calls=[False, False])
+    _failed_in_sample(pipeline, rewrites=[False])
+    assert caplog.messages == ["k=5: the sample's calls that failed (not cached: predicted like the others): 1 of 2 "
+                               "answers"]
 
 
 def _env() -> dict[str, str]:

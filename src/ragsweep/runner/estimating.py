@@ -320,7 +320,8 @@ def planned_calls(pipeline: Pipeline, sample: int = 0) -> JobCalls:
         """The rewrites the cache holds; a question whose rewrite is missing is searched as asked."""
         if pipeline.query is None:
             return None
-        rewritten(pipeline, [asked[i] for i in asked_now])
+        _failed_in_sample(pipeline, rewrites=[made.error is not None for made in
+                                              rewritten(pipeline, [asked[i] for i in asked_now]) or ()])
         rewriting = _rewrites(pipeline, asked)
         planned.extend(rewriting)
         guessed.update(position for position, call in enumerate(rewriting) if call.held is None)
@@ -356,8 +357,19 @@ def _ask(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk], 
     stays to be predicted."""
     log.info("%s: making the calls of %d questions", pipeline.plan.label, len(questions))
     generations = generate(pipeline, questions, chunks, hits)
-    judge_answers(pipeline, questions, chunks, hits, generations)
-    judge_relevance(pipeline, questions, chunks, hits)
+    judgements = judge_answers(pipeline, questions, chunks, hits, generations)
+    relevance = judge_relevance(pipeline, questions, chunks, hits)
+    _failed_in_sample(pipeline, answers=[made.error is not None for made in generations or ()],
+                      judge_calls=[not v.ok for made in judgements or () for _, v in made.calls()],
+                      relevance_calls=[not v.ok for row in relevance or () for v in row])
+
+
+def _failed_in_sample(pipeline: Pipeline, **failed: Sequence[bool]) -> None:
+    """A warning naming the sample's calls that failed, by stage (none failed: nothing)."""
+    counts = [f"{sum(made)} of {len(made)} {stage.replace('_', ' ')}" for stage, made in failed.items() if any(made)]
+    if counts:
+        log.warning("%s: the sample's calls that failed (not cached: predicted like the others): %s",
+                    pipeline.plan.label, ", ".join(counts))
 
 
 def _rewrites(pipeline: Pipeline, questions: Sequence[str]) -> list[Planned]:
