@@ -90,7 +90,8 @@ def swept(label: str) -> str:
 
 
 def ratio(mine: float, theirs: float) -> str:
-    return f"{mine / theirs:.3f}" if theirs else ("1" if not mine else "-")
+    """mine / theirs, or - where the run logged none (a stage the job does not have)."""
+    return f"{mine / theirs:.3f}" if theirs else "-"
 
 
 def main() -> None:
