@@ -5,11 +5,12 @@ process (generator=llama_cpp, bm25, no query rewriting) at k=3, so the cache hol
 grid query=none,multi_query x k=3,5 (the rewriter asks the same model) is estimated twice: as it stands (one job
 held, three predicted, the rewrites from no held call of theirs: a bound), and with --sample 16 (each job's calls
 for 16 questions made first and cached, its other calls scaled by them). Then that grid is run, and each job's
-estimated tokens (answers', rewrites') and cost_total are set against what its run logged. Prices: SmolLM2's tokens
-at an endpoint's rates (input 0.15, output 0.6 per million) and prices.cpu_second=0.0001.
+estimated tokens (answers', rewrites') and cost_total (with its 95% interval) are set against what its run logged.
+Prices: SmolLM2's tokens at an endpoint's rates (input 0.15, output 0.6 per million) and prices.cpu_second=0.0001.
 Prints per job and for the sweep each estimate / logged, the wall times, how often a random sample of n questions
-would have brought each new job's model calls' cost within 5% (200 samples of each size, from the calls the sweep
-then holds, the k=3 job's as the other jobs' calls), and the provenance line.
+would have brought each new job's cost_total within 5% and how often its 95% interval would have held it (200
+samples of each size, from the calls the sweep then holds, the k=3 job's as the other jobs' calls), and the
+provenance line.
 
 Usage: python benchmarks/estimate.py [--data DIR] [--sample N]
 """
@@ -61,7 +62,7 @@ def estimated(args: list[str], sample: int) -> tuple[dict[str, list[float]], flo
     for job in estimator.estimate().jobs:
         answers, rewrites = job.stages["generation"], job.stages.get("query", StageCount())
         jobs[job.label] = [answers.prompt_tokens, answers.completion_tokens, rewrites.prompt_tokens,
-                           rewrites.completion_tokens, job.cost_total]
+                           rewrites.completion_tokens, job.cost_total, job.interval]
     return jobs, time.perf_counter() - started
 
 
@@ -94,6 +95,11 @@ def ratio(mine: float, theirs: float) -> str:
     return f"{mine / theirs:.3f}" if theirs else "-"
 
 
+def interval(bounds: tuple[float, float] | None, theirs: float) -> str:
+    """The estimate's 95% interval over what was logged (- without one: no call of the job's own scaled it)."""
+    return "-" if bounds is None else f"[{bounds[0] / theirs:.3f}, {bounds[1] / theirs:.3f}]"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -108,25 +114,28 @@ def main() -> None:
         print(f"ragsweep estimate -m ... {' '.join(GRID)}: {plain_seconds:.1f} s; with --sample {args.sample}: "
               f"{sampled_seconds / 60:.1f} min; then the sweep: {sweep([*where, *GRID]) / 60:.1f} min\n")
         runs = logged(folder)
-        print(f"| job | estimate | {' | '.join(FIGURES)} |\n|---|---|{'---:|' * len(FIGURES)}")
+        print(f"| job | estimate | {' | '.join(FIGURES)} | cost_total's 95% interval |\n|---|---|"
+              f"{'---:|' * (len(FIGURES) + 1)}")
         totals = {name: [0.0] * len(FIGURES) for name in ("plain", "sampled", "logged")}
         for label, theirs in runs.items():
             for name, values in (("plain", plain[label]), ("sampled", sampled[label]), ("logged", theirs)):
                 totals[name] = [a + b for a, b in zip(totals[name], values)]
             print(f"| {swept(label)} | logged | " + " | ".join(f"{value:,.0f}" for value in theirs[:-1]) +
-                  f" | {theirs[-1]:.5f} |")
+                  f" | {theirs[-1]:.5f} | |")
             for name, mine in (("as it stands", plain[label]), (f"--sample {args.sample}", sampled[label])):
-                print(f"| | {name} / logged | " + " | ".join(map(ratio, mine, theirs)) + " |")
+                print(f"| | {name} / logged | " + " | ".join(map(ratio, mine, theirs)) +
+                      f" | {interval(mine[-1], theirs[-1])} |")
         for name, mine in (("as it stands", totals["plain"]), (f"--sample {args.sample}", totals["sampled"])):
-            print(f"| the sweep | {name} / logged | " + " | ".join(map(ratio, mine, totals["logged"])) + " |")
+            print(f"| the sweep | {name} / logged | " + " | ".join(map(ratio, mine, totals["logged"])) + " | |")
         print(sample_sizes(where))
     print(provenance())
 
 
 def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24), draws: int = 200) -> str:
     """For each job the first run did not hold: over `draws` random samples of n questions, the share whose estimate
-    of the job's model calls' cost (the sample's calls as they were, the others predicted from the first run's calls
-    scaled by the sample's) is within 5% of what they cost, and the middle 90% of estimated / actual."""
+    of the job's cost_total (the sample's calls as they were, the others predicted from the first run's calls scaled
+    by the sample's) is within 5% of what its calls cost, the middle 90% of estimated / actual, and the share whose
+    95% interval holds the actual cost."""
     from dataclasses import replace
     from itertools import product
 
@@ -134,40 +143,42 @@ def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24), draws: 
 
     from ragsweep.runner.build import build
     from ragsweep.runner.compose import compose_config
-    from ragsweep.runner.estimating import Calibration, Held, planned_calls
+    from ragsweep.runner.estimating import SweepEstimator, planned_calls
     from ragsweep.runner.plan import plan_job
 
-    def held(point: list[str]) -> list:
-        return planned_calls(build(plan_job(compose_config(ROOT / "conf", [*where, *point])))).planned
+    def held(point: list[str]) -> tuple:
+        pipeline = build(plan_job(compose_config(ROOT / "conf", [*where, *point])))
+        return pipeline, planned_calls(pipeline)
 
-    def cost(made: Held) -> float:
-        return (0.15 * made.prompt_tokens + 0.6 * made.completion_tokens) / 1e6 + 0.0001 * made.latency_ms / 1000
+    def estimated(*jobs: tuple) -> list:
+        estimator = SweepEstimator()
+        for position, (pipeline, calls) in enumerate(jobs):
+            estimator.add(str(position), pipeline, calls)
+        return estimator.estimate().jobs
 
     first, rng = held(FIRST), np.random.default_rng(0)
-    rows = [f"\nthe model calls' cost of a job estimated from a random sample of n of its {QUESTIONS} questions "
-            f"({draws} samples): share within 5% [5th, 95th percentile of estimated / actual]",
+    rows = [f"\ncost_total of a job estimated from a random sample of n of its {QUESTIONS} questions ({draws} samples): "
+            "share within 5% [5th, 95th percentile of estimated / actual]; share whose 95% interval holds the actual",
             "| job | " + " | ".join(f"n={n}" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
     for query, k in product(*(values.split("=")[1].split(",") for values in GRID)):
         point = [f"query={query}", f"k={k}"]
         if point == FIRST:
             continue
-        calls = held(point)
-        actual = sum(cost(call.took()) for call in calls)
+        pipeline, calls = held(point)
+        actual = estimated((pipeline, calls))[0].cost_total
         cells = []
         for n in sizes:
-            ratios = []
+            ratios, covered = [], 0
             for _ in range(draws):
                 own = set(rng.choice(QUESTIONS, n, replace=False).tolist())
-                calibration = Calibration()
-                for call in first:
-                    calibration.observe(call.group, call.took(), 1, call.question)
-                for call in calls:
-                    if call.question in own:
-                        calibration.observe(call.group, call.took(), 0, call.question)
-                ratios.append(sum(cost(call.took()) if call.question in own else
-                                  cost(calibration.predict(replace(call, held=None), 0)[0]) for call in calls) / actual)
+                sampled = replace(calls, planned=[call if call.question in own else replace(call, held=None)
+                                                  for call in calls.planned])
+                job = estimated(first, (pipeline, sampled))[1]
+                ratios.append(job.cost_total / actual)
+                covered += job.interval is not None and job.interval[0] <= actual <= job.interval[1]
             low, high = np.percentile(ratios, [5, 95])
-            cells.append(f"{np.mean(np.abs(np.array(ratios) - 1) < 0.05):.2f} [{low:.3f}, {high:.3f}]")
+            cells.append(f"{np.mean(np.abs(np.array(ratios) - 1) < 0.05):.2f} [{low:.3f}, {high:.3f}]; "
+                         f"{covered / draws:.2f}")
         rows.append(f"| {','.join(point)} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 

@@ -12,10 +12,14 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
-from ragsweep.runner.estimating import (CLAIMS_UNKNOWN, SCALE_FROM, Calibration, Held, JobEstimate, Planned,
+from ragsweep.generation.base import Generation
+from ragsweep.metrics.costs import Prices
+from ragsweep.runner.estimating import (CLAIMS_UNKNOWN, SCALE_FROM, Calibration, Held, JobCalls, JobEstimate, Planned,
                                         SweepEstimator, _failed_in_sample, _spread, planned_calls)
+from tests.preloaded import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
@@ -82,6 +86,51 @@ def test_a_job_holding_enough_calls_of_its_own_scales_its_missing_ones_by_them()
     assert too_few == Held(2000, 500, round(MEAN), pytest.approx(500 + 10 * MEAN))
 
 
+# an endpoint's answers priced 1 a completion token, nothing else: a job's cost is its answers' completion tokens
+PRICED = SimpleNamespace(query=None, judge=None, relevance_judge=None, prices=Prices({"m": (0.0, 1e6)}),
+                         generator=SimpleNamespace(component=SimpleNamespace(model_name="m", remote=True)))
+
+
+def _answered(job: str, completions: np.ndarray, held: set[int]) -> JobCalls:
+    """A job's answer calls, one a question, those at `held` cached with their completion tokens."""
+    return JobCalls([Planned("generation", "g", f"{job} {question}", 1000, 0,
+                             Generation("", 10.0 * tokens, 250, int(tokens)) if question in held else None, 128, True,
+                             question)
+                     for question, tokens in enumerate(completions)], {}, len(completions), {})
+
+
+def _sampled_estimate(rng: np.random.Generator, questions: int = 68, sample: int = 16) -> tuple[float, SweepEstimator]:
+    """A job whose answers run 1.5x another job's (all held), times a lognormal spread, with `sample` of its own
+    questions held: its actual cost, and the sweep's estimator."""
+    other = rng.uniform(20, 200, questions).round()
+    actual = np.round(1.5 * other * rng.lognormal(0.0, 0.4, questions))
+    estimator = SweepEstimator()
+    estimator.add("other", PRICED, _answered("other", other, set(range(questions))))
+    estimator.add("sampled", PRICED, _answered("sampled", actual, set(rng.choice(questions, sample, replace=False))))
+    return float(actual.sum()), estimator
+
+
+def test_a_cost_scaled_by_a_sample_has_an_interval_that_covers_the_actual_cost_as_often_as_it_says():
+    rng = np.random.default_rng(1)
+    covered, widths = 0, []
+    for _ in range(200):
+        actual, estimator = _sampled_estimate(rng)
+        estimate = estimator.estimate()
+        low, high = estimate.jobs[1].interval
+        covered += low <= actual <= high
+        widths.append((high - low) / actual)
+        assert estimate.jobs[0].interval is None  # held whole: nothing scaled
+        assert estimate.interval[0] <= estimate.new_cost <= estimate.interval[1]
+    assert 0.88 <= covered / 200 <= 0.99  # 95% asked; a percentile bootstrap of 16 questions covers a little less
+    assert 0.2 < float(np.median(widths)) < 0.6  # 1.96 x 2 x the spread of 52 answers predicted from 16: about ±19%
+
+
+def test_an_estimate_with_no_call_scaled_by_its_own_has_no_interval():
+    _, estimator = _sampled_estimate(np.random.default_rng(2), sample=SCALE_FROM - 1)
+    estimate = estimator.estimate()
+    assert [job.interval for job in estimate.jobs] == [None, None] and estimate.interval is None
+
+
 def test_the_sampled_questions_are_spread_over_the_dataset():
     assert _spread(68, 4) == [0, 22, 45, 67]
     assert _spread(3, 8) == [0, 1, 2] and _spread(3, 0) == []
@@ -101,13 +150,11 @@ def _env() -> dict[str, str]:
 
 
 def _ragsweep(project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).with_name("ragsweep")), *args], cwd=project, env=_env(),
-                          capture_output=True, text=True, timeout=600)
+    return run_command([str(Path(sys.executable).with_name("ragsweep")), *args], project, _env(), timeout=600)
 
 
 def _sweep(project: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "sweep.py", *args], cwd=project, env=_env(), capture_output=True,
-                          text=True, timeout=900)
+    return run_command([sys.executable, "sweep.py", *args], project, _env())
 
 
 def _rows(table: str) -> dict[str, list[str]]:

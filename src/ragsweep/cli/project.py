@@ -121,8 +121,9 @@ def estimate_table(estimate: SweepEstimate) -> str:
     """One line per job (its rewrites', answers', judge's and relevance judge's calls, how many are cached, their
     tokens, its cost), then the sweep's new spending; ~ marks a count predicted with no call of its model cached (cl100k
     tokens and max_tokens: a bound)."""
+    intervals = any(job.interval for job in estimate.jobs)
     rows = [("job", "questions", "rewrites", "answers", "judge", "relevance", "prompt_tokens", "completion_tokens",
-             "cost_total", "new_cost")]
+             "cost_total", *(["cost_total_95%"] if intervals else []), "new_cost")]
     for job in estimate.jobs:
         stages = [job.stages.get(stage) for stage in ("query", "generation", "judge", "relevance")]
         calls = [f"{s.calls} ({s.cached} cached)" if s else "-" for s in stages]
@@ -130,16 +131,23 @@ def estimate_table(estimate: SweepEstimate) -> str:
         tokens = [f"{rough}{sum(getattr(s, name) for s in stages if s):,}" for name in ("prompt_tokens",
                                                                                         "completion_tokens")]
         rows.append((job.label, str(job.questions), *calls, *tokens, f"{rough}{job.cost_total:.4g}",
-                     f"{rough}{job.new_cost:.4g}"))
+                     *([_interval(job.interval)] if intervals else []), f"{rough}{job.new_cost:.4g}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) if i == 0 else cell.rjust(width) for i, (cell, width)
                        in enumerate(zip(row, widths))) for row in rows]
     lines.append(f"new model calls: {estimate.new_calls} (a prompt asked by several jobs counts once), costing about "
-                 f"{estimate.new_cost:.4g}")
+                 f"{estimate.new_cost:.4g}" + (f", 95% {_interval(estimate.interval)}" if estimate.interval else ""))
+    if intervals:
+        lines.append("95%: the interval of a cost scaled by the job's own held calls (a sample's), from bootstrap draws "
+                     "of their questions; - where no call of the job's own scales it")
     if any(s.rough for job in estimate.jobs for s in job.stages.values()):
         lines.append("~: no call of that model is cached yet: prompt tokens counted with cl100k, completions at "
                      "max_tokens (a bound), seconds not known")
     return "\n".join(lines)
+
+
+def _interval(bounds: tuple[float, float] | None) -> str:
+    return "-" if bounds is None else f"[{bounds[0]:.4g},{bounds[1]:.4g}]"
 
 
 def constraints_command(args: argparse.Namespace) -> int:

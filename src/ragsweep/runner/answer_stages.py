@@ -1,4 +1,5 @@
-"""What each answer-side stage a job's plan has (generation, judging, relevance judging) adds to its run once it
+"""The answer-side stages a job's plan has (generation, judging, relevance judging): the order they run in
+(`answer_questions`, which the run and the estimate's sample both follow), and what each adds to its run once it
 ran: summaries beside the span metrics, files of its failed calls, and the check that fails the job when more of
 its calls failed than its budget allows. A run goes through the list; a stage its plan lacks is not in it.
 """
@@ -17,11 +18,35 @@ from ragsweep.metrics.costs import costs_per_query
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.corrections import corrected_estimates
 from ragsweep.runner.failures import fail_on_generation_errors, write_generation_errors
-from ragsweep.runner.judge_stage import Judgement, fail_on_judge_failures, run_summaries, write_failed_calls
-from ragsweep.runner.relevance import (fail_on_relevance_failures, relevance_summary, warn_unvalidated_relevance,
-                                       write_failed_relevance)
+from ragsweep.runner.generating import generate
+from ragsweep.runner.judge_stage import (Judgement, fail_on_judge_failures, judge_answers, run_summaries,
+                                         write_failed_calls)
+from ragsweep.runner.ranking import timed_stage
+from ragsweep.runner.relevance import (fail_on_relevance_failures, judge_relevance, relevance_summary,
+                                       warn_unvalidated_relevance, write_failed_relevance)
 from ragsweep.runner.scoring import latency_metrics
-from ragsweep.types import Dataset
+from ragsweep.types import Chunk, Dataset, Hit
+
+
+@dataclass(frozen=True)
+class Answered:
+    """What the answer-side stages made for a job's questions; a stage its plan lacks left None."""
+
+    generations: list[Generation] | None
+    judgements: list[Judgement] | None
+    relevance: list[list[Verdict]] | None
+
+
+def answer_questions(pipeline: Pipeline, questions: Sequence[str], passages: Sequence[Chunk],
+                     passed: Sequence[Sequence[Hit]], seconds: dict[str, float] | None = None) -> Answered:
+    """The answers from the passages passed on, the judge's verdicts on them and the relevance judge's on the
+    passages, in that order (each cached); each stage's wall time kept in `seconds` when given."""
+    timings = {} if seconds is None else seconds
+    generations = timed_stage(timings, "generation", lambda: generate(pipeline, questions, passages, passed))
+    judgements = timed_stage(timings, "judging",
+                             lambda: judge_answers(pipeline, questions, passages, passed, generations))
+    relevance = timed_stage(timings, "relevance", lambda: judge_relevance(pipeline, questions, passages, passed))
+    return Answered(generations, judgements, relevance)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ would make them), and the cache keys of its rewrites and answers computed. A cal
 tokens and seconds it took, as the run will log it; a call it lacks is predicted by `Calibration` from the calls
 of the same stage and model that it holds, or, with none held, from the prompt's cl100k tokens and the generator's
 `max_tokens` (a bound: marked rough). No model is asked, unless a `sample` of questions is to be asked first (their
-calls cached, as the run would make them), and nothing of the estimate is stored. A question whose rewrite is not
+calls cached, as the run would make them, and the job's other calls scaled by them, with a 95% interval), and
+nothing of the estimate is stored. A question whose rewrite is not
 cached is searched as asked, so its answer's prompt holds passages of the same size. The judges' calls are
 estimated as answers are; an answer still to be made is taken to have as many claims as the known ones.
 """
@@ -13,26 +14,29 @@ estimated as answers are; an answer still to be made is taken to have as many cl
 from __future__ import annotations
 
 import logging
+import math
 from collections import defaultdict
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
+from scipy import stats
 
 from ragsweep.data.base import load_once
 from ragsweep.generation.base import Generation, Request
 from ragsweep.identity import config_label
 from ragsweep.judging.base import Listed, Pair, Verdict
 from ragsweep.metrics.costs import Call
+from ragsweep.runner.answer_stages import answer_questions
 from ragsweep.query.base import Rewrite
 from ragsweep.runner.build import Built, Pipeline, build
 from ragsweep.runner.context import passed_on
 from ragsweep.runner.errors import ConfigError
 from ragsweep.runner.costing import priced_as, question_costs
-from ragsweep.runner.generating import answer_requests, generate, unpack_generation
-from ragsweep.runner.judge_stage import Judgement, held_claims, judge_answers, judge_lists, unpack_listed
-from ragsweep.runner.relevance import judge_relevance, relevance_pairs
+from ragsweep.runner.generating import answer_requests, unpack_generation
+from ragsweep.runner.judge_stage import Judgement, held_claims, judge_lists, unpack_listed
+from ragsweep.runner.relevance import relevance_pairs
 from ragsweep.runner.verdicts import unpack_verdict, verdict_keys
 from ragsweep.runner.plan import plan_job
 from ragsweep.runner.ranking import rank_questions
@@ -46,6 +50,7 @@ log = logging.getLogger(__name__)
 MODEL_STAGES = ("query", "generation", "judge", "relevance")  # the stages whose calls are estimated, in a job's order
 CLAIMS_UNKNOWN = 3  # claims an answer is taken to have when no judged answer is known to count them
 SCALE_FROM = 8  # a job's own held calls of a model from which its missing ones are scaled (`Calibration`)
+INTERVAL_DRAWS = 1000  # bootstrap draws of the questions whose calls scale an estimate (`Scaled.drawn`)
 Made = Rewrite | Generation | Verdict | Listed  # a call as the stage cache keeps it
 _TOKENIZER = Tokenizer()
 
@@ -115,16 +120,35 @@ class Rates:
 
 @dataclass(frozen=True)
 class Scaled:
-    """`Rates` and the ratios of what a job's own held calls took to what the rates predict for them (prompt and
-    completion tokens, milliseconds): a ratio estimator, as in survey sampling (Cochran, Sampling Techniques, ch. 6)."""
+    """`Rates` and the ratios of what a job's own held calls (`own`) took to what the rates predict for them (prompt
+    and completion tokens, milliseconds): a ratio estimator, as in survey sampling (Cochran, Sampling Techniques,
+    ch. 6)."""
 
     rates: Rates
-    ratios: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    ratios: tuple[float, ...] = (1.0, 1.0, 1.0)
+    own: Sequence[Observed] = field(default=(), compare=False)
 
     def predict(self, characters: int, question: int | None, calls: int) -> Held:
         prompt, completion, milliseconds = (value * ratio for value, ratio in
                                             zip(self.rates.predict(characters, question, calls), self.ratios))
         return Held(characters, round(prompt), round(completion), milliseconds)
+
+    def drawn(self, weights: np.ndarray, questions: int) -> np.ndarray:
+        """The ratios (draws x figures) over bootstrap draws of the own calls' questions (`weights`: each draw's
+        weight of each question position, Poisson(1), so a question's calls count alike in every job, as a sample
+        asks the same questions of each), each draw's departure from `ratios` widened (`_widening`)."""
+        took = np.array([(seen.held.prompt_tokens, seen.held.completion_tokens, seen.held.latency_ms)
+                         for seen in self.own], dtype=float)
+        predicted = np.array([self.rates.predict(seen.held.characters, seen.question, 1) for seen in self.own])
+        asked = [seen.question or 0 for seen in self.own]
+        took_by, predicted_by = np.zeros((weights.shape[1], 3)), np.zeros((weights.shape[1], 3))  # a question's sums
+        np.add.at(took_by, asked, took)
+        np.add.at(predicted_by, asked, predicted)
+        taking, predicting = weights @ took_by, weights @ predicted_by
+        ratios = np.array(self.ratios)
+        drawn_ratios = np.divide(taking, predicting, out=np.tile(ratios, (len(weights), 1)), where=predicting > 0)
+        held = len({seen.question for seen in self.own})
+        return ratios + (drawn_ratios - ratios) * _widening(held, questions)
 
 
 class Calibration:
@@ -144,6 +168,10 @@ class Calibration:
         self._held: dict[str, list[Observed]] = defaultdict(list)
         self._scaled: dict[tuple[str, int], Scaled] = {}
 
+    def scaled(self) -> dict[tuple[str, int], Scaled]:
+        """The (group, job) pairs whose predictions so far were scaled by the job's own held calls."""
+        return {key: scaled for key, scaled in self._scaled.items() if scaled.own}
+
     def observe(self, group: str, held: Held, job: int = 0, question: int | None = None) -> None:
         self._held[group].append(Observed(job, question, held))
         self._scaled = {key: scaled for key, scaled in self._scaled.items() if key[0] != group}
@@ -160,6 +188,18 @@ class Calibration:
         return self._scaled[call.group, job].predict(call.characters, call.question, call.calls), False
 
 
+def _widening(held: int, questions: int) -> float:
+    """How much wider than the bootstrap's spread a sample of `held` of a job's `questions` questions leaves its
+    total: sqrt(N / (N - n)), as the questions still to ask vary about the ratio as the held ones did, beside the
+    ratio's own error (the ratio estimator's variance with its finite population correction, Cochran, Sampling
+    Techniques, 6.9); sqrt(n / (n - 1)) for the bootstrap's variance of a mean, which divides by n; and Student's t
+    over the normal quantile for a variance estimated from n values."""
+    if held < 2:
+        return 1.0
+    population = math.sqrt(questions / (questions - held)) if questions > held else 1.0
+    return population * math.sqrt(held / (held - 1)) * stats.t.ppf(0.975, held - 1) / stats.norm.ppf(0.975)
+
+
 def _scaled(observed: Sequence[Observed], job: int) -> Scaled:
     own = [seen for seen in observed if seen.job == job]
     others = [seen for seen in observed if seen.job != job]
@@ -169,7 +209,7 @@ def _scaled(observed: Sequence[Observed], job: int) -> Scaled:
     predicted = np.array([rates.predict(seen.held.characters, seen.question, 1) for seen in own]).sum(axis=0)
     took = np.array([(seen.held.prompt_tokens, seen.held.completion_tokens, seen.held.latency_ms) for seen in own],
                     dtype=float).sum(axis=0)
-    return Scaled(rates, tuple(float(a / b) if b > 0 else 1.0 for a, b in zip(took, predicted)))
+    return Scaled(rates, tuple(float(a / b) if b > 0 else 1.0 for a, b in zip(took, predicted)), own)
 
 
 @dataclass(frozen=True)
@@ -216,6 +256,7 @@ class JobEstimate:
     stages: dict[str, StageCount] = field(default_factory=dict)
     cost_total: float = 0.0
     new_cost: float = 0.0
+    interval: tuple[float, float] | None = None  # cost_total's 95% interval, for a job scaled by its own calls
 
 
 @dataclass
@@ -226,6 +267,7 @@ class SweepEstimate:
     jobs: list[JobEstimate]
     new_cost: float
     new_calls: int
+    interval: tuple[float, float] | None = None  # new_cost's 95% interval, when a job is scaled by its own calls
 
 
 class SweepEstimator:
@@ -239,29 +281,76 @@ class SweepEstimator:
     def visit(self, point: list[str], cfg: DictConfig) -> None:
         pipeline = build(plan_job(cfg))
         named = OmegaConf.select(cfg, "hydra.job.override_dirname")  # as the job's run will be named
-        self._points.append((config_label(named if named is not None else ",".join(point), None, None), pipeline,
-                             planned_calls(pipeline, self._sample)))
+        self.add(config_label(named if named is not None else ",".join(point), None, None), pipeline,
+                 planned_calls(pipeline, self._sample))
+
+    def add(self, label: str, pipeline: Pipeline, calls: JobCalls) -> None:
+        """A job's planned calls, priced with the others' in `estimate`."""
+        self._points.append((label, pipeline, calls))
 
     def estimate(self) -> SweepEstimate:
-        calibration = Calibration()
+        """Every job priced; where a job's missing calls are scaled by its own held ones (a sample's), its cost's and
+        the sweep's new cost's 95% intervals over `INTERVAL_DRAWS` bootstrap draws of the held calls' questions (a
+        cost is linear in the ratios: each draw moves it by the ratios' change times what the scaled calls cost at
+        ratio 1)."""
         claims: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        for position, (_, _, job) in enumerate(self._points):
-            for call in job.planned:
-                if call.held is not None:
-                    calibration.observe(call.group, call.took(), position, call.question)
+        for _, _, job in self._points:
             for group, sizes in job.claims.items():
                 claims[group] += sizes
         sizes = {group: _claim_size(known) for group, known in claims.items()}
-        jobs, new = [], {}
+        planned = [[_per_answer(call, *sizes.get(call.group, (None, 0.0))) if call.per_claim else call
+                    for call in job.planned] for _, _, job in self._points]
+        calibration = Calibration()
+        for position, calls in enumerate(planned):
+            for call in calls:
+                if call.held is not None:
+                    calibration.observe(call.group, call.took(), position, call.question)
+        jobs, new, owner = [], {}, {}
         for position, (label, pipeline, job) in enumerate(self._points):
-            planned = [_per_answer(call, *sizes.get(call.group, (None, 0.0))) if call.per_claim else call
-                       for call in job.planned]
-            estimate, missing = _job_estimate(label, pipeline, planned, job.samples, job.questions,
+            estimate, missing = _job_estimate(label, pipeline, planned[position], job.samples, job.questions,
                                               lambda call, at=position: calibration.predict(call, at))
             jobs.append(estimate)
             new.update(missing)
-        return SweepEstimate(jobs, float(sum(cost for cost, _ in new.values())),
-                             sum(calls for _, calls in new.values()))
+            owner.update(dict.fromkeys(missing, position))
+        scaled = calibration.scaled()
+        if not scaled:
+            return SweepEstimate(jobs, *_sums(new))
+        questions = 1 + max(call.question or 0 for calls in planned for call in calls)
+        weights = np.random.default_rng(0).poisson(1.0, (INTERVAL_DRAWS, questions)).astype(float)
+        moved, moved_new = np.zeros((INTERVAL_DRAWS, len(jobs))), np.zeros(INTERVAL_DRAWS)
+        for (group, position), scaling in scaled.items():
+            calls = [call for call in planned[position] if call.held is None and call.group == group]
+            unit = _unit_costs(self._points[position][1], calls, scaling.rates)
+            change = scaling.drawn(weights, jobs[position].questions) - np.array(scaling.ratios)
+            moved[:, position] += change @ unit.sum(axis=0)
+            moved_new += change @ unit[[owner[call.key] == position for call in calls]].sum(axis=0)
+        for position in sorted({position for _, position in scaled}):
+            jobs[position].interval = _percentiles(jobs[position].cost_total + moved[:, position])
+        total, count = _sums(new)
+        return SweepEstimate(jobs, total, count, _percentiles(total + moved_new))
+
+
+def _unit_costs(pipeline: Pipeline, calls: Sequence[Planned], rates: Rates) -> np.ndarray:
+    """What each call's prompt tokens, completion tokens and seconds cost as `rates` predict them (calls x 3): its
+    cost at each ratio 1 (a prediction's cost is their sum, each times its ratio)."""
+    models = _priced_models(pipeline)
+    costs = []
+    for call in calls:
+        prompt, completion, milliseconds = rates.predict(call.characters, call.question, call.calls)
+        model, remote = models[call.stage]
+        costs.append([pipeline.prices.of(Call(model, remote, *figures)) for figures in
+                      ((prompt, 0, 0.0), (0, completion, 0.0), (0, 0, milliseconds / 1000))])
+    return np.array(costs, dtype=float).reshape(len(calls), 3)
+
+
+def _sums(new: dict[str, tuple[float, int]]) -> tuple[float, int]:
+    """The new calls' cost and number (a prompt several jobs ask counts once)."""
+    return float(sum(cost for cost, _ in new.values())), sum(calls for _, calls in new.values())
+
+
+def _percentiles(values: Sequence[float]) -> tuple[float, float]:
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
 
 
 class Budget:
@@ -356,12 +445,10 @@ def _ask(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk], 
     cached): the job's own held calls that scale its estimate (`Calibration`). A failed call is not cached, so it
     stays to be predicted."""
     log.info("%s: making the calls of %d questions", pipeline.plan.label, len(questions))
-    generations = generate(pipeline, questions, chunks, hits)
-    judgements = judge_answers(pipeline, questions, chunks, hits, generations)
-    relevance = judge_relevance(pipeline, questions, chunks, hits)
-    _failed_in_sample(pipeline, answers=[made.error is not None for made in generations or ()],
-                      judge_calls=[not v.ok for made in judgements or () for _, v in made.calls()],
-                      relevance_calls=[not v.ok for row in relevance or () for v in row])
+    made = answer_questions(pipeline, questions, chunks, hits)
+    _failed_in_sample(pipeline, answers=[answer.error is not None for answer in made.generations or ()],
+                      judge_calls=[not v.ok for judged in made.judgements or () for _, v in judged.calls()],
+                      relevance_calls=[not v.ok for row in made.relevance or () for v in row])
 
 
 def _failed_in_sample(pipeline: Pipeline, **failed: Sequence[bool]) -> None:
@@ -502,9 +589,7 @@ def _job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], sa
     made: dict[str, list[Made]] = {stage: [] for stage in MODEL_STAGES}
     judged: dict[str, list[list[Verdict]]] = {stage: [[] for _ in range(questions)] for stage in ("judge", "relevance")}
     missing: dict[str, tuple[float, int]] = {}
-    stages = {"query": pipeline.query, "generation": pipeline.generator, "judge": pipeline.judge,
-              "relevance": pipeline.relevance_judge}
-    models = {stage: priced_as(built.component) for stage, built in stages.items() if built is not None}  # once a job
+    models = _priced_models(pipeline)
     for call in planned:
         count = job.stages.setdefault(call.stage, StageCount())
         count.calls += call.calls
@@ -528,6 +613,13 @@ def _job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], sa
     job.cost_total = float(sum(costs))
     job.new_cost = float(sum(cost for cost, _ in missing.values()))
     return job, missing
+
+
+def _priced_models(pipeline: Pipeline) -> dict[str, tuple[str | None, bool]]:
+    """Each model stage's model and whether it is an endpoint (`priced_as`)."""
+    stages = {"query": pipeline.query, "generation": pipeline.generator, "judge": pipeline.judge,
+              "relevance": pipeline.relevance_judge}
+    return {stage: priced_as(built.component) for stage, built in stages.items() if built is not None}
 
 
 def _as_made(call: Planned, cost: Held) -> Made:

@@ -25,22 +25,20 @@ from ragsweep.metrics import registry
 from ragsweep.runner.build import ConfigError, Pipeline, build
 from ragsweep.runner.contention import say_if_cores_are_taken
 from ragsweep.runner.context import passed_on
-from ragsweep.runner.answer_stages import answer_stages
+from ragsweep.runner.answer_stages import answer_questions, answer_stages
 from ragsweep.runner.failures import JOB_FAILURES, fail_on_rewrite_errors, sweep_job_failed
 from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.costing import question_costs
 from ragsweep.runner.embedding_helpers import help_embed, is_helper
-from ragsweep.runner.judge_stage import judge_answers
 from ragsweep.runner.outputs import query_traces, write_latency, write_results
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.ranking import rank_questions, timed_stage
 from ragsweep.runner.racing.kept import KEPT
 from ragsweep.runner.racing.rounds import (RACE_FILE, RACE_KEY, RaceRound, in_dataset_order, race_dataset,
                                             write_race_scores)
-from ragsweep.runner.relevance import judge_relevance, relevance_records, span_labels
+from ragsweep.runner.relevance import relevance_records, span_labels
 from ragsweep.runner.rewriting import rewrite_metrics, rewritten
 from ragsweep.runner.scoring import latency_metrics, latency_samples, score_questions
-from ragsweep.runner.generating import generate
 from ragsweep.tracking.base import RunExtension, Tracker
 from ragsweep.tracking.provenance import git_sha, package_versions
 from ragsweep.tracking.tags import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG,
@@ -277,10 +275,8 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             dataset, questions = whole, [query.text for query in whole.queries]
         context = passed_on(pipeline, questions, chunks, hits, whole.documents)
         passages, passed = context.chunks, context.hits
-        generations = timed_stage(seconds, "generation", lambda: generate(pipeline, questions, passages, passed))
-        judgements = timed_stage(seconds, "judging",
-                                 lambda: judge_answers(pipeline, questions, passages, passed, generations))
-        relevance = timed_stage(seconds, "relevance", lambda: judge_relevance(pipeline, questions, passages, passed))
+        answered = answer_questions(pipeline, questions, passages, passed, seconds)
+        generations, judgements, relevance = answered.generations, answered.judgements, answered.relevance
         labels = span_labels(dataset.queries, passages, passed, plan.k)
         per_query, diagnostics = timed_stage(
             seconds, "scoring",

@@ -1,0 +1,79 @@
+"""`ragsweep estimate` with an LLM judge, against the judge's calls and tokens and the cost the same sweep then makes.
+
+From an empty stage cache and an empty folder (its own MLflow store): SmolLM2 answers the first 24 questions of
+sotu_qa (generator=llama_cpp, bm25) and judges the answers with itself (judge=llm, each answer's claims decomposed
+by the model, each claim checked against each passage), at k=3, so the cache holds that model's answers, claim lists
+and verdicts. Then k=3,5 is estimated as it stands (the k=5 job predicted from the k=3 job's calls) and with
+--sample 8 (the k=5 job's calls for 8 questions made first and cached, its others scaled by them), and run. Each
+job's judge calls, their prompt and completion tokens, and cost_total (with its 95% interval) are set against what
+the sweep made: the judge's figures counted from the stage cache after the sweep (which then holds every call the
+runs made), cost_total as logged. Prices as in benchmarks/estimate.py.
+
+Usage: python benchmarks/estimate_judge.py [--data DIR] [--sample N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from estimate import FIXED, interval, logged, ratio, sweep
+from racing import provenance
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTIONS = 24
+JUDGED = [*FIXED, f"dataset.limit={QUESTIONS}", "judge=llm", "judge.decompose=true", "query=none"]
+FIRST = ["k=3"]
+GRID = ["k=3,5"]
+FIGURES = ("judge calls", "judge's prompt tokens", "judge's completion tokens", "cost_total")
+
+
+def counted(args: list[str], sample: int) -> tuple[dict[str, list], float]:
+    """Each job's judge calls and tokens and its cost_total with its interval, as `ragsweep estimate [--sample N]`
+    counts them, and its wall time."""
+    from ragsweep.runner.entry import conf_dir
+    from ragsweep.runner.estimating import SweepEstimator
+    from ragsweep.runner.preflight import check_command_line
+
+    started = time.perf_counter()
+    estimator = SweepEstimator(sample)
+    problems = check_command_line(["-m", *args], conf_dir(ROOT), visit=estimator.visit)
+    if problems:
+        raise SystemExit("\n".join(problems))
+    jobs = {job.label: [job.stages["judge"].calls, job.stages["judge"].prompt_tokens,
+                        job.stages["judge"].completion_tokens, job.cost_total, job.interval]
+            for job in estimator.estimate().jobs}
+    return jobs, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--sample", type=int, default=8, help="questions asked first per job (default 8)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ragsweep-estimate-judge-") as scratch:
+        folder = Path(scratch)
+        where = [*JUDGED, f"paths.root={folder}", f"paths.data={args.data.resolve()}", f"cache.dir={folder / 'cache'}"]
+        print(f"{' '.join(FIRST)} run first, to fill the cache: {sweep([*where, *FIRST]) / 60:.1f} min")
+        plain, plain_seconds = counted([*where, *GRID], 0)
+        sampled, sampled_seconds = counted([*where, *GRID], args.sample)
+        print(f"ragsweep estimate -m ... {' '.join(GRID)}: {plain_seconds:.1f} s; with --sample {args.sample}: "
+              f"{sampled_seconds / 60:.1f} min; then the sweep: {sweep([*where, *GRID]) / 60:.1f} min\n")
+        made, _ = counted([*where, *GRID], 0)  # every call held now: what the runs made
+        costs = {label: figures[-1] for label, figures in logged(folder).items()}
+        print(f"| job | estimate | {' | '.join(FIGURES)} | cost_total's 95% interval |\n|---|---|"
+              f"{'---:|' * (len(FIGURES) + 1)}")
+        for label, cost in costs.items():
+            theirs = [*made[label][:3], cost]
+            print(f"| {label.split(',')[-1]} | made | " + " | ".join(f"{value:,.0f}" for value in theirs[:-1]) +
+                  f" | {cost:.5f} | |")
+            for name, mine in (("as it stands", plain[label]), (f"--sample {args.sample}", sampled[label])):
+                print(f"| | {name} / made | " + " | ".join(map(ratio, mine, theirs)) +
+                      f" | {interval(mine[-1], cost)} |")
+    print(provenance())
+
+
+if __name__ == "__main__":
+    main()
