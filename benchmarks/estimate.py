@@ -12,7 +12,7 @@ would have brought each new job's cost_total within 5% and how often its 95% int
 samples of each size, from the calls the sweep then holds, the k=3 job's as the other jobs' calls), and the
 provenance line.
 
-Usage: python benchmarks/estimate.py [--data DIR] [--sample N]
+Usage: python benchmarks/estimate.py [--data DIR] [--sample N] [--folder DIR]
 """
 
 from __future__ import annotations
@@ -104,9 +104,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--sample", type=int, default=16, help="questions asked first per job (default 16)")
+    parser.add_argument("--folder", type=Path, help="an empty folder to work in and keep (default: a temporary one)")
     args = parser.parse_args()
+    if args.folder is not None and args.folder.exists() and any(args.folder.iterdir()):
+        raise SystemExit(f"--folder {args.folder}: give an empty or new folder (its runs would be mixed in)")
     with tempfile.TemporaryDirectory(prefix="ragsweep-estimate-") as scratch:
-        folder = Path(scratch)
+        folder = (args.folder or Path(scratch)).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
         where = [*FIXED, f"paths.root={folder}", f"paths.data={args.data.resolve()}", f"cache.dir={folder / 'cache'}"]
         print(f"{' '.join(FIRST)} run first, to fill the cache: {sweep([*where, *FIRST]) / 60:.1f} min")
         plain, plain_seconds = estimated([*where, *GRID], 0)

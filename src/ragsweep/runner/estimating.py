@@ -160,8 +160,8 @@ class Calibration:
     milliseconds from the fitted rates. When the job holds `SCALE_FROM` calls of its own (`ragsweep estimate
     --sample` makes them), each figure is scaled by what those calls took against what the base predicts for them,
     which follows what the base cannot see: a model writing longer answers from more passages, a machine slower
-    today than when the base's calls were timed. With no other job's call held the job's own are the base; with
-    none at all: the prompt's cl100k tokens, `max_tokens` completion tokens and no seconds, marked rough.
+    today than when the base's calls were timed. With no other job's call held the job's own are the base (at
+    their mean completion, scaled as above, so a sample's spread reaches the interval); with none at all: the prompt's cl100k tokens, `max_tokens` completion tokens and no seconds, marked rough.
     """
 
     def __init__(self) -> None:
@@ -203,9 +203,11 @@ def _widening(held: int, questions: int) -> float:
 def _scaled(observed: Sequence[Observed], job: int) -> Scaled:
     own = [seen for seen in observed if seen.job == job]
     others = [seen for seen in observed if seen.job != job]
-    rates = Rates.of(others or own)
-    if not others or len(own) < SCALE_FROM:
-        return Scaled(rates)
+    if len(own) < SCALE_FROM:
+        return Scaled(Rates.of(others or own))
+    # no other job's calls: the job's own are the base, each question at their mean completion, so the ratios (about
+    # 1) carry the spread of what the held questions took into the interval, as a mean per question does
+    rates = Rates.of(others) if others else replace(Rates.of(own), by_question={})
     predicted = np.array([rates.predict(seen.held.characters, seen.question, 1) for seen in own]).sum(axis=0)
     took = np.array([(seen.held.prompt_tokens, seen.held.completion_tokens, seen.held.latency_ms) for seen in own],
                     dtype=float).sum(axis=0)
