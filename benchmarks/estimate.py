@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from racing import provenance
@@ -47,10 +48,19 @@ def sweep(args: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def estimated(args: list[str], sample: int) -> tuple[dict[str, list[float]], float]:
-    """Each job's figures (`FIGURES`) as `ragsweep estimate [--sample N]` predicts them, and its wall time."""
+def answer_figures(job) -> list:
+    """A job's `FIGURES` and its cost's interval, from its `JobEstimate`."""
+    from ragsweep.runner.estimating import StageCount
+
+    answers, rewrites = job.stages["generation"], job.stages.get("query", StageCount())
+    return [answers.prompt_tokens, answers.completion_tokens, rewrites.prompt_tokens, rewrites.completion_tokens,
+            job.cost_total, job.interval]
+
+
+def estimated(args: list[str], sample: int, figures: Callable = answer_figures) -> tuple[dict[str, list], float]:
+    """Each job's `figures` as `ragsweep estimate [--sample N]` predicts them, and its wall time."""
     from ragsweep.runner.entry import conf_dir
-    from ragsweep.runner.estimating import StageCount, SweepEstimator
+    from ragsweep.runner.estimating import SweepEstimator
     from ragsweep.runner.preflight import check_command_line
 
     started = time.perf_counter()
@@ -58,12 +68,19 @@ def estimated(args: list[str], sample: int) -> tuple[dict[str, list[float]], flo
     problems = check_command_line(["-m", *args], conf_dir(ROOT), visit=estimator.visit)
     if problems:
         raise SystemExit("\n".join(problems))
-    jobs = {}
-    for job in estimator.estimate().jobs:
-        answers, rewrites = job.stages["generation"], job.stages.get("query", StageCount())
-        jobs[job.label] = [answers.prompt_tokens, answers.completion_tokens, rewrites.prompt_tokens,
-                           rewrites.completion_tokens, job.cost_total, job.interval]
-    return jobs, time.perf_counter() - started
+    return {job.label: figures(job) for job in estimator.estimate().jobs}, time.perf_counter() - started
+
+
+def measured(where: list[str], first: list[str], grid: list[str], sample: int,
+             figures: Callable = answer_figures) -> tuple[dict[str, list], dict[str, list]]:
+    """`first` run (filling the cache), `grid` estimated as it stands and with `--sample`, then run, the wall times
+    printed: each job's `figures` in the two estimates."""
+    print(f"{' '.join(first)} run first, to fill the cache: {sweep([*where, *first]) / 60:.1f} min")
+    plain, plain_seconds = estimated([*where, *grid], 0, figures)
+    sampled, sampled_seconds = estimated([*where, *grid], sample, figures)
+    print(f"ragsweep estimate -m ... {' '.join(grid)}: {plain_seconds:.1f} s; with --sample {sample}: "
+          f"{sampled_seconds / 60:.1f} min; then the sweep: {sweep([*where, *grid]) / 60:.1f} min\n")
+    return plain, sampled
 
 
 def logged(folder: Path) -> dict[str, list[float]]:
@@ -112,11 +129,7 @@ def main() -> None:
         folder = (args.folder or Path(scratch)).resolve()
         folder.mkdir(parents=True, exist_ok=True)
         where = [*FIXED, f"paths.root={folder}", f"paths.data={args.data.resolve()}", f"cache.dir={folder / 'cache'}"]
-        print(f"{' '.join(FIRST)} run first, to fill the cache: {sweep([*where, *FIRST]) / 60:.1f} min")
-        plain, plain_seconds = estimated([*where, *GRID], 0)
-        sampled, sampled_seconds = estimated([*where, *GRID], args.sample)
-        print(f"ragsweep estimate -m ... {' '.join(GRID)}: {plain_seconds:.1f} s; with --sample {args.sample}: "
-              f"{sampled_seconds / 60:.1f} min; then the sweep: {sweep([*where, *GRID]) / 60:.1f} min\n")
+        plain, sampled = measured(where, FIRST, GRID, args.sample)
         runs = logged(folder)
         print(f"| job | estimate | {' | '.join(FIGURES)} | cost_total's 95% interval |\n|---|---|"
               f"{'---:|' * (len(FIGURES) + 1)}")

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
 
-from estimate import FIXED, interval, logged, ratio, sweep
+from estimate import FIXED, estimated, interval, logged, measured, ratio
 from racing import provenance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,22 +29,10 @@ GRID = ["k=3,5"]
 FIGURES = ("judge calls", "judge's prompt tokens", "judge's completion tokens", "cost_total")
 
 
-def counted(args: list[str], sample: int) -> tuple[dict[str, list], float]:
-    """Each job's judge calls and tokens and its cost_total with its interval, as `ragsweep estimate [--sample N]`
-    counts them, and its wall time."""
-    from ragsweep.runner.entry import conf_dir
-    from ragsweep.runner.estimating import SweepEstimator
-    from ragsweep.runner.preflight import check_command_line
-
-    started = time.perf_counter()
-    estimator = SweepEstimator(sample)
-    problems = check_command_line(["-m", *args], conf_dir(ROOT), visit=estimator.visit)
-    if problems:
-        raise SystemExit("\n".join(problems))
-    jobs = {job.label: [job.stages["judge"].calls, job.stages["judge"].prompt_tokens,
-                        job.stages["judge"].completion_tokens, job.cost_total, job.interval]
-            for job in estimator.estimate().jobs}
-    return jobs, time.perf_counter() - started
+def judge_figures(job) -> list:
+    """A job's judge calls and tokens, its cost_total and its interval, from its `JobEstimate`."""
+    judge = job.stages["judge"]
+    return [judge.calls, judge.prompt_tokens, judge.completion_tokens, job.cost_total, job.interval]
 
 
 def main() -> None:
@@ -56,12 +43,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ragsweep-estimate-judge-") as scratch:
         folder = Path(scratch)
         where = [*JUDGED, f"paths.root={folder}", f"paths.data={args.data.resolve()}", f"cache.dir={folder / 'cache'}"]
-        print(f"{' '.join(FIRST)} run first, to fill the cache: {sweep([*where, *FIRST]) / 60:.1f} min")
-        plain, plain_seconds = counted([*where, *GRID], 0)
-        sampled, sampled_seconds = counted([*where, *GRID], args.sample)
-        print(f"ragsweep estimate -m ... {' '.join(GRID)}: {plain_seconds:.1f} s; with --sample {args.sample}: "
-              f"{sampled_seconds / 60:.1f} min; then the sweep: {sweep([*where, *GRID]) / 60:.1f} min\n")
-        made, _ = counted([*where, *GRID], 0)  # every call held now: what the runs made
+        plain, sampled = measured(where, FIRST, GRID, args.sample, judge_figures)
+        made, _ = estimated([*where, *GRID], 0, judge_figures)  # every call held now: what the runs made
         costs = {label: figures[-1] for label, figures in logged(folder).items()}
         print(f"| job | estimate | {' | '.join(FIGURES)} | cost_total's 95% interval |\n|---|---|"
               f"{'---:|' * (len(FIGURES) + 1)}")
