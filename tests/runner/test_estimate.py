@@ -135,6 +135,21 @@ def test_an_estimate_with_no_call_scaled_by_its_own_has_no_interval():
     assert [job.interval for job in estimate.jobs] == [None, None] and estimate.interval is None
 
 
+def test_the_table_shows_a_scaled_jobs_interval_and_a_dash_for_the_others():
+    from ragsweep.cli.project import estimate_table
+    from ragsweep.runner.estimating import StageCount, SweepEstimate
+
+    answers = {"generation": StageCount(68, 16, 60_000, 3_000)}
+    table = estimate_table(SweepEstimate([JobEstimate("k=3", 68, answers, 0.04, 0.0),
+                                          JobEstimate("k=5", 68, answers, 0.05, 0.03, (0.047, 0.0531))],
+                                         0.03, 52, (0.027, 0.0331)))
+    header, held, sampled, total, legend = table.splitlines()
+    assert header.split()[-3:] == ["cost_total", "cost_total_95%", "new_cost"]
+    assert held.split()[-3:] == ["0.04", "-", "0"] and sampled.split()[-3:] == ["0.05", "[0.047,0.0531]", "0.03"]
+    assert total.endswith("costing about 0.03, 95% [0.027,0.0331]") and legend.startswith("95%: ")
+    assert "95%" not in estimate_table(SweepEstimate([JobEstimate("k=3", 68, answers, 0.04, 0.0)], 0.0, 0))
+
+
 def test_the_sampled_questions_are_spread_over_the_dataset():
     assert _spread(68, 4) == [0, 22, 45, 67]
     assert _spread(3, 8) == [0, 1, 2] and _spread(3, 0) == []
