@@ -18,7 +18,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from estimate import FIXED, estimated, interval, logged, measured, ratio
+from estimate import FIXED, estimated, interval, logged, measured, ratio, swept
 from racing import provenance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +50,7 @@ def main() -> None:
               f"{'---:|' * (len(FIGURES) + 1)}")
         for label, cost in costs.items():
             theirs = [*made[label][:3], cost]
-            print(f"| {label.split(',')[-1]} | made | " + " | ".join(f"{value:,.0f}" for value in theirs[:-1]) +
+            print(f"| {swept(label)} | made | " + " | ".join(f"{value:,.0f}" for value in theirs[:-1]) +
                   f" | {cost:.5f} | |")
             for name, mine in (("as it stands", plain[label]), (f"--sample {args.sample}", sampled[label])):
                 print(f"| | {name} / made | " + " | ".join(map(ratio, mine, theirs)) +
