@@ -174,7 +174,8 @@ def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24), draws: 
         return estimator.estimate().jobs
 
     first, rng = held(FIRST), np.random.default_rng(0)
-    rows = [f"\ncost_total of a job estimated from a random sample of n of its {QUESTIONS} questions ({draws} samples): "
+    rows = [f"\ncost_total of a job estimated from a random sample of n of its {QUESTIONS} questions "
+            f"({draws} samples): "
             "share within 5% [5th, 95th percentile of estimated / actual]; share whose 95% interval holds the actual",
             "| job | " + " | ".join(f"n={n}" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
     for query, k in product(*(values.split("=")[1].split(",") for values in GRID)):

@@ -138,8 +138,8 @@ def estimate_table(estimate: SweepEstimate) -> str:
     lines.append(f"new model calls: {estimate.new_calls} (a prompt asked by several jobs counts once), costing about "
                  f"{estimate.new_cost:.4g}" + (f", 95% {_interval(estimate.interval)}" if estimate.interval else ""))
     if intervals:
-        lines.append("95%: the interval of a cost scaled by the job's own held calls (a sample's), from bootstrap draws "
-                     "of their questions; - where no call of the job's own scales it")
+        lines.append("95%: the interval of a cost scaled by the job's own held calls (a sample's), from bootstrap "
+                     "draws of their questions; - where no call of the job's own scales it")
     if any(s.rough for job in estimate.jobs for s in job.stages.values()):
         lines.append("~: no call of that model is cached yet: prompt tokens counted with cl100k, completions at "
                      "max_tokens (a bound), seconds not known")

@@ -137,9 +137,7 @@ class Scaled:
         """The ratios (draws x figures) over bootstrap draws of the own calls' questions (`weights`: each draw's
         weight of each question position, Poisson(1), so a question's calls count alike in every job, as a sample
         asks the same questions of each), each draw's departure from `ratios` widened (`_widening`)."""
-        took = np.array([(seen.held.prompt_tokens, seen.held.completion_tokens, seen.held.latency_ms)
-                         for seen in self.own], dtype=float)
-        predicted = np.array([self.rates.predict(seen.held.characters, seen.question, 1) for seen in self.own])
+        took, predicted = _took_and_predicted(self.rates, self.own)
         asked = [seen.question or 0 for seen in self.own]
         took_by, predicted_by = np.zeros((weights.shape[1], 3)), np.zeros((weights.shape[1], 3))  # a question's sums
         np.add.at(took_by, asked, took)
@@ -161,7 +159,8 @@ class Calibration:
     --sample` makes them), each figure is scaled by what those calls took against what the base predicts for them,
     which follows what the base cannot see: a model writing longer answers from more passages, a machine slower
     today than when the base's calls were timed. With no other job's call held the job's own are the base (at
-    their mean completion, scaled as above, so a sample's spread reaches the interval); with none at all: the prompt's cl100k tokens, `max_tokens` completion tokens and no seconds, marked rough.
+    their mean completion, scaled as above, so a sample's spread reaches the interval); with none at all: the
+    prompt's cl100k tokens, `max_tokens` completion tokens and no seconds, marked rough.
     """
 
     def __init__(self) -> None:
@@ -208,10 +207,17 @@ def _scaled(observed: Sequence[Observed], job: int) -> Scaled:
     # no other job's calls: the job's own are the base, each question at their mean completion, so the ratios (about
     # 1) carry the spread of what the held questions took into the interval, as a mean per question does
     rates = Rates.of(others) if others else replace(Rates.of(own), by_question={})
-    predicted = np.array([rates.predict(seen.held.characters, seen.question, 1) for seen in own]).sum(axis=0)
-    took = np.array([(seen.held.prompt_tokens, seen.held.completion_tokens, seen.held.latency_ms) for seen in own],
-                    dtype=float).sum(axis=0)
+    took, predicted = (figures.sum(axis=0) for figures in _took_and_predicted(rates, own))
     return Scaled(rates, tuple(float(a / b) if b > 0 else 1.0 for a, b in zip(took, predicted)), own)
+
+
+def _took_and_predicted(rates: Rates, own: Sequence[Observed]) -> tuple[np.ndarray, np.ndarray]:
+    """What each held call took and what `rates` predict for it (calls x prompt tokens, completion tokens, ms)."""
+    took = np.array([(seen.held.prompt_tokens, seen.held.completion_tokens, seen.held.latency_ms) for seen in own],
+                    dtype=float).reshape(len(own), 3)
+    predicted = np.array([rates.predict(seen.held.characters, seen.question, 1) for seen in own],
+                         dtype=float).reshape(len(own), 3)
+    return took, predicted
 
 
 @dataclass(frozen=True)
