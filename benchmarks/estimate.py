@@ -8,9 +8,9 @@ for 16 questions made first and cached, its other calls scaled by them). Then th
 estimated tokens (answers', rewrites') and cost_total (with its 95% interval) are set against what its run logged.
 Prices: SmolLM2's tokens at an endpoint's rates (input 0.15, output 0.6 per million) and prices.cpu_second=0.0001.
 Prints per job and for the sweep each estimate / logged, the wall times, how often a random sample of n questions
-would have brought each new job's cost_total within 5% and how often its 95% interval would have held it (200
-samples of each size, from the calls the sweep then holds, the k=3 job's as the other jobs' calls), and the
-provenance line.
+would have brought each new job's completion tokens and cost_total within 5% and how often their 95% intervals would
+have held them (200 samples of each size, from the calls the sweep then holds, the k=3 job's as the other jobs'
+calls), and the provenance line.
 
 Usage: python benchmarks/estimate.py [--data DIR] [--sample N] [--folder DIR]
 """
@@ -49,12 +49,12 @@ def sweep(args: list[str]) -> float:
 
 
 def answer_figures(job) -> list:
-    """A job's `FIGURES` and its cost's interval, from its `JobEstimate`."""
+    """A job's `FIGURES` and its 95% intervals (by figure: none without a sample), from its `JobEstimate`."""
     from ragsweep.runner.estimating import StageCount
 
     answers, rewrites = job.stages["generation"], job.stages.get("query", StageCount())
     return [answers.prompt_tokens, answers.completion_tokens, rewrites.prompt_tokens, rewrites.completion_tokens,
-            job.cost_total, job.interval]
+            job.cost_total, job.intervals]
 
 
 def estimated(args: list[str], sample: int, figures: Callable = answer_figures) -> tuple[dict[str, list], float]:
@@ -131,28 +131,29 @@ def main() -> None:
         where = [*FIXED, f"paths.root={folder}", f"paths.data={args.data.resolve()}", f"cache.dir={folder / 'cache'}"]
         plain, sampled = measured(where, FIRST, GRID, args.sample)
         runs = logged(folder)
-        print(f"| job | estimate | {' | '.join(FIGURES)} | cost_total's 95% interval |\n|---|---|"
-              f"{'---:|' * (len(FIGURES) + 1)}")
+        print(f"| job | estimate | {' | '.join(FIGURES)} | completion tokens' 95% interval | cost_total's 95% "
+              f"interval |\n|---|---|{'---:|' * (len(FIGURES) + 2)}")
         totals = {name: [0.0] * len(FIGURES) for name in ("plain", "sampled", "logged")}
         for label, theirs in runs.items():
             for name, values in (("plain", plain[label]), ("sampled", sampled[label]), ("logged", theirs)):
                 totals[name] = [a + b for a, b in zip(totals[name], values)]
             print(f"| {swept(label)} | logged | " + " | ".join(f"{value:,.0f}" for value in theirs[:-1]) +
-                  f" | {theirs[-1]:.5f} | |")
+                  f" | {theirs[-1]:.5f} | | |")
             for name, mine in (("as it stands", plain[label]), (f"--sample {args.sample}", sampled[label])):
                 print(f"| | {name} / logged | " + " | ".join(map(ratio, mine, theirs)) +
-                      f" | {interval(mine[-1], theirs[-1])} |")
+                      f" | {interval(mine[-1].get('completion_tokens'), theirs[1] + theirs[3])} | "
+                      f"{interval(mine[-1].get('cost_total'), theirs[-1])} |")
         for name, mine in (("as it stands", totals["plain"]), (f"--sample {args.sample}", totals["sampled"])):
-            print(f"| the sweep | {name} / logged | " + " | ".join(map(ratio, mine, totals["logged"])) + " | |")
+            print(f"| the sweep | {name} / logged | " + " | ".join(map(ratio, mine, totals["logged"])) + " | | |")
         print(sample_sizes(where))
     print(provenance())
 
 
-def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24), draws: int = 200) -> str:
-    """For each job the first run did not hold: over `draws` random samples of n questions, the share whose estimate
-    of the job's cost_total (the sample's calls as they were, the others predicted from the first run's calls scaled
-    by the sample's) is within 5% of what its calls cost, the middle 90% of estimated / actual, and the share whose
-    95% interval holds the actual cost."""
+def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24, 32), draws: int = 200) -> str:
+    """For each job the first run did not hold, and each of its completion tokens and cost_total: over `draws` random
+    samples of n questions, the share whose estimate (the sample's calls as they were, the others predicted from the
+    first run's calls scaled by the sample's) is within 5% of what its calls took, the middle 90% of estimated /
+    actual, and the share whose 95% interval holds the actual figure."""
     from dataclasses import replace
     from itertools import product
 
@@ -173,32 +174,36 @@ def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24), draws: 
             estimator.add(str(position), pipeline, calls)
         return estimator.estimate().jobs
 
-    first, rng = held(FIRST), np.random.default_rng(0)
-    rows = [f"\ncost_total of a job estimated from a random sample of n of its {QUESTIONS} questions "
-            f"({draws} samples): "
-            "share within 5% [5th, 95th percentile of estimated / actual]; share whose 95% interval holds the actual",
-            "| job | " + " | ".join(f"n={n}" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
+    first, rng, names = held(FIRST), np.random.default_rng(0), ("completion_tokens", "cost_total")
+    rows = {name: [f"\n{name} of a job estimated from a random sample of n of its {QUESTIONS} questions "
+                   f"({draws} samples): share within 5% [5th, 95th percentile of estimated / actual]; share whose 95% "
+                   "interval holds the actual", "| job | " + " | ".join(f"n={n}" for n in sizes) + " |",
+                   "|---|" + "---|" * len(sizes)] for name in names}
     for query, k in product(*(values.split("=")[1].split(",") for values in GRID)):
         point = [f"query={query}", f"k={k}"]
         if point == FIRST:
             continue
         pipeline, calls = held(point)
-        actual = estimated((pipeline, calls))[0].cost_total
-        cells = []
+        actual = {name: estimated((pipeline, calls))[0].total(name) for name in names}
+        cells: dict[str, list[str]] = {name: [] for name in names}
         for n in sizes:
-            ratios, covered = [], 0
+            ratios, covered = {name: [] for name in names}, dict.fromkeys(names, 0)
             for _ in range(draws):
                 own = set(rng.choice(QUESTIONS, n, replace=False).tolist())
                 sampled = replace(calls, planned=[call if call.question in own else replace(call, held=None)
                                                   for call in calls.planned])
                 job = estimated(first, (pipeline, sampled))[1]
-                ratios.append(job.cost_total / actual)
-                covered += job.interval is not None and job.interval[0] <= actual <= job.interval[1]
-            low, high = np.percentile(ratios, [5, 95])
-            cells.append(f"{np.mean(np.abs(np.array(ratios) - 1) < 0.05):.2f} [{low:.3f}, {high:.3f}]; "
-                         f"{covered / draws:.2f}")
-        rows.append(f"| {','.join(point)} | " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+                for name in names:
+                    ratios[name].append(job.total(name) / actual[name])
+                    low, high = job.intervals.get(name, (math.inf, -math.inf))
+                    covered[name] += low <= actual[name] <= high
+            for name in names:
+                low, high = np.percentile(ratios[name], [5, 95])
+                cells[name].append(f"{np.mean(np.abs(np.array(ratios[name]) - 1) < 0.05):.2f} [{low:.3f}, "
+                                   f"{high:.3f}]; {covered[name] / draws:.2f}")
+        for name in names:
+            rows[name].append(f"| {','.join(point)} | " + " | ".join(cells[name]) + " |")
+    return "\n".join(line for name in names for line in rows[name])
 
 
 if __name__ == "__main__":

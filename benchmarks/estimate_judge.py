@@ -32,7 +32,7 @@ FIGURES = ("judge calls", "judge's prompt tokens", "judge's completion tokens", 
 def judge_figures(job) -> list:
     """A job's judge calls and tokens, its cost_total and its interval, from its `JobEstimate`."""
     judge = job.stages["judge"]
-    return [judge.calls, judge.prompt_tokens, judge.completion_tokens, job.cost_total, job.interval]
+    return [judge.calls, judge.prompt_tokens, judge.completion_tokens, job.cost_total, job.intervals]
 
 
 def main() -> None:
@@ -54,7 +54,7 @@ def main() -> None:
                   f" | {cost:.5f} | |")
             for name, mine in (("as it stands", plain[label]), (f"--sample {args.sample}", sampled[label])):
                 print(f"| | {name} / made | " + " | ".join(map(ratio, mine, theirs)) +
-                      f" | {interval(mine[-1], cost)} |")
+                      f" | {interval(mine[-1].get('cost_total'), cost)} |")
     print(provenance())
 
 

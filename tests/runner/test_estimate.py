@@ -115,16 +115,19 @@ def _sampled_estimate(rng: np.random.Generator, questions: int = 68, sample: int
 @pytest.mark.parametrize("alone", [False, True], ids=["beside another job", "alone"])
 def test_a_cost_scaled_by_a_sample_has_an_interval_that_covers_the_actual_cost_as_often_as_it_says(alone):
     rng = np.random.default_rng(1)
-    covered, widths = 0, []
+    covered, widths = {"cost_total": 0, "completion_tokens": 0}, []
     for _ in range(200):
         actual, estimator = _sampled_estimate(rng, alone=alone)
         estimate = estimator.estimate()
-        low, high = estimate.jobs[-1].interval
-        covered += low <= actual <= high
+        for name in covered:  # the cost is the completion tokens, so both hold it
+            low, high = estimate.jobs[-1].intervals[name]
+            covered[name] += low <= actual <= high
         widths.append((high - low) / actual)
-        assert alone or estimate.jobs[0].interval is None  # held whole: nothing scaled
+        assert estimate.jobs[-1].intervals["prompt_tokens"] == (250 * 68, 250 * 68)  # 250 a prompt, as each held one
+        assert alone or not estimate.jobs[0].intervals  # held whole: nothing scaled
         assert estimate.interval[0] <= estimate.new_cost <= estimate.interval[1]
-    assert 0.88 <= covered / 200 <= 0.99  # 95% asked; a percentile bootstrap of 16 questions covers a little less
+    for held in covered.values():
+        assert 0.88 <= held / 200 <= 0.99  # 95% asked; a percentile bootstrap of 16 questions covers a little less
     # 2 x 1.96 x the spread of 52 answers predicted from 16: ±19% (alone: the answers' own spread, ±30%)
     assert 0.2 < float(np.median(widths)) < 0.9
 
@@ -132,20 +135,24 @@ def test_a_cost_scaled_by_a_sample_has_an_interval_that_covers_the_actual_cost_a
 def test_an_estimate_with_no_call_scaled_by_its_own_has_no_interval():
     _, estimator = _sampled_estimate(np.random.default_rng(2), sample=SCALE_FROM - 1)
     estimate = estimator.estimate()
-    assert [job.interval for job in estimate.jobs] == [None, None] and estimate.interval is None
+    assert [job.intervals for job in estimate.jobs] == [{}, {}] and estimate.interval is None
 
 
-def test_the_table_shows_a_scaled_jobs_interval_and_a_dash_for_the_others():
+def test_the_table_shows_a_scaled_jobs_intervals_and_a_dash_for_the_others():
     from ragsweep.cli.project import estimate_table
     from ragsweep.runner.estimating import StageCount, SweepEstimate
 
     answers = {"generation": StageCount(68, 16, 60_000, 3_000)}
+    sampled = {"prompt_tokens": (59_010.4, 61_200.0), "completion_tokens": (2_700.2, 3_350.7),
+               "cost_total": (0.047, 0.0531)}
     table = estimate_table(SweepEstimate([JobEstimate("k=3", 68, answers, 0.04, 0.0),
-                                          JobEstimate("k=5", 68, answers, 0.05, 0.03, (0.047, 0.0531))],
+                                          JobEstimate("k=5", 68, answers, 0.05, 0.03, sampled)],
                                          0.03, 52, (0.027, 0.0331)))
-    header, held, sampled, total, legend = table.splitlines()
-    assert header.split()[-3:] == ["cost_total", "cost_total_95%", "new_cost"]
-    assert held.split()[-3:] == ["0.04", "-", "0"] and sampled.split()[-3:] == ["0.05", "[0.047,0.0531]", "0.03"]
+    header, held, scaled, total, legend = table.splitlines()
+    assert header.split()[-7:] == ["prompt_tokens", "prompt_tokens_95%", "completion_tokens",
+                                   "completion_tokens_95%", "cost_total", "cost_total_95%", "new_cost"]
+    assert held.split()[-7:] == ["60,000", "-", "3,000", "-", "0.04", "-", "0"]
+    assert scaled.split()[-7:] == ["60,000", "[59010,61200]", "3,000", "[2700,3351]", "0.05", "[0.047,0.0531]", "0.03"]
     assert total.endswith("costing about 0.03, 95% [0.027,0.0331]") and legend.startswith("95%: ")
     assert "95%" not in estimate_table(SweepEstimate([JobEstimate("k=3", 68, answers, 0.04, 0.0)], 0.0, 0))
 

@@ -119,26 +119,31 @@ def _sample(argv: list[str]) -> tuple[int | None, list[str]]:
 
 def estimate_table(estimate: SweepEstimate) -> str:
     """One line per job (its rewrites', answers', judge's and relevance judge's calls, how many are cached, their
-    tokens, its cost), then the sweep's new spending; ~ marks a count predicted with no call of its model cached (cl100k
-    tokens and max_tokens: a bound)."""
-    intervals = any(job.interval for job in estimate.jobs)
-    rows = [("job", "questions", "rewrites", "answers", "judge", "relevance", "prompt_tokens", "completion_tokens",
-             "cost_total", *(["cost_total_95%"] if intervals else []), "new_cost")]
+    tokens, its cost; each figure's 95% interval beside it when a job is scaled by a sample), then the sweep's new
+    spending; ~ marks a count predicted with no call of its model cached (cl100k tokens and max_tokens: a bound)."""
+    from ragsweep.runner.estimating import INTERVALS
+
+    intervals = any(job.intervals for job in estimate.jobs)
+    rows = [("job", "questions", "rewrites", "answers", "judge", "relevance",
+             *(column for name in INTERVALS for column in (name, f"{name}_95%")[:1 + intervals]), "new_cost")]
     for job in estimate.jobs:
         stages = [job.stages.get(stage) for stage in ("query", "generation", "judge", "relevance")]
         calls = [f"{s.calls} ({s.cached} cached)" if s else "-" for s in stages]
         rough = "~" if any(s and s.rough for s in stages) else ""
-        tokens = [f"{rough}{sum(getattr(s, name) for s in stages if s):,}" for name in ("prompt_tokens",
-                                                                                        "completion_tokens")]
-        rows.append((job.label, str(job.questions), *calls, *tokens, f"{rough}{job.cost_total:.4g}",
-                     *([_interval(job.interval)] if intervals else []), f"{rough}{job.new_cost:.4g}"))
+        figures = []
+        for name in INTERVALS:
+            style = ".4g" if name == "cost_total" else ","
+            figures.append(f"{rough}{job.total(name):{style}}")
+            if intervals:
+                figures.append(_interval(job.intervals.get(name), ".4g" if name == "cost_total" else ".0f"))
+        rows.append((job.label, str(job.questions), *calls, *figures, f"{rough}{job.new_cost:.4g}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) if i == 0 else cell.rjust(width) for i, (cell, width)
                        in enumerate(zip(row, widths))) for row in rows]
     lines.append(f"new model calls: {estimate.new_calls} (a prompt asked by several jobs counts once), costing about "
                  f"{estimate.new_cost:.4g}" + (f", 95% {_interval(estimate.interval)}" if estimate.interval else ""))
     if intervals:
-        lines.append("95%: the interval of a cost scaled by the job's own held calls (a sample's), from bootstrap "
+        lines.append("95%: the interval of a figure scaled by the job's own held calls (a sample's), from bootstrap "
                      "draws of their questions; - where no call of the job's own scales it")
     if any(s.rough for job in estimate.jobs for s in job.stages.values()):
         lines.append("~: no call of that model is cached yet: prompt tokens counted with cl100k, completions at "
@@ -146,8 +151,8 @@ def estimate_table(estimate: SweepEstimate) -> str:
     return "\n".join(lines)
 
 
-def _interval(bounds: tuple[float, float] | None) -> str:
-    return "-" if bounds is None else f"[{bounds[0]:.4g},{bounds[1]:.4g}]"
+def _interval(bounds: tuple[float, float] | None, style: str = ".4g") -> str:
+    return "-" if bounds is None else f"[{bounds[0]:{style}},{bounds[1]:{style}}]"
 
 
 def constraints_command(args: argparse.Namespace) -> int:

@@ -51,6 +51,7 @@ MODEL_STAGES = ("query", "generation", "judge", "relevance")  # the stages whose
 CLAIMS_UNKNOWN = 3  # claims an answer is taken to have when no judged answer is known to count them
 SCALE_FROM = 8  # a job's own held calls of a model from which its missing ones are scaled (`Calibration`)
 INTERVAL_DRAWS = 1000  # bootstrap draws of the questions whose calls scale an estimate (`Scaled.drawn`)
+INTERVALS = ("prompt_tokens", "completion_tokens", "cost_total")  # a scaled job's figures given a 95% interval
 Made = Rewrite | Generation | Verdict | Listed  # a call as the stage cache keeps it
 _TOKENIZER = Tokenizer()
 
@@ -264,7 +265,12 @@ class JobEstimate:
     stages: dict[str, StageCount] = field(default_factory=dict)
     cost_total: float = 0.0
     new_cost: float = 0.0
-    interval: tuple[float, float] | None = None  # cost_total's 95% interval, for a job scaled by its own calls
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # `INTERVALS`' 95% ones, for a job
+    # scaled by its own calls
+
+    def total(self, name: str) -> float:
+        """One of `INTERVALS`: the job's prompt or completion tokens (its stages' together) or its cost_total."""
+        return self.cost_total if name == "cost_total" else sum(getattr(count, name) for count in self.stages.values())
 
 
 @dataclass
@@ -297,10 +303,10 @@ class SweepEstimator:
         self._points.append((label, pipeline, calls))
 
     def estimate(self) -> SweepEstimate:
-        """Every job priced; where a job's missing calls are scaled by its own held ones (a sample's), its cost's and
-        the sweep's new cost's 95% intervals over `INTERVAL_DRAWS` bootstrap draws of the held calls' questions (a
-        cost is linear in the ratios: each draw moves it by the ratios' change times what the scaled calls cost at
-        ratio 1)."""
+        """Every job priced; where a job's missing calls are scaled by its own held ones (a sample's), its tokens',
+        its cost's and the sweep's new cost's 95% intervals over `INTERVAL_DRAWS` bootstrap draws of the held calls'
+        questions (tokens and costs are linear in the ratios: each draw moves them by the ratios' change times what
+        the scaled calls take and cost at ratio 1)."""
         claims: dict[str, list[tuple[int, int]]] = defaultdict(list)
         for _, _, job in self._points:
             for group, sizes in job.claims.items():
@@ -325,30 +331,33 @@ class SweepEstimator:
             return SweepEstimate(jobs, *_sums(new))
         questions = 1 + max(call.question or 0 for calls in planned for call in calls)
         weights = np.random.default_rng(0).poisson(1.0, (INTERVAL_DRAWS, questions)).astype(float)
-        moved, moved_new = np.zeros((INTERVAL_DRAWS, len(jobs))), np.zeros(INTERVAL_DRAWS)
+        moved, moved_new = np.zeros((INTERVAL_DRAWS, len(jobs), len(INTERVALS))), np.zeros(INTERVAL_DRAWS)
         for (group, position), scaling in scaled.items():
             calls = [call for call in planned[position] if call.held is None and call.group == group]
-            unit = _unit_costs(self._points[position][1], calls, scaling.rates)
+            figures, costs = _at_ratio_one(self._points[position][1], calls, scaling.rates)
             change = scaling.drawn(weights, jobs[position].questions) - np.array(scaling.ratios)
-            moved[:, position] += change @ unit.sum(axis=0)
-            moved_new += change @ unit[[owner[call.key] == position for call in calls]].sum(axis=0)
+            moved[:, position] += np.column_stack([change[:, :2] * figures[:, :2].sum(axis=0),
+                                                   change @ costs.sum(axis=0)])
+            moved_new += change @ costs[[owner[call.key] == position for call in calls]].sum(axis=0)
         for position in sorted({position for _, position in scaled}):
-            jobs[position].interval = _percentiles(jobs[position].cost_total + moved[:, position])
+            jobs[position].intervals = {name: _percentiles(jobs[position].total(name) + moved[:, position, figure])
+                                        for figure, name in enumerate(INTERVALS)}
         total, count = _sums(new)
         return SweepEstimate(jobs, total, count, _percentiles(total + moved_new))
 
 
-def _unit_costs(pipeline: Pipeline, calls: Sequence[Planned], rates: Rates) -> np.ndarray:
-    """What each call's prompt tokens, completion tokens and seconds cost as `rates` predict them (calls x 3): its
-    cost at each ratio 1 (a prediction's cost is their sum, each times its ratio)."""
+def _at_ratio_one(pipeline: Pipeline, calls: Sequence[Planned], rates: Rates) -> tuple[np.ndarray, np.ndarray]:
+    """Each call's prompt tokens, completion tokens and milliseconds as `rates` predict them, and what each of the
+    three costs (calls x 3 both): at each ratio 1 (a prediction's figures are these times the ratios)."""
     models = _priced_models(pipeline)
+    figures = np.array([rates.predict(call.characters, call.question, call.calls) for call in calls],
+                       dtype=float).reshape(len(calls), 3)
     costs = []
-    for call in calls:
-        prompt, completion, milliseconds = rates.predict(call.characters, call.question, call.calls)
+    for call, (prompt, completion, milliseconds) in zip(calls, figures):
         model, remote = models[call.stage]
-        costs.append([pipeline.prices.of(Call(model, remote, *figures)) for figures in
+        costs.append([pipeline.prices.of(Call(model, remote, *priced)) for priced in
                       ((prompt, 0, 0.0), (0, completion, 0.0), (0, 0, milliseconds / 1000))])
-    return np.array(costs, dtype=float).reshape(len(calls), 3)
+    return figures, np.array(costs, dtype=float).reshape(len(calls), 3)
 
 
 def _sums(new: dict[str, tuple[float, int]]) -> tuple[float, int]:
