@@ -265,8 +265,7 @@ class JobEstimate:
     stages: dict[str, StageCount] = field(default_factory=dict)
     cost_total: float = 0.0
     new_cost: float = 0.0
-    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # `INTERVALS`' 95% ones, for a job
-    # scaled by its own calls
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # 95%, of `INTERVALS`, when scaled
 
     def total(self, name: str) -> float:
         """One of `INTERVALS`: the job's prompt or completion tokens (its stages' together) or its cost_total."""
