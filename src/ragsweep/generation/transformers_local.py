@@ -119,21 +119,17 @@ def _load(path: Path) -> tuple:
     it (its tokenizer, the weights dequantised), made once per file content and transformers version and kept
     (`converted_models`); written under a temporary name and renamed, so no process reads half a folder. Where it
     cannot be kept, the file itself is read, each time."""
-    import torch
     import transformers
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if not path.is_file():
-        return _load_folder(path)
+        return _read(path)
     with path.open("rb") as file:
         digest = hashlib.file_digest(file, "sha256").hexdigest()[:32]
     folder = converted_models() / f"{digest}-transformers-{transformers.__version__}"
     if folder.is_dir():
-        return _load_folder(folder)
+        return _read(folder)
     log.info("converting %s for transformers (about 20 s, once: kept in %s)", path.name, folder)
-    where = {"pretrained_model_name_or_path": str(path.parent), "gguf_file": path.name}
-    tokenizer = AutoTokenizer.from_pretrained(**where)
-    model = AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32)
+    tokenizer, model = _read(path.parent, gguf_file=path.name)
     partial = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     try:
         _save(tokenizer, model, partial)
@@ -142,16 +138,18 @@ def _load(path: Path) -> tuple:
         shutil.rmtree(partial, ignore_errors=True)
         if not folder.is_dir():  # else another process kept it first
             log.warning("cannot keep %s converted in %s (%s); reading the file each time", path.name, folder, error)
-            return tokenizer, model.eval()
-    return _load_folder(folder)
+            return tokenizer, model
+    return _read(folder)
 
 
-def _load_folder(folder: Path) -> tuple:
+def _read(source: Path, **where: str) -> tuple:
+    """The tokenizer and float32 model (in eval mode) transformers reads from `source`, a folder or (`gguf_file`) a
+    file in it."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    return (AutoTokenizer.from_pretrained(folder),
-            AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval())
+    return (AutoTokenizer.from_pretrained(source, **where),
+            AutoModelForCausalLM.from_pretrained(source, **where, dtype=torch.float32).eval())
 
 
 def _save(tokenizer, model, folder: Path) -> None:
