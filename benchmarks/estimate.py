@@ -2,17 +2,18 @@
 
 From an empty stage cache and an empty folder (its own MLflow store): SmolLM2 answers sotu_qa (68 questions) in
 process (generator=llama_cpp, bm25, no query rewriting) at k=3, so the cache holds that model's answers; then the
-grid query=none,multi_query x k=3,5 (the rewriter asks the same model) is estimated twice: as it stands (one job
-held, three predicted, the rewrites from no held call of theirs: a bound), and with --sample 16 (each job's calls
-for 16 questions made first and cached, its other calls scaled by them). Then that grid is run, and each job's
-estimated tokens (answers', rewrites') and cost_total (with its 95% interval) are set against what its run logged.
+grid query=none,multi_query x k=3,5 (the rewriter asks the same model) is estimated: as it stands (one job held,
+three predicted, the rewrites from no held call of theirs: a bound), with --sample 16 (each job's calls for 16
+questions made first and cached, its other calls scaled by them) and, given --within SHARE, with more questions
+asked until the sweep's tokens and cost are known within ±SHARE. Then that grid is run, and each job's and the
+sweep's estimated tokens (answers', rewrites') and cost_total (with 95% intervals) are set against what was logged.
 Prices: SmolLM2's tokens at an endpoint's rates (input 0.15, output 0.6 per million) and prices.cpu_second=0.0001.
 Prints per job and for the sweep each estimate / logged, the wall times, how often a random sample of n questions
 would have brought each new job's completion tokens and cost_total within 5% and how often their 95% intervals would
 have held them (200 samples of each size, from the calls the sweep then holds, the k=3 job's as the other jobs'
 calls), and the provenance line.
 
-Usage: python benchmarks/estimate.py [--data DIR] [--sample N] [--folder DIR]
+Usage: python benchmarks/estimate.py [--data DIR] [--sample N] [--within SHARE] [--folder DIR]
 """
 
 from __future__ import annotations
@@ -25,8 +26,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from racing import provenance
+
+if TYPE_CHECKING:
+    from ragsweep.runner.estimating import SweepEstimate
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
@@ -57,8 +62,10 @@ def answer_figures(job) -> list:
             job.cost_total, job.intervals]
 
 
-def estimated(args: list[str], sample: int, figures: Callable = answer_figures) -> tuple[dict[str, list], float]:
-    """Each job's `figures` as `ragsweep estimate [--sample N]` predicts them, and its wall time."""
+def estimated(args: list[str], sample: int, figures: Callable = answer_figures,
+              within: float | None = None) -> tuple[dict[str, list], float, SweepEstimate]:
+    """Each job's `figures` as `ragsweep estimate [--sample N] [--within SHARE]` predicts them, its wall time and the
+    whole estimate."""
     from ragsweep.runner.entry import conf_dir
     from ragsweep.runner.estimating import SweepEstimator
     from ragsweep.runner.preflight import check_command_line
@@ -68,19 +75,24 @@ def estimated(args: list[str], sample: int, figures: Callable = answer_figures) 
     problems = check_command_line(["-m", *args], conf_dir(ROOT), visit=estimator.visit)
     if problems:
         raise SystemExit("\n".join(problems))
-    return {job.label: figures(job) for job in estimator.estimate().jobs}, time.perf_counter() - started
+    made = estimator.narrowed(within) if within is not None else estimator.estimate()
+    return {job.label: figures(job) for job in made.jobs}, time.perf_counter() - started, made
 
 
-def measured(where: list[str], first: list[str], grid: list[str], sample: int,
-             figures: Callable = answer_figures) -> tuple[dict[str, list], dict[str, list]]:
-    """`first` run (filling the cache), `grid` estimated as it stands and with `--sample`, then run, the wall times
-    printed: each job's `figures` in the two estimates."""
+def measured(where: list[str], first: list[str], grid: list[str], sample: int, figures: Callable = answer_figures,
+             within: float | None = None) -> list[tuple[dict[str, list], SweepEstimate]]:
+    """`first` run (filling the cache), `grid` estimated as it stands, with `--sample` and (when given) with
+    `--within` from that sample, then run, the wall times printed: each estimate's jobs' `figures`, and the estimate."""
     print(f"{' '.join(first)} run first, to fill the cache: {sweep([*where, *first]) / 60:.1f} min")
-    plain, plain_seconds = estimated([*where, *grid], 0, figures)
-    sampled, sampled_seconds = estimated([*where, *grid], sample, figures)
-    print(f"ragsweep estimate -m ... {' '.join(grid)}: {plain_seconds:.1f} s; with --sample {sample}: "
-          f"{sampled_seconds / 60:.1f} min; then the sweep: {sweep([*where, *grid]) / 60:.1f} min\n")
-    return plain, sampled
+    made = []
+    for asked, share in ((0, None), (sample, None), *([(sample, within)] if within is not None else [])):
+        by_job, seconds, estimate = estimated([*where, *grid], asked, figures, share)
+        made.append((by_job, estimate))
+        print(f"ragsweep estimate -m ... {' '.join(grid)}" + (f" --sample {asked}" if asked else "") +
+              (f" --within {share}: {estimate.sample} questions of each job" if share is not None else "") +
+              f": {seconds / 60:.1f} min")
+    print(f"then the sweep: {sweep([*where, *grid]) / 60:.1f} min\n")
+    return made
 
 
 def logged(folder: Path) -> dict[str, list[float]]:
@@ -121,6 +133,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--sample", type=int, default=16, help="questions asked first per job (default 16)")
+    parser.add_argument("--within", type=float, help="then also estimate with --within SHARE, from that sample")
     parser.add_argument("--folder", type=Path, help="an empty folder to work in and keep (default: a temporary one)")
     args = parser.parse_args()
     if args.folder is not None and args.folder.exists() and any(args.folder.iterdir()):
@@ -129,31 +142,34 @@ def main() -> None:
         folder = (args.folder or Path(scratch)).resolve()
         folder.mkdir(parents=True, exist_ok=True)
         where = [*FIXED, f"paths.root={folder}", f"paths.data={args.data.resolve()}", f"cache.dir={folder / 'cache'}"]
-        plain, sampled = measured(where, FIRST, GRID, args.sample)
+        made = measured(where, FIRST, GRID, args.sample, within=args.within)
+        names = ["as it stands", f"--sample {args.sample}", f"--within {args.within}"][:len(made)]
         runs = logged(folder)
         print(f"| job | estimate | {' | '.join(FIGURES)} | completion tokens' 95% interval | cost_total's 95% "
               f"interval |\n|---|---|{'---:|' * (len(FIGURES) + 2)}")
-        totals = {name: [0.0] * len(FIGURES) for name in ("plain", "sampled", "logged")}
+        logged_total = [sum(values) for values in zip(*runs.values())]
         for label, theirs in runs.items():
-            for name, values in (("plain", plain[label]), ("sampled", sampled[label]), ("logged", theirs)):
-                totals[name] = [a + b for a, b in zip(totals[name], values)]
             print(f"| {swept(label)} | logged | " + " | ".join(f"{value:,.0f}" for value in theirs[:-1]) +
                   f" | {theirs[-1]:.5f} | | |")
-            for name, mine in (("as it stands", plain[label]), (f"--sample {args.sample}", sampled[label])):
+            for name, (by_job, _) in zip(names, made):
+                mine = by_job[label]
                 print(f"| | {name} / logged | " + " | ".join(map(ratio, mine, theirs)) +
                       f" | {interval(mine[-1].get('completion_tokens'), theirs[1] + theirs[3])} | "
                       f"{interval(mine[-1].get('cost_total'), theirs[-1])} |")
-        for name, mine in (("as it stands", totals["plain"]), (f"--sample {args.sample}", totals["sampled"])):
-            print(f"| the sweep | {name} / logged | " + " | ".join(map(ratio, mine, totals["logged"])) + " | | |")
+        for name, (by_job, estimate) in zip(names, made):
+            mine = [sum(values) for values in zip(*(by_job[label][:-1] for label in runs))]
+            print(f"| the sweep | {name} / logged | " + " | ".join(map(ratio, mine, logged_total)) +
+                  f" | {interval(estimate.intervals.get('completion_tokens'), logged_total[1] + logged_total[3])} | "
+                  f"{interval(estimate.intervals.get('cost_total'), logged_total[-1])} |")
         print(sample_sizes(where))
     print(provenance())
 
 
 def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24, 32), draws: int = 200) -> str:
-    """For each job the first run did not hold, and each of its completion tokens and cost_total: over `draws` random
-    samples of n questions, the share whose estimate (the sample's calls as they were, the others predicted from the
-    first run's calls scaled by the sample's) is within 5% of what its calls took, the middle 90% of estimated /
-    actual, and the share whose 95% interval holds the actual figure."""
+    """For each job the first run did not hold and for the sweep, and each of completion tokens and cost_total: over
+    `draws` random samples of n questions (the same of each job, as --sample asks them), the share whose estimate
+    (the sample's calls as they were, the others predicted from the held calls scaled by the sample's) is within 5%
+    of what the calls took, the middle 90% of estimated / actual, and the share whose 95% interval holds it."""
     from dataclasses import replace
     from itertools import product
 
@@ -168,42 +184,47 @@ def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24, 32), dra
         pipeline = build(plan_job(compose_config(ROOT / "conf", [*where, *point])))
         return pipeline, planned_calls(pipeline)
 
-    def estimated(*jobs: tuple) -> list:
+    def estimated(*jobs: tuple) -> SweepEstimate:
         estimator = SweepEstimator()
         for position, (pipeline, calls) in enumerate(jobs):
             estimator.add(str(position), pipeline, calls)
-        return estimator.estimate().jobs
+        return estimator.estimate()
 
+    points = [[f"query={query}", f"k={k}"] for query, k in product(*(values.split("=")[1].split(",")
+                                                                      for values in GRID))]
     first, rng, names = held(FIRST), np.random.default_rng(0), ("completion_tokens", "cost_total")
-    rows = {name: [f"\n{name} of a job estimated from a random sample of n of its {QUESTIONS} questions "
-                   f"({draws} samples): share within 5% [5th, 95th percentile of estimated / actual]; share whose 95% "
-                   "interval holds the actual", "| job | " + " | ".join(f"n={n}" for n in sizes) + " |",
-                   "|---|" + "---|" * len(sizes)] for name in names}
-    for query, k in product(*(values.split("=")[1].split(",") for values in GRID)):
-        point = [f"query={query}", f"k={k}"]
-        if point == FIRST:
-            continue
-        pipeline, calls = held(point)
-        actual = {name: estimated((pipeline, calls))[0].total(name) for name in names}
-        cells: dict[str, list[str]] = {name: [] for name in names}
-        for n in sizes:
-            ratios, covered = {name: [] for name in names}, dict.fromkeys(names, 0)
-            for _ in range(draws):
-                own = set(rng.choice(QUESTIONS, n, replace=False).tolist())
-                sampled = replace(calls, planned=[call if call.question in own else replace(call, held=None)
-                                                  for call in calls.planned])
-                job = estimated(first, (pipeline, sampled))[1]
-                for name in names:
-                    ratios[name].append(job.total(name) / actual[name])
-                    low, high = job.intervals.get(name, (math.inf, -math.inf))
-                    covered[name] += low <= actual[name] <= high
+    others = [held(point) for point in points if point != FIRST]
+    labels = [",".join(point) for point in points if point != FIRST] + ["the sweep"]
+    made = estimated(first, *others)
+    actual = {name: [job.total(name) for job in made.jobs[1:]] + [made.total(name)] for name in names}
+    ratios = {(name, n): [] for name in names for n in sizes}
+    covered = {(name, n): np.zeros(len(labels)) for name in names for n in sizes}
+    for n in sizes:
+        for _ in range(draws):
+            own = set(rng.choice(QUESTIONS, n, replace=False).tolist())
+            sampled = estimated(first, *((pipeline, replace(calls, planned=[
+                call if call.question in own else replace(call, held=None) for call in calls.planned]))
+                for pipeline, calls in others))
             for name in names:
-                low, high = np.percentile(ratios[name], [5, 95])
-                cells[name].append(f"{np.mean(np.abs(np.array(ratios[name]) - 1) < 0.05):.2f} [{low:.3f}, "
-                                   f"{high:.3f}]; {covered[name] / draws:.2f}")
-        for name in names:
-            rows[name].append(f"| {','.join(point)} | " + " | ".join(cells[name]) + " |")
-    return "\n".join(line for name in names for line in rows[name])
+                figures = [job.total(name) for job in sampled.jobs[1:]] + [sampled.total(name)]
+                bounds = [job.intervals.get(name) for job in sampled.jobs[1:]] + [sampled.intervals.get(name)]
+                ratios[name, n].append(np.array(figures) / actual[name])
+                covered[name, n] += [bool(b) and b[0] <= a <= b[1] for a, b in zip(actual[name], bounds)]
+    lines = []
+    for name in names:
+        lines += [f"\n{name} estimated from a random sample of n of the {QUESTIONS} questions, the same of each job "
+                  f"({draws} samples): share within 5% [5th, 95th percentile of estimated / actual]; share whose 95% "
+                  "interval holds the actual", "| job | " + " | ".join(f"n={n}" for n in sizes) + " |",
+                  "|---|" + "---|" * len(sizes)]
+        for row, label in enumerate(labels):
+            cells = []
+            for n in sizes:
+                values = np.array(ratios[name, n])[:, row]
+                low, high = np.percentile(values, [5, 95])
+                cells.append(f"{np.mean(np.abs(values - 1) < 0.05):.2f} [{low:.3f}, {high:.3f}]; "
+                             f"{covered[name, n][row] / draws:.2f}")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

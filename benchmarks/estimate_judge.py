@@ -43,8 +43,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ragsweep-estimate-judge-") as scratch:
         folder = Path(scratch)
         where = [*JUDGED, f"paths.root={folder}", f"paths.data={args.data.resolve()}", f"cache.dir={folder / 'cache'}"]
-        plain, sampled = measured(where, FIRST, GRID, args.sample, judge_figures)
-        made, _ = estimated([*where, *GRID], 0, judge_figures)  # every call held now: what the runs made
+        (plain, _), (sampled, _) = measured(where, FIRST, GRID, args.sample, judge_figures)
+        made, *_ = estimated([*where, *GRID], 0, judge_figures)  # every call held now: what the runs made
         costs = {label: figures[-1] for label, figures in logged(folder).items()}
         print(f"| job | estimate | {' | '.join(FIGURES)} | cost_total's 95% interval |\n|---|---|"
               f"{'---:|' * (len(FIGURES) + 1)}")

@@ -132,6 +132,31 @@ def test_a_cost_scaled_by_a_sample_has_an_interval_that_covers_the_actual_cost_a
     assert 0.2 < float(np.median(widths)) < 0.9
 
 
+def test_within_asks_more_questions_until_the_sweeps_figures_are_known_that_closely():
+    rng, within, samples = np.random.default_rng(3), 0, []
+    for _ in range(100):
+        completions = {"other": rng.uniform(20, 200, 68).round()}
+        completions["sampled"] = np.round(1.5 * completions["other"] * rng.lognormal(0.0, 0.4, 68))
+        asked = {"other": set(range(68)), "sampled": set()}
+
+        def plan(pipeline: SimpleNamespace, sample: int) -> JobCalls:  # as planned_calls: asked questions stay held
+            asked[pipeline.job].update(_spread(68, sample))
+            return _answered(pipeline.job, completions[pipeline.job], asked[pipeline.job])
+
+        estimator = SweepEstimator(16, plan)
+        for job in asked:
+            pipeline = SimpleNamespace(**vars(PRICED), job=job)
+            estimator.add(job, pipeline, plan(pipeline, 16))
+        estimate = estimator.narrowed(0.05)
+        assert estimate.margin() <= 0.05 and estimate.sample == len(asked["sampled"])
+        actual = sum(values.sum() for values in completions.values())
+        within += abs(estimate.total("cost_total") / actual - 1) <= 0.05
+        samples.append(estimate.sample)
+    assert within >= 88  # 95% asked, after a sequential stop
+    # 16 questions leave the sweep's cost ±12%; about 50 of the 68 bring it to ±5% (34-63 over 300 sweeps)
+    assert 30 <= float(np.median(samples)) <= 60 and min(samples) > 16
+
+
 def test_an_estimate_with_no_call_scaled_by_its_own_has_no_interval():
     _, estimator = _sampled_estimate(np.random.default_rng(2), sample=SCALE_FROM - 1)
     estimate = estimator.estimate()
@@ -155,11 +180,20 @@ def test_the_table_shows_a_scaled_jobs_intervals_and_a_dash_for_the_others():
     assert scaled.split()[-7:] == ["60,000", "[59010,61200]", "3,000", "[2700,3351]", "0.05", "[0.047,0.0531]", "0.03"]
     assert total.endswith("costing about 0.03, 95% [0.027,0.0331]") and legend.startswith("95%: ")
     assert "95%" not in estimate_table(SweepEstimate([JobEstimate("k=3", 68, answers, 0.04, 0.0)], 0.0, 0))
+    swept = {"prompt_tokens": (119_010.0, 121_200.0), "completion_tokens": (5_700.2, 6_350.7), "cost_total": (0.087, 0.1)}
+    table = estimate_table(SweepEstimate([JobEstimate("k=3", 68, answers, 0.04, 0.0),
+                                          JobEstimate("k=5", 68, answers, 0.05, 0.03, sampled)],
+                                         0.03, 52, (0.027, 0.0331), swept, 24))
+    assert table.splitlines()[4] == ("the sweep: prompt_tokens 120,000 [119010,121200], completion_tokens 6,000 "
+                                     "[5700,6351], cost_total 0.09 [0.087,0.1] (95%: within ±11.1%), 24 questions of "
+                                     "each job asked first")
 
 
-def test_the_sampled_questions_are_spread_over_the_dataset():
-    assert _spread(68, 4) == [0, 22, 45, 67]
-    assert _spread(3, 8) == [0, 1, 2] and _spread(3, 0) == []
+def test_the_sampled_questions_are_spread_over_the_dataset_and_a_larger_sample_holds_a_smaller_one():
+    assert _spread(68, 4) == [0, 17, 34, 51] and _spread(68, 8) == [0, 8, 17, 25, 34, 42, 51, 59]
+    assert all(set(_spread(68, n)) < set(_spread(68, n + 1)) for n in range(68))
+    assert _spread(68, 68) == _spread(68, 100) == list(range(68))
+    assert _spread(3, 8) == [0, 1, 2] and _spread(3, 0) == [] and _spread(1, 1) == [0]
 
 
 def test_the_samples_failed_calls_are_named_in_a_warning(caplog):
@@ -231,12 +265,19 @@ def test_the_estimate_before_a_sweep_and_its_logged_cost_after_agree(project):
     assert int(rows["k=5"][-4].replace(",", "")) == pytest.approx(logged["k=5"]["prompt_tokens"], rel=0.05)
 
 
-def test_a_sample_that_is_no_count_is_refused_before_any_work(capsys):
+def test_a_sample_that_is_no_count_or_a_within_that_is_no_share_is_refused_before_any_work(capsys):
     from ragsweep.cli.project import estimate
 
     assert estimate(["--sample", "some", "-m", "k=5"], ROOT / "conf") == 2
-    assert "--sample takes a whole number of questions" in capsys.readouterr().err
-    assert estimate(["--sample=-1", "-m", "k=5"], ROOT / "conf") == 2
+    assert capsys.readouterr().err == ("ragsweep: error: --sample some: give a whole number of questions >= 0, e.g. "
+                                       "--sample 8\n")
+    assert estimate(["--sample=-1", "--within=5", "-m", "k=5"], ROOT / "conf") == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "ragsweep: error: --sample -1: give a whole number of questions >= 0, e.g. --sample 8",
+        "ragsweep: error: --within 5: give the share of each figure the estimate may miss by, between 0 and 1, e.g. "
+        "--within 0.05 (±5%)"]
+    assert estimate(["-m", "k=5", "--within", "a lot"], ROOT / "conf") == 2
+    assert "--within a lot: give the share" in capsys.readouterr().err
 
 
 def test_a_sweep_over_its_budget_stops_before_it_starts(project):

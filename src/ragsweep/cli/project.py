@@ -4,6 +4,7 @@ priced before it runs."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,6 +77,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     estimate.add_argument("--sample", type=int, default=0, metavar="N",
                           help="first make each job's calls for N questions spread over the dataset (cached: the sweep "
                           "reuses them) and scale its predicted calls by how these compare (docs: Metrics, Costs)")
+    estimate.add_argument("--within", type=float, metavar="SHARE",
+                          help="ask more questions (from --sample, default 16) until the sweep's tokens and cost are "
+                          "known within ±SHARE at 95%%, e.g. 0.05, or every question is asked")
     estimate.add_argument("overrides", nargs="*", help="the sweep's overrides and flags, e.g. -m query=none,hyde k=3,5")
     init = commands.add_parser("init", help="write a project folder: conf/config.yaml extending the packaged "
                                "defaults, your dataset and grid, .gitignore")
@@ -88,33 +92,49 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def estimate(argv: list[str], conf: Path) -> int:
     """`ragsweep estimate ARGS`: every point of the sweep checked as the sweep checks it, then estimated."""
-    from ragsweep.runner.estimating import SweepEstimator
+    from ragsweep.runner.estimating import SCALE_FROM, SweepEstimator
     from ragsweep.runner.preflight import check_command_line
 
-    sample, argv = _sample(argv)
-    if sample is None:
-        print("ragsweep: error: --sample takes a whole number of questions >= 0, e.g. --sample 8", file=sys.stderr)
-        return 2
-    estimator = SweepEstimator(sample)
-    problems = check_command_line(argv, conf, visit=estimator.visit)
+    (sample, within), argv = _taken(argv, "--sample", "--within")
+    problems = []  # the options', before any work
+    if sample is not None and not sample.isdigit():
+        problems.append(f"--sample {sample}: give a whole number of questions >= 0, e.g. --sample 8")
+    if within is not None and not 0 < _number(within) < 1:
+        problems.append(f"--within {within}: give the share of each figure the estimate may miss by, between 0 and 1, "
+                        "e.g. --within 0.05 (±5%)")
+    if not problems:
+        estimator = SweepEstimator(int(sample) if sample else 2 * SCALE_FROM if within is not None else 0)
+        problems = check_command_line(argv, conf, visit=estimator.visit)
     for problem in problems:
         print(f"ragsweep: error: {problem}", file=sys.stderr)
     if problems:
         return 2
-    estimate = estimator.estimate()
+    estimate = estimator.narrowed(float(within)) if within is not None else estimator.estimate()
     print(estimate_table(estimate) if estimate.jobs else "ragsweep estimate: these arguments run no job (Hydra's "
           "--cfg, --info, --help answer without one); give a sweep's overrides, e.g. -m k=3,5")
     return 0
 
 
-def _sample(argv: list[str]) -> tuple[int | None, list[str]]:
-    """`--sample N` (or `--sample=N`) taken out of a sweep's arguments: N (0 without it; None: not a count >= 0)."""
-    for position, argument in enumerate(argv):
-        if argument == "--sample" or argument.startswith("--sample="):
-            value = argument.partition("=")[2] if "=" in argument else "".join(argv[position + 1: position + 2])
-            rest = argv[:position] + argv[position + (1 if "=" in argument else 2):]
-            return (int(value) if value.isdigit() else None), rest
-    return 0, argv
+def _taken(argv: list[str], *options: str) -> tuple[list[str | None], list[str]]:
+    """Each option's value (`--name V` or `--name=V`; None where not given) taken out of a sweep's arguments."""
+    values: list[str | None] = []
+    for option in options:
+        value = None
+        for position, argument in enumerate(argv):
+            if argument == option or argument.startswith(f"{option}="):
+                value = argument.partition("=")[2] if "=" in argument else "".join(argv[position + 1: position + 2])
+                argv = argv[:position] + argv[position + (1 if "=" in argument else 2):]
+                break
+        values.append(value)
+    return values, argv
+
+
+def _number(text: str) -> float:
+    """The text as a number (nan where it is none)."""
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
 
 
 def estimate_table(estimate: SweepEstimate) -> str:
@@ -132,16 +152,21 @@ def estimate_table(estimate: SweepEstimate) -> str:
         rough = "~" if any(s and s.rough for s in stages) else ""
         figures = []
         for name in INTERVALS:
-            style = ".4g" if name == "cost_total" else ","
-            figures.append(f"{rough}{job.total(name):{style}}")
+            figures.append(f"{rough}{job.total(name):{_STYLES[name][0]}}")
             if intervals:
-                figures.append(_interval(job.intervals.get(name), ".4g" if name == "cost_total" else ".0f"))
+                figures.append(_interval(job.intervals.get(name), _STYLES[name][1]))
         rows.append((job.label, str(job.questions), *calls, *figures, f"{rough}{job.new_cost:.4g}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) if i == 0 else cell.rjust(width) for i, (cell, width)
                        in enumerate(zip(row, widths))) for row in rows]
     lines.append(f"new model calls: {estimate.new_calls} (a prompt asked by several jobs counts once), costing about "
                  f"{estimate.new_cost:.4g}" + (f", 95% {_interval(estimate.interval)}" if estimate.interval else ""))
+    if (margin := estimate.margin()) is not None:
+        lines.append("the sweep: " + ", ".join(f"{name} {estimate.total(name):{_STYLES[name][0]}} "
+                                              f"{_interval(estimate.intervals[name], _STYLES[name][1])}"
+                                              for name in INTERVALS) +
+                     f" (95%: within ±{margin:.1%})" +
+                     (f", {estimate.sample} questions of each job asked first" if estimate.sample else ""))
     if intervals:
         lines.append("95%: the interval of a figure scaled by the job's own held calls (a sample's), from bootstrap "
                      "draws of their questions; - where no call of the job's own scales it")
@@ -149,6 +174,9 @@ def estimate_table(estimate: SweepEstimate) -> str:
         lines.append("~: no call of that model is cached yet: prompt tokens counted with cl100k, completions at "
                      "max_tokens (a bound), seconds not known")
     return "\n".join(lines)
+
+
+_STYLES = {"prompt_tokens": (",", ".0f"), "completion_tokens": (",", ".0f"), "cost_total": (".4g", ".4g")}  # value, 95%
 
 
 def _interval(bounds: tuple[float, float] | None, style: str = ".4g") -> str:

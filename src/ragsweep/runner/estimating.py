@@ -5,10 +5,11 @@ would make them), and the cache keys of its rewrites and answers computed. A cal
 tokens and seconds it took, as the run will log it; a call it lacks is predicted by `Calibration` from the calls
 of the same stage and model that it holds, or, with none held, from the prompt's cl100k tokens and the generator's
 `max_tokens` (a bound: marked rough). No model is asked, unless a `sample` of questions is to be asked first (their
-calls cached, as the run would make them, and the job's other calls scaled by them, with a 95% interval), and
-nothing of the estimate is stored. A question whose rewrite is not
-cached is searched as asked, so its answer's prompt holds passages of the same size. The judges' calls are
-estimated as answers are; an answer still to be made is taken to have as many claims as the known ones.
+calls cached, as the run would make them, and the job's other calls scaled by them, with a 95% interval; grown,
+given a margin the sweep's figures must be known within), and nothing of the estimate is stored. A question
+whose rewrite is not cached is searched as asked, so its answer's prompt holds passages of the same size. The
+judges' calls are estimated as answers are; an answer still to be made is taken to have as many claims as the
+known ones.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 from scipy import stats
+from scipy.stats import qmc
 
 from ragsweep.data.base import load_once
 from ragsweep.generation.base import Generation, Request
@@ -100,14 +102,9 @@ class Rates:
             (a, b), *_ = np.linalg.lstsq(tokens, milliseconds, rcond=None)
             if a >= 0 and b >= 0:
                 reading, writing = float(a), float(b)
-        per_question: dict[int, list[int]] = defaultdict(list)
-        for seen in observed:
-            if seen.question is not None:
-                per_question[seen.question].append(seen.held.completion_tokens)
         characters = sum(h.characters for h in held)
         return cls(float(tokens[:, 0].sum()) / max(characters, 1), float(tokens[:, 1].mean()),
-                   {question: float(np.mean(made)) for question, made in per_question.items()}, reading, writing,
-                   float(milliseconds.mean()))
+                   _completions_by_question(observed), reading, writing, float(milliseconds.mean()))
 
     def predict(self, characters: int, question: int | None, calls: int) -> tuple[float, float, float]:
         """A call's prompt tokens, completion tokens (its question's held calls' mean, else all calls' mean) and
@@ -207,9 +204,32 @@ def _scaled(observed: Sequence[Observed], job: int) -> Scaled:
         return Scaled(Rates.of(others or own))
     # no other job's calls: the job's own are the base, each question at their mean completion, so the ratios (about
     # 1) carry the spread of what the held questions took into the interval, as a mean per question does
-    rates = Rates.of(others) if others else replace(Rates.of(own), by_question={})
+    # a question's mean from the other jobs holding every question: a sampled job's held calls are its sample's, so
+    # with them the sample's questions would be predicted from more jobs than the rest, and the ratio's base would
+    # differ between the questions it is measured on and those it scales (it pulled each sampled job toward the
+    # others, and narrowed the sweep's interval with it)
+    rates = replace(Rates.of(others), by_question=_completions_by_question(_complete(others))) if others else \
+        replace(Rates.of(own), by_question={})
     took, predicted = (figures.sum(axis=0) for figures in _took_and_predicted(rates, own))
     return Scaled(rates, tuple(float(a / b) if b > 0 else 1.0 for a, b in zip(took, predicted)), own)
+
+
+def _completions_by_question(observed: Sequence[Observed]) -> dict[int, float]:
+    """Each question's held calls' mean completion tokens."""
+    per_question: dict[int, list[int]] = defaultdict(list)
+    for seen in observed:
+        if seen.question is not None:
+            per_question[seen.question].append(seen.held.completion_tokens)
+    return {question: float(np.mean(made)) for question, made in per_question.items()}
+
+
+def _complete(observed: Sequence[Observed]) -> list[Observed]:
+    """The calls of the jobs holding a call of every question that any of these jobs holds."""
+    asked: dict[int, set[int | None]] = defaultdict(set)
+    for seen in observed:
+        asked[seen.job].add(seen.question)
+    every = set().union(*asked.values())
+    return [seen for seen in observed if asked[seen.job] >= every]
 
 
 def _took_and_predicted(rates: Rates, own: Sequence[Observed]) -> tuple[np.ndarray, np.ndarray]:
@@ -281,21 +301,34 @@ class SweepEstimate:
     new_cost: float
     new_calls: int
     interval: tuple[float, float] | None = None  # new_cost's 95% interval, when a job is scaled by its own calls
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # the sweep's `INTERVALS`, 95%
+    sample: int = 0  # the questions of each job asked first
+
+    def total(self, name: str) -> float:
+        """One of `INTERVALS` for the whole sweep: its jobs' together, as their runs will log them."""
+        return sum(job.total(name) for job in self.jobs)
+
+    def margin(self) -> float | None:
+        """The widest margin of error of the sweep's figures: the farther end of a 95% interval from its figure, as a
+        share of the figure (None: no figure has an interval)."""
+        return max((max(high - value, value - low) / value for name, (low, high) in self.intervals.items()
+                    if (value := self.total(name)) > 0), default=None)
 
 
 class SweepEstimator:
     """Visits each point of a sweep (`preflight.check_command_line`'s `visit`), then prices them together, so
     every held call calibrates every job's missing ones."""
 
-    def __init__(self, sample: int = 0) -> None:
+    def __init__(self, sample: int = 0, plan: Callable[[Pipeline, int], JobCalls] | None = None) -> None:
         self._points: list[tuple[str, Pipeline, JobCalls]] = []
         self._sample = sample
+        self._plan = plan or planned_calls  # a job's calls, those of a sample of its questions made first
 
     def visit(self, point: list[str], cfg: DictConfig) -> None:
         pipeline = build(plan_job(cfg))
         named = OmegaConf.select(cfg, "hydra.job.override_dirname")  # as the job's run will be named
         self.add(config_label(named if named is not None else ",".join(point), None, None), pipeline,
-                 planned_calls(pipeline, self._sample))
+                 self._plan(pipeline, self._sample))
 
     def add(self, label: str, pipeline: Pipeline, calls: JobCalls) -> None:
         """A job's planned calls, priced with the others' in `estimate`."""
@@ -327,7 +360,7 @@ class SweepEstimator:
             owner.update(dict.fromkeys(missing, position))
         scaled = calibration.scaled()
         if not scaled:
-            return SweepEstimate(jobs, *_sums(new))
+            return SweepEstimate(jobs, *_sums(new), sample=self._sample)
         questions = 1 + max(call.question or 0 for calls in planned for call in calls)
         weights = np.random.default_rng(0).poisson(1.0, (INTERVAL_DRAWS, questions)).astype(float)
         moved, moved_new = np.zeros((INTERVAL_DRAWS, len(jobs), len(INTERVALS))), np.zeros(INTERVAL_DRAWS)
@@ -342,7 +375,32 @@ class SweepEstimator:
             jobs[position].intervals = {name: _percentiles(jobs[position].total(name) + moved[:, position, figure])
                                         for figure, name in enumerate(INTERVALS)}
         total, count = _sums(new)
-        return SweepEstimate(jobs, total, count, _percentiles(total + moved_new))
+        swept = {name: _percentiles(sum(job.total(name) for job in jobs) + moved[:, :, figure].sum(axis=1))
+                 for figure, name in enumerate(INTERVALS)}
+        return SweepEstimate(jobs, total, count, _percentiles(total + moved_new), swept, self._sample)
+
+    def narrowed(self, within: float) -> SweepEstimate:
+        """The estimate, its sample grown until each of the sweep's figures is known within ±`within` (`margin`) or
+        every question is asked. A sample's questions stay cached, so a larger one asks only the new ones, and the
+        sweep reuses them all: knowing its cost closely costs nothing twice, only sooner."""
+        estimate = self.estimate()
+        questions = max((job.questions for job in estimate.jobs), default=0)
+        while (margin := estimate.margin()) is not None and margin > within and self._sample < questions:
+            self._sample = _sample_for(within, margin, self._sample, questions)
+            log.info("the sweep's figures known within ±%.1f%%: asking %d questions of each job", 100 * margin,
+                     self._sample)
+            self._points = [(label, pipeline, self._plan(pipeline, self._sample))
+                            for label, pipeline, _ in self._points]
+            estimate = self.estimate()
+        return estimate
+
+
+def _sample_for(within: float, margin: float, sample: int, questions: int) -> int:
+    """The sample of `questions` that brings a margin of error found with `sample` of them to `within`, as a mean's
+    margin shrinks, with sqrt(1/n - 1/N): n0 / (1 + n0 / N) for n0 = (t S / within)^2 (Cochran, Sampling Techniques,
+    4.4), S read off the margin found; at least `SCALE_FROM` more, at most all."""
+    wanted = 1 / (1 / questions + (1 / sample - 1 / questions) * (within / margin) ** 2)
+    return min(questions, max(sample + SCALE_FROM, math.ceil(wanted)))
 
 
 def _at_ratio_one(pipeline: Pipeline, calls: Sequence[Planned], rates: Rates) -> tuple[np.ndarray, np.ndarray]:
@@ -452,8 +510,12 @@ def planned_calls(pipeline: Pipeline, sample: int = 0) -> JobCalls:
 
 
 def _spread(questions: int, sample: int) -> list[int]:
-    """`sample` positions spread evenly over the questions (all of them when they are fewer)."""
-    return sorted({int(position) for position in np.linspace(0, questions - 1, min(sample, questions)).round()})
+    """The first `sample` positions (all, when the questions are fewer) of an order whose every beginning is spread
+    evenly over the questions (van der Corput's: 0, 1/2, 1/4, 3/4, ...), so a larger sample holds a smaller one."""
+    if questions <= 0 or sample <= 0:
+        return []
+    order = qmc.Halton(d=1, scramble=False).random(2 ** math.ceil(math.log2(questions))).ravel()  # every k/2^m
+    return sorted(list(dict.fromkeys((order * questions).astype(int).tolist()))[:sample])
 
 
 def _ask(pipeline: Pipeline, questions: Sequence[str], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]]) -> None:
