@@ -132,6 +132,26 @@ def test_a_cost_scaled_by_a_sample_has_an_interval_that_covers_the_actual_cost_a
     assert 0.2 < float(np.median(widths)) < 0.9
 
 
+def test_another_jobs_sample_does_not_move_a_sampled_jobs_estimate():
+    """Two jobs writing twice the held job's answers, each with the same 16 questions asked: each scaled against the
+    job that holds every question, not against the other's sample (which would ratio its sampled questions against
+    longer answers than the rest, and put each 25% under)."""
+    rng, asked = np.random.default_rng(4), set(_spread(68, 16))
+    held = rng.uniform(20, 200, 68).round()
+    twice = [np.round(2 * held * rng.lognormal(0.0, 0.3, 68)) for _ in range(2)]
+    estimates = []
+    for jobs in (1, 2):
+        estimator = SweepEstimator()
+        estimator.add("held", PRICED, _answered("held", held, set(range(68))))
+        for job in range(jobs):
+            estimator.add(str(job), PRICED, _answered(str(job), twice[job], asked))
+        estimates.append(estimator.estimate().jobs[1])
+    alone, beside = estimates
+    assert beside.total("completion_tokens") == alone.total("completion_tokens")
+    low, high = beside.intervals["completion_tokens"]
+    assert low <= twice[0].sum() <= high
+
+
 def test_within_asks_more_questions_until_the_sweeps_figures_are_known_that_closely():
     rng, within, samples = np.random.default_rng(3), 0, []
     for _ in range(100):
