@@ -135,7 +135,7 @@ def test_a_cost_scaled_by_a_sample_has_an_interval_that_covers_the_actual_cost_a
 def test_another_jobs_sample_does_not_move_a_sampled_jobs_estimate():
     """Two jobs writing twice the held job's answers, each with the same 16 questions asked: each scaled against the
     job that holds every question, not against the other's sample (which would ratio its sampled questions against
-    longer answers than the rest, and put each 25% under)."""
+    longer answers than the rest, and put each 27% under)."""
     rng, asked = np.random.default_rng(4), set(_spread(68, 16))
     held = rng.uniform(20, 200, 68).round()
     twice = [np.round(2 * held * rng.lognormal(0.0, 0.3, 68)) for _ in range(2)]
@@ -150,6 +150,20 @@ def test_another_jobs_sample_does_not_move_a_sampled_jobs_estimate():
     assert beside.total("completion_tokens") == alone.total("completion_tokens")
     low, high = beside.intervals["completion_tokens"]
     assert low <= twice[0].sum() <= high
+
+
+def test_jobs_sharing_their_sampled_calls_keep_the_samples_spread_in_their_intervals():
+    """Two jobs asking the same prompts (a rewriter's, in two jobs), their 16 sampled calls held alike: neither is
+    the other's base, which would predict each sampled call exactly and leave its spread out of the interval."""
+    rng, asked, covered = np.random.default_rng(5), set(_spread(68, 16)), 0
+    for _ in range(200):
+        shared = np.round(rng.uniform(20, 200, 68) * rng.lognormal(0.0, 0.4, 68))
+        estimator = SweepEstimator()
+        for job in ("a", "b"):
+            estimator.add(job, PRICED, _answered("shared", shared, asked))
+        low, high = estimator.estimate().jobs[0].intervals["completion_tokens"]
+        covered += low <= shared.sum() <= high
+    assert 0.88 <= covered / 200 <= 0.99
 
 
 def test_within_asks_more_questions_until_the_sweeps_figures_are_known_that_closely():

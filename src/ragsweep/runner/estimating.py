@@ -204,11 +204,11 @@ def _scaled(observed: Sequence[Observed], job: int) -> Scaled:
         return Scaled(Rates.of(others or own))
     # no other job's calls: the job's own are the base, each question at their mean completion, so the ratios (about
     # 1) carry the spread of what the held questions took into the interval, as a mean per question does
-    # a question's mean from the other jobs holding every question: a sampled job's held calls are its sample's, so
-    # with them the sample's questions would be predicted from more jobs than the rest, and the ratio's base would
-    # differ between the questions it is measured on and those it scales (it pulled each sampled job toward the
-    # others, and narrowed the sweep's interval with it)
-    rates = replace(Rates.of(others), by_question=_completions_by_question(_complete(others))) if others else \
+    # a question's mean only from the other jobs holding more questions than this one: a sample asks each job the same
+    # questions, so with the other sampled jobs' calls the sample's questions would be predicted from more jobs than
+    # the rest (the ratio measured on another base than the one it scales), and from calls the job shares with them
+    # (two jobs' rewrites) exactly, leaving their spread out of the interval
+    rates = replace(Rates.of(others), by_question=_completions_by_question(_wider(others, own))) if others else \
         replace(Rates.of(own), by_question={})
     took, predicted = (figures.sum(axis=0) for figures in _took_and_predicted(rates, own))
     return Scaled(rates, tuple(float(a / b) if b > 0 else 1.0 for a, b in zip(took, predicted)), own)
@@ -223,13 +223,13 @@ def _completions_by_question(observed: Sequence[Observed]) -> dict[int, float]:
     return {question: float(np.mean(made)) for question, made in per_question.items()}
 
 
-def _complete(observed: Sequence[Observed]) -> list[Observed]:
-    """The calls of the jobs holding a call of every question that any of these jobs holds."""
+def _wider(others: Sequence[Observed], own: Sequence[Observed]) -> list[Observed]:
+    """The calls of the other jobs holding calls of more questions than `own` holds."""
     asked: dict[int, set[int | None]] = defaultdict(set)
-    for seen in observed:
+    for seen in others:
         asked[seen.job].add(seen.question)
-    every = set().union(*asked.values())
-    return [seen for seen in observed if asked[seen.job] >= every]
+    held = len({seen.question for seen in own})
+    return [seen for seen in others if len(asked[seen.job]) > held]
 
 
 def _took_and_predicted(rates: Rates, own: Sequence[Observed]) -> tuple[np.ndarray, np.ndarray]:
