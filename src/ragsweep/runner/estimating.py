@@ -202,14 +202,16 @@ def _scaled(observed: Sequence[Observed], job: int) -> Scaled:
     others = [seen for seen in observed if seen.job != job]
     if len(own) < SCALE_FROM:
         return Scaled(Rates.of(others or own))
-    # no other job's calls: the job's own are the base, each question at their mean completion, so the ratios (about
-    # 1) carry the spread of what the held questions took into the interval, as a mean per question does
-    # a question's mean only from the other jobs holding more questions than this one: a sample asks each job the same
-    # questions, so with the other sampled jobs' calls the sample's questions would be predicted from more jobs than
-    # the rest (the ratio measured on another base than the one it scales), and from calls the job shares with them
-    # (two jobs' rewrites) exactly, leaving their spread out of the interval
-    rates = replace(Rates.of(others), by_question=_completions_by_question(_wider(others, own))) if others else \
-        replace(Rates.of(own), by_question={})
+    if others:
+        # a question's mean only from the other jobs holding more questions than this one: a sample asks each job the
+        # same questions, so with the other sampled jobs' calls the sample's questions would be predicted from more
+        # jobs than the rest (the ratio measured on another base than the one it scales), and from calls the job
+        # shares with them (two jobs' rewrites) exactly, leaving their spread out of the interval
+        rates = replace(Rates.of(others), by_question=_completions_by_question(_wider(others, own)))
+    else:
+        # the job's own calls are the base, each question at their mean completion, so the ratios (about 1) carry the
+        # spread of what the held questions took into the interval, as a mean per question does
+        rates = replace(Rates.of(own), by_question={})
     took, predicted = (figures.sum(axis=0) for figures in _took_and_predicted(rates, own))
     return Scaled(rates, tuple(float(a / b) if b > 0 else 1.0 for a, b in zip(took, predicted)), own)
 
@@ -375,9 +377,10 @@ class SweepEstimator:
             jobs[position].intervals = {name: _percentiles(jobs[position].total(name) + moved[:, position, figure])
                                         for figure, name in enumerate(INTERVALS)}
         total, count = _sums(new)
-        swept = {name: _percentiles(sum(job.total(name) for job in jobs) + moved[:, :, figure].sum(axis=1))
-                 for figure, name in enumerate(INTERVALS)}
-        return SweepEstimate(jobs, total, count, _percentiles(total + moved_new), swept, self._sample)
+        estimate = SweepEstimate(jobs, total, count, _percentiles(total + moved_new), sample=self._sample)
+        estimate.intervals = {name: _percentiles(estimate.total(name) + moved[:, :, figure].sum(axis=1))
+                              for figure, name in enumerate(INTERVALS)}
+        return estimate
 
     def narrowed(self, within: float) -> SweepEstimate:
         """The estimate, its sample grown until each of the sweep's figures is known within ±`within` (`margin`) or
