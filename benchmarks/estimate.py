@@ -9,9 +9,9 @@ asked until the sweep's tokens and cost are known within ±SHARE. Then that grid
 sweep's estimated tokens (answers', rewrites') and cost_total (with 95% intervals) are set against what was logged.
 Prices: SmolLM2's tokens at an endpoint's rates (input 0.15, output 0.6 per million) and prices.cpu_second=0.0001.
 Prints per job and for the sweep each estimate / logged, the wall times, how often a random sample of n questions
-would have brought each new job's completion tokens and cost_total within 5% and how often their 95% intervals would
-have held them (200 samples of each size, from the calls the sweep then holds, the k=3 job's as the other jobs'
-calls), and the provenance line.
+(the same of each new job, as --sample asks them) would have brought each new job's and the sweep's completion tokens
+and cost_total within 5% and how often their 95% intervals would have held them (200 samples of each size, from the
+calls the sweep then holds), and the provenance line.
 
 Usage: python benchmarks/estimate.py [--data DIR] [--sample N] [--within SHARE] [--folder DIR]
 """
