@@ -214,7 +214,8 @@ def test_the_table_shows_a_scaled_jobs_intervals_and_a_dash_for_the_others():
     assert scaled.split()[-7:] == ["60,000", "[59010,61200]", "3,000", "[2700,3351]", "0.05", "[0.047,0.0531]", "0.03"]
     assert total.endswith("costing about 0.03, 95% [0.027,0.0331]") and legend.startswith("95%: ")
     assert "95%" not in estimate_table(SweepEstimate([JobEstimate("k=3", 68, answers, 0.04, 0.0)], 0.0, 0))
-    swept = {"prompt_tokens": (119_010.0, 121_200.0), "completion_tokens": (5_700.2, 6_350.7), "cost_total": (0.087, 0.1)}
+    swept = {"prompt_tokens": (119_010.0, 121_200.0), "completion_tokens": (5_700.2, 6_350.7),
+             "cost_total": (0.087, 0.1)}
     table = estimate_table(SweepEstimate([JobEstimate("k=3", 68, answers, 0.04, 0.0),
                                           JobEstimate("k=5", 68, answers, 0.05, 0.03, sampled)],
                                          0.03, 52, (0.027, 0.0331), swept, 24))
