@@ -191,6 +191,13 @@ def test_within_asks_more_questions_until_the_sweeps_figures_are_known_that_clos
     assert 30 <= float(np.median(samples)) <= 60 and min(samples) > 16
 
 
+def test_within_from_no_sample_starts_with_twice_the_calls_that_scale_a_job():
+    from ragsweep.runner.estimating import _sample_for
+
+    assert _sample_for(0.05, 0.2, 0, 68) == 2 * SCALE_FROM and _sample_for(0.05, 0.2, 0, 10) == 10
+    assert _sample_for(0.05, 0.2, 16, 68) == 57 and _sample_for(0.05, 0.06, 16, 68) == 24  # n0/(1+n0/N); 8 more
+
+
 def test_an_estimate_with_no_call_scaled_by_its_own_has_no_interval():
     _, estimator = _sampled_estimate(np.random.default_rng(2), sample=SCALE_FROM - 1)
     estimate = estimator.estimate()

@@ -103,7 +103,7 @@ def estimate(argv: list[str], conf: Path) -> int:
         problems.append(f"--within {within}: give the share of each figure the estimate may miss by, between 0 and 1, "
                         "e.g. --within 0.05 (±5%)")
     if not problems:
-        estimator = SweepEstimator(int(sample) if sample else 2 * SCALE_FROM if within is not None else 0)
+        estimator = SweepEstimator(int(sample or 0) or (2 * SCALE_FROM if within is not None else 0))
         problems = check_command_line(argv, conf, visit=estimator.visit)
     for problem in problems:
         print(f"ragsweep: error: {problem}", file=sys.stderr)

@@ -401,7 +401,10 @@ class SweepEstimator:
 def _sample_for(within: float, margin: float, sample: int, questions: int) -> int:
     """The sample of `questions` that brings a margin of error found with `sample` of them to `within`, as a mean's
     margin shrinks, with sqrt(1/n - 1/N): n0 / (1 + n0 / N) for n0 = (t S / within)^2 (Cochran, Sampling Techniques,
-    4.4), S read off the margin found; at least `SCALE_FROM` more, at most all."""
+    4.4), S read off the margin found; at least `SCALE_FROM` more, at most all (with none asked yet, a margin from a
+    job's own held calls: twice `SCALE_FROM`)."""
+    if sample <= 0:
+        return min(questions, 2 * SCALE_FROM)
     wanted = 1 / (1 / questions + (1 / sample - 1 / questions) * (within / margin) ** 2)
     return min(questions, max(sample + SCALE_FROM, math.ceil(wanted)))
 
