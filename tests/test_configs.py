@@ -42,6 +42,7 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
         ("dataset", "native"): [f"dataset.path={tmp_path}"],
         ("dataset", "beir"): [f"dataset.path={tmp_path}"],
         ("dataset", "squad"): [f"dataset.path={tmp_path}/dev.json"],
+        ("dataset", "files"): [f"dataset.path={tmp_path}"],
         ("embedder", "sentence_transformers"): [f"embedder.model={minilm_path()}"],
         # loads as a CrossEncoder with an untrained head: enough to prove the option builds and preflights
         ("reranker", "cross_encoder"): [f"reranker.model={minilm_path()}"],
@@ -55,6 +56,8 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
         ("relevance_judge", "span_trained"): ["relevance_judge.examples=4", "relevance_judge.progress=false"],
         ("cutoff", "threshold"): ["cutoff.min_score=0.3"],
     }.get((group, option), []) + (
+        ["dataset=files", f"dataset.path={tmp_path}"] if group == "parser" else []  # read by dataset=files only
+    ) + (
         ["generator=extractive"] if group == "judge" else []  # judges judge answers
     ) + (["judge=lexical"] if group == "generator" else [])  # a judge, so that generators are judged too
 
@@ -83,6 +86,8 @@ def _component(pipeline, group: str):
         return pipeline.retriever.component.embedder.embedder
     if group == "store":
         return pipeline.retriever.component.store
+    if group == "parser":
+        return pipeline.dataset.parser
     built = getattr(pipeline, PIPELINE_FIELDS.get(group, group))
     return getattr(built, "component", built)
 

@@ -18,6 +18,7 @@ from ragsweep.embedding import base as embedding
 from ragsweep.generation import base as generation
 from ragsweep.hydra_internals import locate
 from ragsweep.judging import base as judging
+from ragsweep.parsing import base as parsing
 from ragsweep.query import base as query
 from ragsweep.rerank import base as rerank
 from ragsweep.retrieval import base as retrieval
@@ -26,6 +27,7 @@ from tests.conf_options import compose_option, options
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ragsweep"
 STAGES = {  # config group: (the stage's protocol, its table of optional attributes)
+    "parser": (parsing.FileParser, parsing.OPTIONAL),
     "chunker": (chunking.Chunker, chunking.OPTIONAL),
     "embedder": (embedding.Embedder, embedding.OPTIONAL),
     "retriever": (retrieval.Retriever, retrieval.OPTIONAL),

@@ -54,6 +54,21 @@ class Document:
         return Document, (self.id, self.text)
 
 
+class PagedDocument(Document):
+    """A parsed file's text and where each of its pages starts (a character offset; one page at 0 for a file
+    without pages)."""
+
+    __slots__ = ("pages",)
+    pages: tuple[int, ...]
+
+    def __init__(self, id: str, text: str, pages: tuple[int, ...] = (0,)) -> None:
+        super().__init__(id, text)
+        object.__setattr__(self, "pages", pages)
+
+    def __reduce__(self) -> tuple:
+        return PagedDocument, (self.id, self.text, self.pages)
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class Span:
     """Characters `start` (inclusive) to `end` (exclusive) of document `doc_id`."""
@@ -141,13 +156,22 @@ class ChunkTexts(Sequence[str]):
 @dataclass(frozen=True, slots=True)
 class Query:
     """A question whose answer lies in `references`; `answers` are reference answers in words (none, one
-    or several, as SQuAD gives), `corpus` groups queries for per-corpus means."""
+    or several, as SQuAD gives), `corpus` groups queries for per-corpus means. `lost` holds the quoted evidence
+    this configuration's documents do not hold (a parser lost it): it stays part of what the question asks for,
+    so the question scores nothing of it."""
 
     id: str
     text: str
     references: tuple[Span, ...]
     answers: tuple[str, ...] = ()
     corpus: str | None = None
+    lost: tuple[str, ...] = ()
+
+    @property
+    def evidence_located(self) -> float:
+        """The share of the question's evidence its documents hold (1 for a question citing none: none is lost)."""
+        cited = len(self.references) + len(self.lost)
+        return len(self.references) / cited if cited else 1.0
 
 
 class Hit(NamedTuple):
@@ -198,7 +222,8 @@ def _fingerprints(documents: dict[str, Document], queries: list[Query],
         documents_only, digest = str(known), state.copy()
     for query in queries:
         refs = [ref.to_dict() for ref in query.references]
-        digest.update(json.dumps([query.id, query.text, refs, list(query.answers)]).encode())
+        lost = [list(query.lost)] if query.lost else []  # a dataset that loses nothing keeps its fingerprint
+        digest.update(json.dumps([query.id, query.text, refs, list(query.answers), *lost]).encode())
     return documents_only, digest.hexdigest()
 
 

@@ -24,14 +24,15 @@ def test_nothing_retrieved_scores_zero_but_omega_needs_no_retrieval():
     dataset = _dataset(Query("q", "?", (Span("d", 6, 10),)))
     (scores,) = SpanEvaluator(unit="chars").score(dataset, _chunks(), [[]], k=3)
     assert set(scores) == set(METRIC_KEYS)
-    assert all(scores[key] == 0.0 for key in METRIC_KEYS if key != "precision_omega")
+    assert all(scores[key] == 0.0 for key in METRIC_KEYS if key not in ("precision_omega", "evidence_located"))
     assert scores["precision_omega"] == pytest.approx(4 / 16)  # "beta" inside the first chunk
 
 
 def test_query_without_reference_scores_zero_everywhere():
     dataset = _dataset(Query("q", "?", ()))
     (scores,) = SpanEvaluator().score(dataset, _chunks(), [[Hit(0, 0.9)]], k=1)
-    assert all(value == 0.0 for name, value in scores.items() if name not in CONTEXT_SIZE)
+    assert all(value == 0.0 for name, value in scores.items() if name not in (*CONTEXT_SIZE, "evidence_located"))
+    assert scores["evidence_located"] == 1.0  # it cites no evidence, so none is lost
     assert scores["context_passages"] == 1 and scores["context_size"] == 3  # "alpha", " beta", " gamma": cl100k
 
 

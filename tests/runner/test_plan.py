@@ -171,6 +171,19 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
     ("dataset=beir", "dataset.path=/tmp/beir"):
         "e7b3e1367d99c51dba2e4a91731ad5b20c80be3c23769a0f48412beebc7b8726",
     ("dataset=chroma_general",): "94c46ddf0d2fe4024ac73efd3466831e6991142728aeae7e0dd8eef9223600a2",
+    # a dataset that reads no files has no parser: the default's fingerprint
+    ("parser=pypdf",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",
+    ("dataset=files", "dataset.path=/tmp/files"):
+        "209f837e5822aede816e36e1646141819391463314822fedfb7c46ab1dcd26c7",
+    # auto reads PDFs with pdfium: the same configuration
+    ("dataset=files", "dataset.path=/tmp/files", "parser=auto"):
+        "209f837e5822aede816e36e1646141819391463314822fedfb7c46ab1dcd26c7",
+    ("dataset=files", "dataset.path=/tmp/files", "parser=pdfium"):
+        "209f837e5822aede816e36e1646141819391463314822fedfb7c46ab1dcd26c7",
+    ("dataset=files", "dataset.path=/tmp/files", "parser=pypdf"):
+        "63f153eafe09ddce0bda4e207fcf219275a01a9018d91cae8cdf017b63a7e49d",
+    ("dataset=files", "dataset.path=/tmp/files", "parser=pdfminer"):
+        "b0b6dc8292028be7f277bce097b29373357a0481e6b288a5a69db46857a7365d",
     ("dataset=native", "dataset.path=/tmp/native"):
         "2466cdfa87b3a120b3344d7cac7b3e8d7dc3f63358f5a7fe3cc090d599a31f05",
     ("dataset=sotu_qa",): "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458",

@@ -31,7 +31,7 @@ from ragsweep.results.exported import ResultsError, read_per_query
 from ragsweep.results.diff import Diff, diff_runs
 from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_test
-from ragsweep.runner.build import ConfigError, instantiate_stage
+from ragsweep.runner.build import Built, ConfigError, group_config, instantiate_stage
 from ragsweep.runner.entry import conf_dir
 from ragsweep.runner.failures import sweep_job_failed
 from ragsweep.runner.preflight import check_config, writable
@@ -187,7 +187,9 @@ class Evaluation:
         cfg, objects = self._compose({}, [])
         if "dataset" in objects:
             return objects["dataset"]
-        loader = instantiate_stage(_task(cfg), "dataset", {}, StageCache("", enabled=False))
+        job = _task(cfg)
+        cache = StageCache.from_settings(group_config(job, "cache"))  # parsed files, with dataset=files
+        loader = instantiate_stage(job, "dataset", {"cache": Built(cache, {})}, cache)
         return load_once(loader.component)
 
     def _tracker(self) -> RunStore:

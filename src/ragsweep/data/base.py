@@ -251,9 +251,10 @@ def load_once(loader: DatasetLoader) -> Dataset:
 
     A sweep runs many jobs on one dataset in one process; reading and re-validating thousands of
     spans per job is wasted. The key holds the size and mtime of `path` (a file, or every file under a
-    folder), so edited data is reloaded.
+    folder), so edited data is reloaded, and the loader's settings: its public attributes (a private one, such as
+    where a cache lives, is not one).
     """
-    settings = tuple(sorted((k, str(v)) for k, v in vars(loader).items()))
+    settings = tuple(sorted((k, str(v)) for k, v in vars(loader).items() if not k.startswith("_")))
 
     def timed_load() -> Dataset:
         started = time.perf_counter()

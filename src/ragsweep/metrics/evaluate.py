@@ -88,14 +88,14 @@ class SpanEvaluator:
             top = tuple(hit.index for hit in query_hits[:k])
             passed = None if passages is None else tuple(passages[position])
             # stores and rerankers often return the same top k: a ranked list is scored once per chunking
-            key = (query.references, top, k, passed)
+            key = (query.references, query.lost, top, k, passed)
             scores = facts.scored.get(key)
             if scores is None:
-                query_facts = self._query_facts(facts, query.references)
+                query_facts = self._query_facts(facts, query.references, query.lost)
                 scores = self._score_query(facts, query_facts, list(top), k, self._passed(dataset, facts, passed))
                 if len(facts.scored) < SCORED_LIMIT:
                     facts.scored[key] = scores
-            scored.append(dict(scores))
+            scored.append({**scores, "evidence_located": query.evidence_located})
         return scored
 
     def score_answers(self, answers: Sequence[str | None], references: Sequence[Sequence[str]]) -> list[dict]:
@@ -187,15 +187,18 @@ class SpanEvaluator:
         return _ChunkingFacts(chars, units, chunk_chars, chunk_units, located, IntervalIndex(chunk_chars),
                               IntervalIndex(located) if located is not None else None)
 
-    def _query_facts(self, facts: _ChunkingFacts, references: tuple[Span, ...]) -> _QueryFacts:
+    def _query_facts(self, facts: _ChunkingFacts, references: tuple[Span, ...], lost: tuple[str, ...] = ()
+                     ) -> _QueryFacts:
         """A question's references against the chunking, once per references: they are compared only with the
         chunks near them (`IntervalIndex`), so the work grows with chunks plus references, never with chunks
-        times queries."""
-        known = facts.queries.get(references)
+        times queries. Evidence the documents lost lies past every document (`UnitLine.beyond`): no chunk meets
+        it, and it counts in what the question asks for."""
+        known = facts.queries.get((references, lost))
         if known is not None:
             return known
         chars, units, chunk_units = facts.chars, facts.units, facts.chunk_units
-        reference_chars, reference_units = chars.intervals(references), units.intervals(references)
+        reference_chars = np.concatenate([chars.intervals(references), chars.beyond(lost)])
+        reference_units = np.concatenate([units.intervals(references), units.beyond(lost)])
         if facts.near_located is None:  # the chunks sharing a unit with a reference share a character with it widened
             candidates = facts.near_chars.meeting(chars.intervals(units.widened(references)))
             omega = precision_omega(chunk_units[candidates], reference_units)
@@ -203,7 +206,7 @@ class SpanEvaluator:
             candidates = facts.near_located.meeting(reference_chars, touching=True)
             omega = compat_precision_omega(facts.located[candidates], reference_chars)
         gains = self._gains(facts.near_chars.meeting(reference_chars), chunk_units, reference_units)
-        found = facts.queries[references] = _QueryFacts(reference_chars, reference_units, omega, gains)
+        found = facts.queries[(references, lost)] = _QueryFacts(reference_chars, reference_units, omega, gains)
         return found
 
     def _gains(self, relevant: np.ndarray, chunk_units: _ChunkUnits, reference_units: np.ndarray) -> dict[int, float]:
@@ -271,9 +274,9 @@ class _ChunkingFacts:
     located: np.ndarray | None
     near_chars: IntervalIndex
     near_located: IntervalIndex | None
-    queries: dict[tuple[Span, ...], _QueryFacts] = field(default_factory=dict)
-    scored: dict[tuple[tuple[Span, ...], tuple[int, ...], int, tuple[Span, ...] | None], dict[str, float]] = field(
-        default_factory=dict)
+    queries: dict[tuple[tuple[Span, ...], tuple[str, ...]], _QueryFacts] = field(default_factory=dict)
+    scored: dict[tuple[tuple[Span, ...], tuple[str, ...], tuple[int, ...], int, tuple[Span, ...] | None],
+                 dict[str, float]] = field(default_factory=dict)
 
 
 def _relocated(dataset: Dataset, piece: Chunk | Span) -> Span:

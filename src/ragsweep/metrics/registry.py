@@ -81,6 +81,8 @@ def _declare() -> dict[str, Metric]:
         *(retrieval(name) for name in (*TOKEN_METRICS, "precision_omega", *CHUNK_METRICS, *RANKING_METRICS)),
         # what was passed on: passages, and their summed length in the token metrics' unit (`metrics.unit`)
         *(watched(name, "retrieval", "minimize", COUNT, per_question=True) for name in CONTEXT_SIZE),
+        # the share of a question's evidence its parsed documents hold (1 where evidence is given as spans)
+        watched("evidence_located", "retrieval", "maximize", per_question=True),
         # with a query rewriter: the share of questions searched as asked because their rewrite failed, texts searched
         # per question, the rewrites' tokens per question
         watched("query_failure_rate", "retrieval", "minimize"),

@@ -35,7 +35,9 @@ class UnitLine:
             lengths = np.fromiter((documents[i].utf8_length for i in ids), dtype=np.int64, count=len(ids))
         else:
             lengths = np.fromiter((documents[i].length for i in ids), dtype=np.int64, count=len(ids))
-        self._offset = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))  # the gap keeps documents from touching
+        ends = np.cumsum(lengths + 1)  # the gap keeps documents from touching
+        self._offset = np.concatenate(([0], ends[:-1]))
+        self._end = int(ends[-1]) if len(ends) else 0
         self._token_ranges: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def intervals(self, spans: Sequence[Span]) -> np.ndarray:
@@ -56,6 +58,14 @@ class UnitLine:
                 result[rows, 0] = np.searchsorted(token_ends, starts, side="right")  # first token ending after start
                 result[rows, 1] = np.searchsorted(token_starts, ends, side="left")  # tokens starting before end
         return result + self._offset[positions][:, None]
+
+    def beyond(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), 2) intervals past every document, one after another, each as long as its text in this
+        line's unit: evidence no document holds, which no chunk can meet."""
+        sizes = np.fromiter((len(text) if self.unit == "chars" else max(1, self.tokenizer.count(text))
+                             for text in texts), dtype=np.int64, count=len(texts))
+        ends = self._end + np.cumsum(sizes + 1)
+        return np.stack([ends - sizes, ends], axis=1).reshape(-1, 2)
 
     def token_ranges(self, doc_id: str) -> tuple[np.ndarray, np.ndarray]:
         """Character start and end of each token of a document, tokenised on first use."""

@@ -82,7 +82,7 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     if "store" in plan.targets:
         stages["store"] = instantiate_stage(cfg, "store", {}, cache)
     reranker = instantiate_stage(cfg, "reranker", stages, cache)
-    dataset = instantiate_stage(cfg, "dataset", {}, cache, objects=objects)
+    dataset = instantiate_stage(cfg, "dataset", {"cache": stages["cache"]}, cache, objects=objects)
     retriever = instantiate_stage(cfg, "retriever", stages, cache, objects=objects)
     pipeline = Pipeline(
         plan=plan,

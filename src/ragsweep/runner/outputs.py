@@ -43,6 +43,8 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
             record = {"id": query.id, "question": query.text,
                       "references": [ref.to_dict() for ref in query.references],
                       "retrieved": retrieved, "metrics": scores}
+            if query.lost:
+                record["evidence_lost"] = list(query.lost)
             if rewrites is not None:
                 made = rewrites[position]
                 record["query"] = {"texts": list(made.texts), "error": made.error, "prompt_tokens": made.prompt_tokens,

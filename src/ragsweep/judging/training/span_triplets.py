@@ -41,7 +41,7 @@ def relevance_triplets(dataset: Dataset, questions: Sequence[Query], n: int, per
     """
     rng = random.Random(seed)
     documents, ids = dataset.documents, sorted(dataset.documents)
-    order = [query for query in questions for _ in range(per_question)]
+    order = [query for query in questions if query.references for _ in range(per_question)]
     rng.shuffle(order)
     triplets: list[Triplet] = []
     for turn, query in enumerate(order):
