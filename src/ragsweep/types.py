@@ -116,6 +116,11 @@ class Chunk:
     def span(self) -> Span:
         return Span(self.doc_id, self.start, self.end)
 
+    @property
+    def search_text(self) -> str:
+        """What retrievers and rerankers read for the chunk: its text (a `HeadedChunk`'s headings first)."""
+        return self.text
+
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Chunk is immutable; cannot set {name}")
 
@@ -134,9 +139,34 @@ class Chunk:
         return Chunk, (self.doc_id, self.start, self.end, self.text)
 
 
+class HeadedChunk(Chunk):
+    """A chunk read by retrievers with the path of headings it sits under (`Guide > Install`) before its text; its
+    span and `text` are its own characters, as every chunk's."""
+
+    __slots__ = ("heading",)
+    heading: str
+
+    def __init__(self, doc_id: str, start: int, end: int, text: str, heading: str = "") -> None:
+        super().__init__(doc_id, start, end, text)
+        object.__setattr__(self, "heading", heading)
+
+    @classmethod
+    def of(cls, document: Document, start: int, end: int, heading: str = "") -> HeadedChunk:  # type: ignore[override]
+        chunk = super().of(document, start, end)
+        object.__setattr__(chunk, "heading", heading)
+        return chunk
+
+    @property
+    def search_text(self) -> str:
+        return f"{self.heading}\n\n{self.text}" if self.heading else self.text
+
+    def __reduce__(self) -> tuple:
+        return HeadedChunk, (self.doc_id, self.start, self.end, self.text, self.heading)
+
+
 class ChunkTexts(Sequence[str]):
-    """The chunks' texts as a sequence, each sliced when read: an embedder or index reads them in batches, and
-    the corpus is never copied whole."""
+    """The chunks' texts as retrievers read them (`Chunk.search_text`), each sliced when read: an embedder or index
+    reads them in batches, and the corpus is never copied whole."""
 
     def __init__(self, chunks: Sequence[Chunk]) -> None:
         self.chunks = chunks
@@ -145,12 +175,12 @@ class ChunkTexts(Sequence[str]):
         return len(self.chunks)
 
     def __iter__(self) -> Iterator[str]:
-        return (chunk.text for chunk in self.chunks)
+        return (chunk.search_text for chunk in self.chunks)
 
     def __getitem__(self, position):  # type: ignore[override]
         if isinstance(position, slice):
-            return [chunk.text for chunk in self.chunks[position]]
-        return self.chunks[position].text
+            return [chunk.search_text for chunk in self.chunks[position]]
+        return self.chunks[position].search_text
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,7 +104,8 @@ def test_a_lost_quote_stays_in_its_question_and_is_counted(loaded):
     q6 = next(query for query in loaded.queries if query.id == "q6")
     assert len(q6.references) == 1 and q6.lost == ("This sentence is in no document at all, anywhere.",)
     assert q6.evidence_located == 0.5
-    assert loaded.loading == {"files_without_text": 0, "pages_without_text": 0, "evidence": 7, "evidence_found": 6,
+    assert loaded.loading == {"pages": 6, "files_without_text": 0, "pages_without_text": 0, "evidence": 7,
+                              "evidence_found": 6,
                               "evidence_verbatim": 5}  # q3's quote is not verbatim
 
 

@@ -18,6 +18,9 @@ class Chunker(Protocol):
 OPTIONAL = {
     "located": OptionalAttribute("mapping", "a dict of how many of a splitter's strings were found verbatim (`exact`) "
                                             "and fuzzily (`fuzzy`), read once a chunking is done (a property)"),
+    "retrieved_as": OptionalAttribute("method", "retrieved_as(chunks, documents): the chunks as retrievers and "
+                                                "rerankers read them (`Chunk.search_text`, e.g. with their headings), "
+                                                "their spans unchanged; applied to every chunking it makes"),
     "preflight": PREFLIGHT,
     "preload": PRELOAD,
     "version": VERSION,

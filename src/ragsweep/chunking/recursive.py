@@ -56,9 +56,11 @@ class RecursiveChunker:
         return self.tokenizer.count if self.length == "tokens" else len
 
     def split(self, doc: Document) -> list[Chunk]:
-        measure = self._measure()
-        spans = self._split(doc.text, (0, len(doc.text)), self.separators, measure)
-        return [make_chunk(doc, start, end) for start, end in spans]
+        return [make_chunk(doc, start, end) for start, end in self.split_region(doc.text, 0, len(doc.text))]
+
+    def split_region(self, text: str, start: int, end: int) -> list[Piece]:
+        """The spans `split` would cut `text[start:end]` into, as offsets into `text`."""
+        return self._split(text, (start, end), self.separators, self._measure())
 
     def _split(
         self, text: str, region: Piece, separators: Sequence[str], measure: Callable[[str], int]

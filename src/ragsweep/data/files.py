@@ -175,7 +175,8 @@ def _documents_with_text(texts: dict[str, Parsed], folder: Path) -> tuple[dict[s
         log.warning("%d page(s) gave no text (scanned pages?): %s", len(blank), _named(blank))
     if not documents:
         raise DatasetError(f"{folder}: no file gave any text ({_named(empty)}); scanned documents need OCR first")
-    return documents, {"files_without_text": len(empty), "pages_without_text": len(blank)}
+    pages = sum(len(parsed.pages) for parsed in texts.values())
+    return documents, {"pages": pages, "files_without_text": len(empty), "pages_without_text": len(blank)}
 
 
 def _named(items: list[str]) -> str:

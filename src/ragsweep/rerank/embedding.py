@@ -26,7 +26,7 @@ class EmbeddingReranker:
     def rerank(self, questions: Sequence[str], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]]) -> list[list[Hit]]:
         needed = sorted({hit.index for query_hits in hits for hit in query_hits})
         row = {index: position for position, index in enumerate(needed)}
-        passages = self.rescoring_embedder.encode([chunks[i].text for i in needed], role="passage")
+        passages = self.rescoring_embedder.encode([chunks[i].search_text for i in needed], role="passage")
         queries = self.rescoring_embedder.encode(questions, role="query")
         return [
             ranked([hit.index for hit in query_hits], [float(passages[row[hit.index]] @ query) for hit in query_hits])

@@ -58,7 +58,7 @@ class BM25Retriever:
 
         digest = hashlib.sha256()
         for position, chunk in enumerate(chunks):
-            digest.update(b"\0" + chunk.text.encode() if position else chunk.text.encode())
+            digest.update(b"\0" + chunk.search_text.encode() if position else chunk.search_text.encode())
         key = fingerprint("bm25", digest.hexdigest(), self.k1, self.b, self.method, self.stopwords, "vocabulary")
         shown = len(chunks) >= PROGRESS_FROM
 
@@ -66,7 +66,7 @@ class BM25Retriever:
             vocab: dict[str, int] = {}
             ids, ends = array("i"), array("q")
             for chunk in tqdm(chunks, desc="bm25 words", unit="chunk", disable=not shown):
-                ids.extend(vocab.setdefault(word, len(vocab)) for word in self._tokens(chunk.text))
+                ids.extend(vocab.setdefault(word, len(vocab)) for word in self._tokens(chunk.search_text))
                 ends.append(len(ids))  # one flat array of word ids: no list of words kept per chunk
             model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
             corpus = _WordIds(np.frombuffer(ids, dtype=np.int32), np.frombuffer(ends, dtype=np.int64))

@@ -52,7 +52,9 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
             _LOCATED[key] = dict(zip(("located_exact", "located_fuzzy"), arrays["located"].tolist(), strict=True))
         documents = [dataset.documents[doc_id] for doc_id in doc_ids]
         spans = arrays["spans"]  # a column at a time: a million rows as lists would be a transient 140 MB
-        return [Chunk.of(documents[d], s, e) for d, s, e in zip(*(spans[:, column].tolist() for column in range(3)))]
+        chunks = [Chunk.of(documents[d], s, e) for d, s, e in zip(*(spans[:, column].tolist() for column in range(3)))]
+        shaped = getattr(chunker, "retrieved_as", None)  # e.g. each chunk read with its headings
+        return list(shaped(chunks, dataset.documents)) if shaped is not None else chunks
 
     if not pipeline.cache.enabled:
         chunks = load()

@@ -1,0 +1,180 @@
+"""What does each PDF parser keep of a filing's evidence, what does it cost, and what does it change downstream?
+
+On a folder of PDFs with FinanceBench-form questions (default ../shared/data/financebench_dev: 12 SEC filings,
+21 questions, 27 quoted pieces of evidence), in four parts:
+
+1. Speed and memory, each parser in a process of its own on one core: pages a second through ragsweep's
+   parse (an empty stage cache: the parse, its hash and its cache entry) and through the library alone, their
+   ratio (the target: ragsweep's within 1.5x of its library), and the process's peak RSS.
+2. Evidence located: the share of quotes each parser's text holds (`evidence_found / evidence`), and how many
+   of them verbatim once folded.
+3. A real sweep, `python sweep.py -m dataset=files parser=... chunker=recursive,sentence k=5,10` under
+   retriever=bm25 and then retriever=dense embedder=minilm, its token_recall and recall per configuration, and
+   `ragsweep effects --metric token_recall` for the parser's effect with its interval (bm25's sweep).
+4. With `--grow N`: the folder grown to N PDFs (the filings copied under new names, each copy's bytes made
+   distinct by a trailing PDF comment, so the cache, which keys a file by its bytes, parses each anew), parsed
+   by pdfium through ragsweep on one core (milliseconds a page), then `python sweep.py` on it twice (k=5, then
+   k=10): the files each parses are the new entries in its stage cache's `parsed/` folder, 0 the second time.
+
+Usage: python benchmarks/parsing.py [--data ../shared/data/financebench_dev] [--parsers pdfium pypdf pdfminer]
+                                    [--grow 1000] [--skip-sweep] [--workdir DIR] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+
+ONE_PARSER = r"""
+import json, resource, sys, time
+from pathlib import Path
+from hydra import compose, initialize_config_dir
+from hydra.utils import instantiate
+from ragsweep.cache import StageCache
+from ragsweep.parsing.files import parse_files
+
+option, folder, cache, alone = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4] == "alone"
+with initialize_config_dir(config_dir=sys.argv[5], version_base="1.3"):
+    parser = instantiate(compose("config", overrides=[f"parser={option}"]).parser)
+paths = sorted(folder.rglob("*.pdf"))
+started = time.perf_counter()
+if alone:
+    pages = sum(len(parser.pdf.parse(path).pages) for path in paths)
+else:
+    pages = sum(len(parsed.pages) for parsed in parse_files(parser, paths, StageCache(cache)))
+seconds = time.perf_counter() - started
+print(json.dumps({"pages": pages, "seconds": seconds,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run(command: list[str], cwd: Path, **extra: str) -> str:
+    environment = {**os.environ, "OMP_NUM_THREADS": "1", **extra}
+    done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"failed: {' '.join(command)}\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def speed_of(option: str, data: Path, workdir: Path, how: str = "ragsweep") -> dict:
+    """Pages, seconds and peak RSS of parsing the folder's PDFs on core 0, in a process of its own: through
+    ragsweep's parse on an empty cache, or (`how="alone"`) the library alone."""
+    cache = workdir / f"cache-speed-{option}-{time.time_ns()}"
+    out = run(["taskset", "-c", "0", PYTHON, "-c", ONE_PARSER, option, str(data), str(cache), how,
+               str(ROOT / "conf")], ROOT)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def located(option: str, data: Path, workdir: Path) -> dict:
+    from hydra import compose, initialize_config_dir
+
+    from ragsweep.cache import StageCache
+    from ragsweep.data.files import FilesDataset
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        from hydra.utils import instantiate
+
+        parser = instantiate(compose("config", overrides=[f"parser={option}"]).parser)
+    return FilesDataset(str(data), parser, cache=StageCache(workdir / "cache")).load().loading
+
+
+def sweep(project: Path, data: Path, parsers: list[str], retriever: list[str], experiment: str) -> list[dict]:
+    overrides = ["-m", "dataset=files", f"dataset.path={data}", f"parser={','.join(parsers)}",
+                 "chunker=recursive,sentence", "k=5,10", *retriever, f"experiment={experiment}",
+                 f"cache.dir={project / 'cache'}", "tracking.trace_queries=0"]
+    run([PYTHON, str(ROOT / "sweep.py"), *overrides], project)
+    return runs(project, experiment)
+
+
+def runs(project: Path, experiment: str) -> list[dict]:
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{project / 'mlruns' / 'mlflow.db'}")
+    table = mlflow.search_runs(experiment_names=[experiment])
+    return [row for row in table.to_dict("records") if isinstance(row.get("tags.mlflow.parentRunId"), str)]
+
+
+def grow(data: Path, size: int, workdir: Path) -> Path:
+    """`size` PDFs: the folder's filings copied round-robin under new names, each made distinct by a comment after
+    its end (readers ignore it), and the questions as they are (they cite the originals, which keep their names)."""
+    folder = workdir / f"grown-{size}"
+    (folder / "pdfs").mkdir(parents=True, exist_ok=True)
+    originals = sorted((data / "pdfs").glob("*.pdf"))
+    for original in originals:
+        shutil.copy(original, folder / "pdfs" / original.name)
+    for number in range(size - len(originals)):
+        source = originals[number % len(originals)]
+        (folder / "pdfs" / f"{source.stem}-copy{number}.pdf").write_bytes(source.read_bytes()
+                                                                        + f"\n% copy {number}\n".encode())
+    shutil.copy(data / "questions.jsonl", folder / "questions.jsonl")
+    return folder
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "financebench_dev")
+    parser.add_argument("--parsers", nargs="+", default=["pdfium", "pypdf", "pdfminer"])
+    parser.add_argument("--grow", type=int, default=0)
+    parser.add_argument("--skip-sweep", action="store_true")
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    data = args.data.resolve()
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-parsing-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        print("parser    pages  ragsweep_pages_s  alone_pages_s  ratio  peak_rss_mb  evidence_found  verbatim")
+        for option in args.parsers:
+            ours, alone = speed_of(option, data, workdir), speed_of(option, data, workdir, "alone")
+            loading = located(option, data, workdir)
+            rate, alone_rate = ours["pages"] / ours["seconds"], alone["pages"] / alone["seconds"]
+            print(f"{option:9} {ours['pages']:5d}  {rate:16.1f}  {alone_rate:13.1f}  {alone_rate / rate:5.2f}  "
+                  f"{ours['peak_rss_mb']:11.0f}  {loading['evidence_found']:>6d} of {loading['evidence']:<5d}  "
+                  f"{loading['evidence_verbatim']:8d}", flush=True)
+        if not args.skip_sweep:
+            project = workdir / "project"
+            project.mkdir(exist_ok=True)
+            for name, retriever in (("bm25", ["retriever=bm25"]), ("minilm", ["retriever=dense", "embedder=minilm"])):
+                found = sweep(project, data, args.parsers, retriever, f"parsing-{name}")
+                print(f"\n{name}: configuration, token_recall, recall, evidence_located")
+                for row in sorted(found, key=lambda row: row["tags.ragsweep.config_label"]):
+                    print(f"  {row['tags.ragsweep.config_label']:60} {row['metrics.token_recall']:.4f}  "
+                          f"{row['metrics.recall']:.4f}  {row['metrics.evidence_located']:.4f}")
+            print(run([str(Path(PYTHON).with_name("ragsweep")), "effects", "--metric", "token_recall",
+                       "--experiment", "parsing-bm25"], project))
+        if args.grow:
+            grown = grow(data, args.grow, workdir)
+            parsed = speed_of(args.parsers[0] if args.parsers[0] == "pdfium" else "pdfium", grown, workdir)
+            print(f"\ngrown to {args.grow} PDFs ({parsed['pages']} pages), parsed by pdfium through ragsweep on one core: "
+                  f"{1000 * parsed['seconds'] / parsed['pages']:.2f} ms a page, peak RSS {parsed['peak_rss_mb']:.0f} MB")
+            project = workdir / "grown-project"
+            project.mkdir(exist_ok=True)
+            entries = project / "cache" / "parsed"
+            for k in (5, 10):
+                before = sum(1 for _ in entries.rglob("*.npz")) if entries.is_dir() else 0
+                started = time.perf_counter()
+                run([PYTHON, str(ROOT / "sweep.py"), "dataset=files", f"dataset.path={grown}", "retriever=bm25",
+                     f"k={k}", f"cache.dir={project / 'cache'}", "experiment=parsing-grown",
+                     "tracking.trace_queries=0"], project)
+                made = sum(1 for _ in entries.rglob("*.npz")) - before
+                print(f"sweep.py on the grown folder, k={k}: {time.perf_counter() - started:.0f} s, files parsed "
+                      f"(new cache entries): {made}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+        print(f"peak RSS of this script: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
