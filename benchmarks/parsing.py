@@ -5,11 +5,12 @@ On a folder of PDFs with FinanceBench-form questions (default ../shared/data/fin
 
 1. Speed and memory, each parser in a process of its own on one core: pages a second through ragsweep's
    parse (an empty stage cache: the parse, its hash and its cache entry) and through the library alone, their
-   ratio (the target: ragsweep's within 1.5x of its library), and the process's peak RSS.
+   ratio (alone / ragsweep; the target: ragsweep's within 1.5x of its library), and the process's peak RSS;
+   then ragsweep's parse on every core, with its helper processes (`spread`: that rate over the one-core one).
 2. Evidence located: the share of quotes each parser's text holds (`evidence_found / evidence`), and how many
    of them verbatim once folded.
 3. A real sweep, `python sweep.py -m dataset=files parser=... chunker=recursive,sentence k=5,10` under
-   retriever=bm25 and then retriever=dense embedder=minilm, its token_recall and recall per configuration, and
+   retriever=bm25 and then retriever=dense embedder=static (model2vec: MiniLM would embed every chunking for half an hour), its token_recall and recall per configuration, and
    `ragsweep effects --metric token_recall` for the parser's effect with its interval (bm25's sweep).
 4. With `--grow N`: the folder grown to N PDFs (the filings copied under new names, each copy's bytes made
    distinct by a trailing PDF comment, so the cache, which keys a file by its bytes, parses each anew), parsed
@@ -44,15 +45,16 @@ from hydra.utils import instantiate
 from ragsweep.cache import StageCache
 from ragsweep.parsing.files import parse_files
 
-option, folder, cache, alone = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4] == "alone"
+option, folder, cache, how = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
 with initialize_config_dir(config_dir=sys.argv[5], version_base="1.3"):
     parser = instantiate(compose("config", overrides=[f"parser={option}"]).parser)
 paths = sorted(folder.rglob("*.pdf"))
 started = time.perf_counter()
-if alone:
+if how == "alone":
     pages = sum(len(parser.pdf.parse(path).pages) for path in paths)
 else:
-    pages = sum(len(parsed.pages) for parsed in parse_files(parser, paths, StageCache(cache)))
+    parsed = parse_files(parser, paths, StageCache(cache), helpers=how == "helpers")
+    pages = sum(len(each.pages) for each in parsed)
 seconds = time.perf_counter() - started
 print(json.dumps({"pages": pages, "seconds": seconds,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
@@ -68,11 +70,12 @@ def run(command: list[str], cwd: Path, **extra: str) -> str:
 
 
 def speed_of(option: str, data: Path, workdir: Path, how: str = "ragsweep") -> dict:
-    """Pages, seconds and peak RSS of parsing the folder's PDFs on core 0, in a process of its own: through
-    ragsweep's parse on an empty cache, or (`how="alone"`) the library alone."""
+    """Pages, seconds and peak RSS of parsing the folder's PDFs in a process of its own, on core 0: through
+    ragsweep's parse on an empty cache, or (`how="alone"`) the library alone; or (`how="helpers"`) through
+    ragsweep's parse with its helper processes, on every core."""
     cache = workdir / f"cache-speed-{option}-{time.time_ns()}"
-    out = run(["taskset", "-c", "0", PYTHON, "-c", ONE_PARSER, option, str(data), str(cache), how,
-               str(ROOT / "conf")], ROOT)
+    pinned = [] if how == "helpers" else ["taskset", "-c", "0"]
+    out = run([*pinned, PYTHON, "-c", ONE_PARSER, option, str(data), str(cache), how, str(ROOT / "conf")], ROOT)
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -134,18 +137,22 @@ def main() -> None:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-parsing-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        print("parser    pages  ragsweep_pages_s  alone_pages_s  ratio  peak_rss_mb  evidence_found  verbatim")
+        print("parser    pages  ragsweep_pages_s  alone_pages_s  ratio  peak_rss_mb  helpers_pages_s  spread  "
+              "evidence_found  verbatim")
         for option in args.parsers:
             ours, alone = speed_of(option, data, workdir), speed_of(option, data, workdir, "alone")
+            spread = speed_of(option, data, workdir, "helpers")
             loading = located(option, data, workdir)
             rate, alone_rate = ours["pages"] / ours["seconds"], alone["pages"] / alone["seconds"]
+            spread_rate = spread["pages"] / spread["seconds"]
             print(f"{option:9} {ours['pages']:5d}  {rate:16.1f}  {alone_rate:13.1f}  {alone_rate / rate:5.2f}  "
-                  f"{ours['peak_rss_mb']:11.0f}  {loading['evidence_found']:>6d} of {loading['evidence']:<5d}  "
-                  f"{loading['evidence_verbatim']:8d}", flush=True)
+                  f"{ours['peak_rss_mb']:11.0f}  {spread_rate:15.1f}  {spread_rate / rate:6.2f}  "
+                  f"{loading['evidence_found']:>6d} of {loading['evidence']:<5d}  {loading['evidence_verbatim']:8d}",
+                  flush=True)
         if not args.skip_sweep:
             project = workdir / "project"
             project.mkdir(exist_ok=True)
-            for name, retriever in (("bm25", ["retriever=bm25"]), ("minilm", ["retriever=dense", "embedder=minilm"])):
+            for name, retriever in (("bm25", ["retriever=bm25"]), ("static", ["retriever=dense", "embedder=static"])):
                 found = sweep(project, data, args.parsers, retriever, f"parsing-{name}")
                 print(f"\n{name}: configuration, token_recall, recall, evidence_located")
                 for row in sorted(found, key=lambda row: row["tags.ragsweep.config_label"]):

@@ -14,7 +14,7 @@ from hydra.utils import instantiate
 from ragsweep.cache import StageCache
 from ragsweep.data.base import DatasetError
 from ragsweep.data.evidence import fold
-from ragsweep.data.files import FilesDataset
+from ragsweep.data.files import FilesDataset, lost_in_every_text
 from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.types import Chunk, Dataset, Document, Hit, Query, Span
 from tests.conf_options import compose_option
@@ -252,3 +252,27 @@ def test_the_fold_keeps_each_characters_origin():
     folded = fold("Con-\nﬁg  File")
     assert folded.text == "config" + "file"
     assert np.array_equal(folded.origin, [0, 1, 2, 5, 5, 6, 9, 10, 11, 12])
+
+
+def test_questions_kept_apart_from_the_documents_and_documents_read_without_questions(tmp_path):
+    folder = _folder(tmp_path / "docs", **{"a.md": "Alpha beta gamma.", "sub/b.txt": "Delta epsilon."})
+    (tmp_path / "elsewhere.jsonl").write_text(OK)
+    loader = FilesDataset(str(folder), parser(), questions=str(tmp_path / "elsewhere.jsonl"))
+    assert [query.id for query in loader.load().queries] == ["q"]
+    assert sorted(loader.read_documents()) == ["a.md", "sub/b.txt"]  # no questions file needed
+    for given, said in ((tmp_path / "missing.jsonl", "does not exist"), (folder / "a.md", "a .jsonl or .csv")):
+        with pytest.raises(DatasetError, match=f"dataset.questions=.*{said}"):
+            FilesDataset(str(folder), parser(), questions=str(given)).load()
+
+
+def test_a_quote_lost_by_every_parser_of_a_sweep_is_a_problem_of_the_dataset():
+    def parse(text: str, *lost: tuple[str, ...]) -> Dataset:
+        document = Document("a.pdf", text)
+        queries = [Query(f"q{i}", "?", () if gone else (Span("a.pdf", 0, 2),), lost=gone) for i, gone in enumerate(lost)]
+        return Dataset("filings", {"a.pdf": document}, queries)
+
+    pdfium = parse("pdfium's text", (), ("quote one",), ("quote two",))
+    pdfminer = parse("pdfminer's text", ("quote zero",), ("quote one",), ())
+    assert lost_in_every_text([pdfium, pdfminer]) == {"filings": ["q1"]}
+    assert lost_in_every_text([pdfium]) == {}  # one parser: its own warning says what it lost
+    assert lost_in_every_text([pdfium, parse("pypdf's text", (), (), ())]) == {}  # another parser found them all

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import shutil
 
@@ -11,6 +12,7 @@ from hydra.utils import instantiate
 from ragsweep.cache import StageCache
 from ragsweep.parsing.base import PAGE_BREAK, Parsed, UnreadableFile
 from ragsweep.parsing.docx import DocxText
+from ragsweep.parsing import files as parsing_files
 from ragsweep.parsing.files import parse_files
 from ragsweep.parsing.html import HtmlText
 from ragsweep.parsing.pdf import PdfiumText, PdfminerText, PypdfText
@@ -86,14 +88,14 @@ def test_a_parse_is_cached_by_content_and_parser_and_an_unreadable_file_is_said_
     copy = shutil.copy(filing, tmp_path / "renamed.pdf")
     locked, broken = encrypted_pdf(tmp_path / "locked.pdf"), broken_pdf(tmp_path / "broken.pdf")
     parser = instantiate(compose_option("parser", "pdfium").parser)
-    first = parse_files(parser, [filing, locked, broken], cache)
+    first = parse_files(parser, [filing, locked, broken], cache, helpers=False)
     assert isinstance(first[0], Parsed)
     assert all(isinstance(result, UnreadableFile) for result in first[1:])
     assert cache.misses["parsed"] == 3
-    again = parse_files(parser, [copy, locked], cache)  # the same bytes under another name: read from the cache
+    again = parse_files(parser, [copy, locked], cache, helpers=False)  # the same bytes, another name: cached
     assert again[0] == first[0] and cache.hits["parsed"] == 1 and cache.misses["parsed"] == 4
     other = instantiate(compose_option("parser", "pypdf").parser)
-    parse_files(other, [filing], cache)  # another parser: its own entry
+    parse_files(other, [filing], cache, helpers=False)  # another parser: its own entry
     assert cache.misses["parsed"] == 5
 
 
@@ -109,3 +111,21 @@ def test_each_pdf_parser_refuses_an_encrypted_and_a_broken_file_in_one_line(pars
 def instantiate_with(pdf):
     """The `auto` option with `pdf` as its PDF parser."""
     return dataclasses.replace(instantiate(compose_option("parser", "auto").parser), pdf=pdf)
+
+
+def test_helper_processes_share_the_files_and_give_the_same_texts(tmp_path, filing, monkeypatch):
+    """Ten files of distinct bytes (a comment after the PDF's end), parsed by pdfminer.six: a helper on the other
+    core takes some of them, and every text equals one process's parse. (The suite's two workers each hold one
+    core of the machine's share, which would leave no core for a helper: this process is given two.)"""
+    monkeypatch.setattr(parsing_files, "model_threads", lambda threads: contextlib.nullcontext(2))
+    files = []
+    for number in range(10):
+        files.append(tmp_path / f"copy{number}.pdf")
+        files[-1].write_bytes(filing.read_bytes() + f"\n% copy {number}\n".encode())
+    parser = instantiate(compose_option("parser", "pdfminer").parser)
+    shared = StageCache(tmp_path / "shared")
+    together = parse_files(parser, files, shared)
+    assert shared.misses["parsed"] < len(files)  # the rest were parsed by the helper, read from the cache
+    assert sum(1 for _ in (tmp_path / "shared" / "parsed").rglob("*.npz")) == len(files)
+    alone = parse_files(parser, files, StageCache(tmp_path / "alone"), helpers=False)
+    assert together == alone

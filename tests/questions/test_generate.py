@@ -113,6 +113,33 @@ def test_the_generated_set_sweeps(generated, scratch_project, tmp_path):
     assert metrics["token_recall"]["n"] == len((generated / "queries.jsonl").read_text().splitlines())
 
 
+def test_questions_from_a_folder_of_files_quote_their_evidence_and_sweep_with_any_parser(generated, scratch_project,
+                                                                                         tmp_path):
+    """`--dataset files`: the folder's files as the parser reads them (a Markdown file, a text file in a subfolder),
+    and questions.jsonl quoting the evidence, which `dataset=files` finds again, whichever parser reads the folder."""
+    folder = tmp_path / "team"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "mill.md").write_text(DOCUMENTS["mill"], encoding="utf-8")
+    (folder / "sub" / "canal.txt").write_text(DOCUMENTS["canal"], encoding="utf-8")
+    out = tmp_path / "set"
+    done = run_command([sys.executable, "-m", "ragsweep.cli", "--project", str(ROOT), "generate", "--dataset", "files",
+                        "--out", str(out), "--questions-per-document", "2", *LOOSE,
+                        f"cache.dir={generated.parent / 'cache'}", f"dataset.path={folder}"], Path.cwd(),
+                       {**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "dataset=files" in done.stdout
+    quoted = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
+    assert quoted and {item["doc"] for line in quoted for item in line["evidence"]} <= {"mill.md", "sub/canal.txt"}
+    project = scratch_project(tmp_path / "project")
+    swept = run_command([sys.executable, "sweep.py", "-m", "dataset=files", f"dataset.path={folder}",
+                         f"dataset.questions={out / 'questions.jsonl'}", "parser=pdfium,pypdf", "retriever=bm25",
+                         "k=1", "chunker.size=40", f"paths.root={project}"], project,
+                        {**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
+    assert swept.returncode == 0, swept.stderr[-2000:]
+    for path in (project / "outputs").rglob("metrics.json"):
+        assert json.loads(path.read_text())["evidence_located"]["mean"] == 1.0
+
+
 def test_bad_settings_fail_before_any_work(documents, tmp_path):
     done = generate(documents, tmp_path / "set", tmp_path / "cache", "filters.round_trip_k=-1")
     assert done.returncode == 2 and "filters.round_trip_k must be an integer >= 0" in done.stderr

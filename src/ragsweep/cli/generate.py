@@ -12,12 +12,12 @@ from ragsweep.runner.entry import conf_dir
 
 def generate_command(args: argparse.Namespace) -> int:
     """Write a span-grounded question set (a `native` dataset) from a folder of documents or a dataset's."""
-    from hydra.utils import instantiate
-
+    from ragsweep.cache import StageCache
     from ragsweep.data.base import DatasetError
     from ragsweep.data.native import read_documents
     from ragsweep.runner.compose import compose_config
     from ragsweep.runner.errors import ConfigError
+    from ragsweep.runner.build import Built, group_config, instantiate_stage
     from ragsweep.runner.questions import QuestionSetWriter
 
     overrides = [f"paths.root={args.project.resolve()}",
@@ -31,7 +31,10 @@ def generate_command(args: argparse.Namespace) -> int:
             overrides.insert(0, f"hydra.searchpath=[file://{own.resolve()}]")
         cfg = compose_config(conf, overrides, name="generate", job=False)
         if args.dataset:
-            documents = instantiate(cfg.dataset).load().documents
+            cache = StageCache.from_settings(group_config(cfg, "cache"))  # parsed files, with dataset=files
+            loader = instantiate_stage(cfg, "dataset", {"cache": Built(cache, {})}, cache).component
+            reading = getattr(loader, "read_documents", None)  # the documents alone: a folder without questions yet
+            documents = reading() if reading is not None else loader.load().documents
         else:
             documents = read_documents(args.documents, "--documents")
         report = QuestionSetWriter(cfg, documents).write(args.out)
@@ -48,6 +51,9 @@ def generate_command(args: argparse.Namespace) -> int:
           f"{report['seconds']:.0f} s, {report['seconds_per_draft']} s per draft")
     print(f"wrote {args.out / 'queries.jsonl'} and {args.out / 'generation_report.md'}; sweep it: "
           f"ragsweep sweep -m dataset=native dataset.path={args.out}")
+    print(f"or, with its evidence as quotes ({args.out / 'questions.jsonl'}), on your files with any parser: "
+          f"ragsweep sweep -m dataset=files dataset.path=<your folder> dataset.questions={args.out / 'questions.jsonl'} "
+          "parser=pdfium,pypdf")
     failed, limit = report["dropped"]["generation_failed"], float(cfg.generator.get("max_error_rate", 0.05))
     if report["passages_tried"] and failed / report["passages_tried"] > limit:
         print(f"ragsweep: error: {failed} of {report['passages_tried']} drafts failed (more than "

@@ -37,17 +37,22 @@ def init_command(args: argparse.Namespace) -> int:
     (folder / "conf" / "sweep").symlink_to(Path("..") / "sweeps", target_is_directory=True)  # grids: +sweep=NAME
     print(f"wrote a ragsweep project in {folder}:\n"
           "  conf/config.yaml         extends the packaged defaults (ragsweep sweep --cfg job shows them)\n"
-          "  conf/dataset/my_data.yaml  your documents and questions (format: docs/configuration/dataset.md)\n"
+          "  conf/dataset/my_data.yaml  your documents as they are (PDF, HTML, Word, Markdown) in data/my_data/, "
+          "questions quoting them (format: docs/configuration/dataset.md)\n"
           "  sweeps/my_grid.yaml      a named grid (conf/sweep links to sweeps/)\n"
           f"next: cd {folder} && ragsweep sweep -m k=3,5   then: ragsweep best; ragsweep ui")
     return 0
 
 
 MY_DATA = """\
-# Your own data: documents/*.txt and queries.jsonl under data/my_data (format: docs/configuration/dataset.md).
-# Use it: ragsweep sweep dataset=my_data   (or `- override dataset: my_data` in conf/config.yaml)
-_target_: ragsweep.data.native.NativeDataset
+# Your documents as they are under data/my_data/ (PDF, HTML, Word, Markdown, text, at any depth) and
+# data/my_data/questions.jsonl quoting their evidence:
+#   {"id": "q1", "question": "...", "evidence": [{"doc": "reports/2023.pdf", "quote": "...", "page": 4}]}
+# (format: docs/configuration/dataset.md). Use it: ragsweep sweep -m dataset=my_data parser=pdfium,pypdf
+# Text already clean, with character offsets: _target_: ragsweep.data.native.NativeDataset (documents/*.txt).
+_target_: ragsweep.data.files.FilesDataset
 path: ${paths.root}/data/my_data
+parser: ${parser}   # how each file is read: the parser group (parser=pdfium, pypdf, pdfminer)
 """
 
 MY_GRID = """\

@@ -62,17 +62,22 @@ class Match:
     similarity: float
 
 
-def find_quote(text: str, quote: str, windows: Sequence[tuple[int, int]], min_similarity: float = 0.9) -> Match | None:
+def find_quote(text: str, quote: str, windows: Sequence[tuple[int, int]], min_similarity: float = 0.9,
+               folded: dict[tuple[int, int], Folded] | None = None) -> Match | None:
     """Where `text` holds `quote`, looked for in each window of `text` in turn (a cited page, its neighbours, the
     whole document): the first verbatim match once folded, else the window's most similar stretch if at least
-    `min_similarity` alike; None when no window holds it."""
+    `min_similarity` alike; None when no window holds it. `folded` keeps the windows of `text` folded so far, for
+    the next quote of the same text."""
     from rapidfuzz import fuzz
 
     wanted = fold(quote).text
     if not wanted:
         return None
+    folded = {} if folded is None else folded
     for start, end in windows:
-        window = fold(text[start:end])
+        window = folded.get((start, end))
+        if window is None:
+            window = folded[(start, end)] = fold(text[start:end])
         at = window.text.find(wanted)
         if at >= 0:
             return _match(window, start, at, at + len(wanted), 1.0)

@@ -21,7 +21,7 @@ import ast
 import csv
 import logging
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,20 +72,49 @@ class FilesDataset:
         cache: Where parsed files are kept (the sweep's stage cache); None parses every time.
     """
 
-    def __init__(self, path: str, parser: ByFileType, min_similarity: float = 0.9, limit: int | None = None,
-                 sample: int | None = None, seed: int = 0, cache: StageCache | None = None) -> None:
+    def __init__(self, path: str, parser: ByFileType, questions: str | None = None, min_similarity: float = 0.9,
+                 limit: int | None = None, sample: int | None = None, seed: int = 0,
+                 cache: StageCache | None = None) -> None:
         if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) or not (
                 0 < min_similarity <= 1):
             raise DatasetError(f"dataset.min_similarity must be in (0, 1], got {min_similarity!r}; e.g. 0.9")
         self.path, self.parser, self.min_similarity = path, parser, float(min_similarity)
+        self.questions_file = questions
         self.questions = QuestionChoice(limit, sample, seed)
         self._cache = cache or StageCache("", enabled=False)  # where, not what: not a setting (`load_once`)
 
     def load(self) -> Dataset:
         folder = require_dir(self.path, "dataset.path", "your documents and questions.jsonl (or .csv)")
-        questions_file = _questions_file(folder)
+        questions_file = self._questions_file(folder)
         paths = self._documents(folder, questions_file)
         asked = list(read_questions(questions_file, _DocumentNames([_doc_id(folder, p) for p in paths])))
+        texts = self._parsed(folder, paths)
+        documents, loading = _documents_with_text(texts, folder)
+        queries, located = self._located(asked, texts, documents)
+        loading.update(located)
+        dataset = build_dataset(folder.name, ((str(folder / doc_id), document) for doc_id, document in documents.items()),
+                                queries, str(questions_file), loading)
+        return self.questions.apply(dataset)
+
+    def read_documents(self) -> dict[str, PagedDocument]:
+        """The folder's documents as this parser reads them, without questions (what `ragsweep generate` drafts
+        questions from)."""
+        folder = require_dir(self.path, "dataset.path", "your documents")
+        return _documents_with_text(self._parsed(folder, self._documents(folder, None)), folder)[0]
+
+    def _questions_file(self, folder: Path) -> Path:
+        if self.questions_file is None:
+            return _questions_file(folder)
+        path = Path(self.questions_file).expanduser()
+        if not path.is_file():
+            raise DatasetError(f"dataset.questions={path} does not exist; point it at a questions.jsonl or .csv, or "
+                               "set dataset.questions=null to read the one in dataset.path")
+        if path.suffix not in (".jsonl", ".csv"):
+            raise DatasetError(f"dataset.questions={path}: a .jsonl or .csv file is read")
+        return path
+
+    def _parsed(self, folder: Path, paths: list[Path]) -> dict[str, Parsed]:
+        """Each file's parse by its id; a file the parser cannot read refuses the dataset, naming it."""
         parsed = parse_files(self.parser, paths, self._cache)
         unreadable = [(path, result) for path, result in zip(paths, parsed, strict=True)
                       if isinstance(result, UnreadableFile)]
@@ -94,15 +123,9 @@ class FilesDataset:
             raise DatasetError(f"{path}: {error}" + (f" ({len(unreadable)} files cannot be read)"
                                                      if len(unreadable) > 1 else "")
                                + "; fix or remove it, or try another parser (parser=pdfium, pypdf or pdfminer)")
-        texts = {_doc_id(folder, path): result for path, result in zip(paths, parsed, strict=True)}
-        documents, loading = _documents_with_text(texts, folder)
-        queries, located = self._located(asked, texts, documents)
-        loading.update(located)
-        dataset = build_dataset(folder.name, ((str(folder / doc_id), document) for doc_id, document in documents.items()),
-                                queries, str(questions_file), loading)
-        return self.questions.apply(dataset)
+        return {_doc_id(folder, path): result for path, result in zip(paths, parsed, strict=True)}
 
-    def _documents(self, folder: Path, questions_file: Path) -> list[Path]:
+    def _documents(self, folder: Path, questions_file: Path | None) -> list[Path]:
         """The folder's document files, in id order; a type no parser reads is refused (hidden files are left)."""
         paths = sorted(path for path in folder.rglob("*") if path.is_file() and path != questions_file
                        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
@@ -114,7 +137,7 @@ class FilesDataset:
                                    "dataset.path")
         if not paths:
             raise DatasetError(f"{folder}: no documents found; it should hold files of types "
-                               f"{', '.join(self.parser.suffixes)} (at any depth) beside {questions_file.name}")
+                               f"{', '.join(self.parser.suffixes)} (at any depth)")
         return paths
 
     def _located(self, asked: list[Asked], texts: dict[str, Parsed], documents: dict[str, PagedDocument]
@@ -122,6 +145,7 @@ class FilesDataset:
         """Each question with its quotes found in the parsed text: spans where found, the quotes left as lost."""
         queries, lost_ids, exact = [], [], 0
         total = found = 0
+        folded: dict[str, dict] = defaultdict(dict)  # each document's windows folded once for all its quotes
         for question in asked:
             spans, lost = [], []
             for evidence in question.evidence:
@@ -132,7 +156,8 @@ class FilesDataset:
                     if evidence.page is not None and evidence.page >= len(parsed.pages):
                         raise DatasetError(f"{evidence.where}: page {evidence.page + 1} of {evidence.doc}, which has "
                                            f"{len(parsed.pages)} page(s) as parsed; fix the page")
-                    match = find_quote(parsed.text, evidence.quote, _windows(parsed, evidence.page), self.min_similarity)
+                    match = find_quote(parsed.text, evidence.quote, _windows(parsed, evidence.page), self.min_similarity,
+                                       folded[evidence.doc])
                 if match is None:
                     lost.append(evidence.quote)
                     continue
@@ -319,3 +344,23 @@ def _csv_questions(path: Path, names: _DocumentNames) -> Iterator[Asked]:
             evidence.append(_evidence(item, "doc", "quote", "page", 1, at, names))
         answer = (first.get("answer") or "").strip()
         yield Asked(question_id, first["question"], (answer,) if answer else (), tuple(evidence), where)
+
+
+def lost_in_every_text(datasets: Sequence[Dataset]) -> dict[str, list[str]]:
+    """By dataset name, the questions some of whose quoted evidence none of two or more parses of it holds (the
+    datasets of a sweep's parsers): a problem of the dataset, said once, not of a parser."""
+    parses: dict[str, dict[str, Dataset]] = defaultdict(dict)
+    for dataset in datasets:
+        if any(query.lost for query in dataset.queries):
+            parses[dataset.name][dataset.documents_fingerprint] = dataset
+        else:
+            parses[dataset.name]["found"] = dataset  # a parse that lost nothing: nothing is lost everywhere
+    found = {}
+    for name, by_text in parses.items():
+        if len(by_text) < 2 or "found" in by_text:
+            continue
+        lost = [{(query.id, quote) for query in dataset.queries for quote in query.lost} for dataset in by_text.values()]
+        everywhere = set.intersection(*lost)
+        if everywhere:
+            found[name] = sorted({question for question, _ in everywhere})
+    return found

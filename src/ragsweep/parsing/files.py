@@ -1,19 +1,26 @@
 """A folder's files parsed once: each file's text is cached by (its content, its parser's identity). Processes that
-parse the same folder at once (a parallel sweep's jobs, nodes sharing the cache) share its files out among
-themselves, each parsing the files no other is parsing (`StageCache.get_or_compute_each`).
+parse the same folder at once (helpers on this machine's free cores, a parallel sweep's jobs, nodes sharing the
+cache) share its files out among themselves, each parsing the files no other is parsing
+(`StageCache.get_or_compute_each`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+import pickle
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ragsweep.cache import Arrays, StageCache, fingerprint
+from ragsweep.cores import model_threads
 from ragsweep.parsing.base import Parsed, Parser, UnreadableFile
 from ragsweep.parsing.by_type import ByFileType
 
@@ -22,18 +29,71 @@ log = logging.getLogger(__name__)
 STAGE = "parsed"
 
 
-def parse_files(parser: ByFileType, paths: Sequence[Path], cache: StageCache) -> list[Parsed | UnreadableFile]:
+def parse_files(parser: ByFileType, paths: Sequence[Path], cache: StageCache, helpers: bool = True
+                ) -> list[Parsed | UnreadableFile]:
     """Each file's parse, in `paths` order, or the UnreadableFile saying why its parser could not read it (not
     cached: a fixed file is read again). A file's key holds the sha256 of its bytes, so a renamed copy is not
-    parsed again and an edited file is."""
+    parsed again and an edited file is. With `helpers`, files not yet cached are shared with helper processes on
+    the cores this process may use (`_helping`), which parse into the cache beside it."""
     readers = [_reader(parser, path) for path in paths]
     keys = [fingerprint(STAGE, _sha256(path), _identity(reader)) for path, reader in zip(paths, readers, strict=True)]
+    missing = [path for path, key in zip(paths, keys, strict=True) if not cache.holds(STAGE, key)]
 
     def compute(positions: list[int]) -> list[Arrays]:
         return [_parse(readers[i], paths[i]) for i in positions]
 
-    entries = cache.get_or_compute_each(STAGE, keys, compute, batch=1, storable=lambda arrays: "error" not in arrays)
+    with _helping(parser, missing, cache) if helpers else nullcontext():
+        entries = cache.get_or_compute_each(STAGE, keys, compute, batch=1, progress=helpers,
+                                            storable=lambda arrays: "error" not in arrays)
     return [_parsed(entry) for entry in entries]
+
+
+@contextmanager
+def _helping(parser: ByFileType, missing: Sequence[Path], cache: StageCache) -> Iterator[None]:
+    """While this process parses `missing`, as many helper processes as its share of the cores allows beside it
+    (`python -m ragsweep.parsing.files`), each taking the files nobody else is parsing (a lock per file), storing
+    them in the cache, which this process reads. PDF parsers hold Python's lock or PDFium's, so threads would not
+    help; processes started afresh keep the caller's `__main__` out of it (multiprocessing's spawn imports it).
+    None without a cache to share through, or with one core."""
+    if not cache.enabled or STAGE in cache.fresh or len(missing) < 2:
+        yield
+        return
+    with model_threads(None) as cores, tempfile.TemporaryDirectory(prefix="ragsweep-parse-") as folder:
+        count = min(cores, len(missing)) - 1
+        if count < 1:
+            yield
+            return
+        work = Path(folder) / "work.pickle"
+        work.write_bytes(pickle.dumps((parser, list(missing), str(cache.root), cache.locks)))
+        started = [subprocess.Popen([sys.executable, "-m", "ragsweep.parsing.files", str(work)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(count)]
+        log.info("parsing %d files on %d processes", len(missing), count + 1)
+        try:
+            yield
+        except BaseException:  # Ctrl-C or a failure: the helpers' work is not wanted now
+            _stop(started, grace=0)
+            raise
+        _stop(started, grace=HELPER_GRACE)
+
+
+def _stop(helpers: list[subprocess.Popen], grace: float) -> None:
+    """Each helper once it has ended, or after `grace` seconds, killed (a file it was parsing stays unparsed, and
+    unlocked: the next parse of it takes it)."""
+    for helper in helpers:
+        try:
+            helper.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            helper.kill()
+            helper.wait()
+
+
+HELPER_GRACE = 60  # seconds a helper may take to finish its file once every file is parsed, before it is stopped
+
+
+def _help(work: Path) -> None:
+    """A helper's work (`_helping`): parse the files nobody else is parsing into the cache."""
+    parser, paths, root, locks = pickle.loads(work.read_bytes())
+    parse_files(parser, [Path(path) for path in paths], StageCache(root, locks=locks), helpers=False)
 
 
 def _reader(parser: ByFileType, path: Path) -> Parser:
@@ -74,3 +134,7 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+if __name__ == "__main__":
+    _help(Path(sys.argv[1]))

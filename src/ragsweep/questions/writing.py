@@ -1,10 +1,12 @@
-"""A generated question set on disk: a `native` dataset (documents and queries.jsonl) and its reports.
+"""A generated question set on disk: a `native` dataset (documents and queries.jsonl), the questions quoting their
+evidence (questions.jsonl, for `dataset=files`) and its reports.
 
 Each file is written to a temporary file and renamed, so a killed run never leaves half a file.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 from pathlib import Path
@@ -26,17 +28,33 @@ def record(number: int, screened: Screened) -> dict[str, Any]:
 
 
 def write_dataset(out: Path, documents: dict[str, Document], records: list[dict[str, Any]], report: Report) -> None:
-    """`out/documents/<id>.txt`, `queries.jsonl` (each span's `content` is the document's text there) and the
-    reports."""
-    (out / "documents").mkdir(parents=True, exist_ok=True)
+    """`out/documents/<id>.txt`, `queries.jsonl` (each span's `content` is the document's text there), the same
+    questions with their evidence as quotes (`questions.jsonl`, as `dataset=files` reads them: any parser's text
+    can be searched for them) and the reports."""
     for doc_id, doc in documents.items():
-        _replace(out / "documents" / f"{doc_id}.txt", doc.text)
+        path = out / "documents" / f"{doc_id}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _replace(path, doc.text)
     for line in records:
         for reference in line["references"]:
             reference["content"] = documents[reference["doc_id"]].text[reference["start"]:reference["end"]]
     _replace(out / "queries.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    _replace(out / "questions.jsonl", "".join(json.dumps(quoted(r, documents), ensure_ascii=False) + "\n"
+                                              for r in records))
     _replace(out / "generation_report.json", json.dumps(report.to_dict(records), indent=2, ensure_ascii=False) + "\n")
     _replace(out / "generation_report.md", report.markdown(records))
+
+
+def quoted(line: dict[str, Any], documents: dict[str, Document]) -> dict[str, Any]:
+    """A queries.jsonl line as `dataset=files` reads a question: each reference a quote of its document, with the
+    page it starts on (counted from 1) where the document has pages."""
+    evidence = []
+    for reference in line["references"]:
+        pages = getattr(documents[reference["doc_id"]], "pages", (0,))
+        page = bisect.bisect_right(pages, reference["start"]) if len(pages) > 1 else None
+        evidence.append({"doc": reference["doc_id"], "quote": reference["content"],
+                         **({"page": page} if page is not None else {})})
+    return {"id": line["id"], "question": line["question"], "answers": line["answers"], "evidence": evidence}
 
 
 def _replace(path: Path, text: str) -> None:

@@ -23,7 +23,8 @@ from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Overrid
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.data.base import DatasetError, load_once
+from ragsweep.data.base import DatasetError, loaded
+from ragsweep.data.files import lost_in_every_text
 from ragsweep.hydra_internals import args_parser, sweep_points
 from ragsweep.metrics import registry
 from ragsweep.runner.build import build
@@ -33,6 +34,7 @@ from ragsweep.runner.plan import plan_job
 from ragsweep.runner.racing.sweep import RACING_SWEEPER, racing_problems
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.runner.overrides import unknown_choices
+from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)
 
@@ -94,11 +96,12 @@ def exit_on_bad_command_line(argv: Sequence[str], conf_dir: Path,
     raise SystemExit(2)
 
 
-def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> None:
+def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> Dataset:
     """What a job needs before it starts: its stages build and load their models (once per process, so
-    jobs in this process reuse them), its dataset loads, its folders are writable. `objects`: a Python caller's own components (see `build`)."""
+    jobs in this process reuse them), its dataset loads, its folders are writable; the dataset it loaded.
+    `objects`: a Python caller's own components (see `build`)."""
     pipeline = build(plan_job(cfg), objects=objects)
-    load_once(pipeline.dataset)
+    dataset = loaded(pipeline.dataset)
     if pipeline.cache.enabled:
         writable(Path(str(cfg.cache.dir)), "cache.dir", folder=True)
     tracker = pipeline.tracker
@@ -115,6 +118,7 @@ def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> N
                               "created for you)")
     if not tracker.uri.startswith(("http://", "https://")):  # a tracking server keeps its own artifacts
         writable(Path(str(tracker.artifacts)), "tracking.artifacts", folder=True)
+    return dataset
 
 
 def writable(path: Path, key: str, folder: bool = False) -> None:
@@ -150,14 +154,19 @@ def _point_problems(compose_point: Callable[[list[str]], DictConfig], points: li
                     multirun: bool, visit: Callable[[list[str], DictConfig], None] | None = None) -> list[str]:
     """Every point composed and checked (and then visited); a problem shared by several points is listed once."""
     failed: dict[str, list[list[str]]] = {}
+    datasets = []
     for point in points:
         try:
             cfg = compose_point(point)
-            check_config(cfg)
+            datasets.append(check_config(cfg))
             if visit is not None:
                 visit(point, cfg)
         except (ConfigError, DatasetError) as error:
             failed.setdefault(str(error), []).append(point)
+    for name, questions in lost_in_every_text(datasets).items():
+        log.warning("%s: the evidence of question(s) %s is in none of the sweep's parsed texts; a problem of the "
+                    "dataset (a quote of another edition, a scanned page?): fix the quotes, or know that no "
+                    "configuration can retrieve it", name, ", ".join(questions))
     if not multirun or not failed:
         return list(failed)
     swept = _swept_keys(points)

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 SETTINGS = ("seed", "questions_per_document", "attempts_per_question", "retries", "constrain_excerpts", "prompt", "types",
             "difficulties", "filters", "paths", "hydra")
 GROUPS = ("generator", "embedder", "store", "passages", "chunker", "retriever", "judge", "cache",
-          "dataset")  # dataset: `--dataset NAME` reads that option's documents
+          "dataset", "parser")  # dataset: `--dataset NAME` reads that option's documents (parser: files, by it)
 
 
 class QuestionSetWriter:
