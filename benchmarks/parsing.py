@@ -10,8 +10,9 @@ On a folder of PDFs with FinanceBench-form questions (default ../shared/data/fin
 2. Evidence located: the share of quotes each parser's text holds (`evidence_found / evidence`), and how many
    of them verbatim once folded.
 3. A real sweep, `python sweep.py -m dataset=files parser=... chunker=recursive,sentence k=5,10` under
-   retriever=bm25 and then retriever=dense embedder=static (model2vec: MiniLM would embed every chunking for half an hour), its token_recall and recall per configuration, and
-   `ragsweep effects --metric token_recall` for the parser's effect with its interval (bm25's sweep).
+   retriever=bm25 and then retriever=dense embedder=static (model2vec; MiniLM would take half an hour to embed
+   the six chunkings), its token_recall and recall per configuration, and `ragsweep effects --metric
+   token_recall` for the parser's effect with its interval (bm25's sweep).
 4. With `--grow N`: the folder grown to N PDFs (the filings copied under new names, each copy's bytes made
    distinct by a trailing PDF comment, so the cache, which keys a file by its bytes, parses each anew), parsed
    by pdfium through ragsweep on one core (milliseconds a page), then `python sweep.py` on it twice (k=5, then
