@@ -16,13 +16,13 @@ from ragsweep.data.base import DatasetLoader, loaded
 from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.hydra_internals import locate
-from ragsweep.identity import semantic_config
+from ragsweep.identity import code_versions, semantic_config
 from ragsweep.judging.calibration.claim_labels import ClaimLabel, load_claim_labels
 from ragsweep.metrics.costs import Prices
 from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
 from ragsweep.runner.errors import ConfigError, closest
-from ragsweep.runner.plan import JobPlan, check_objectives, enabled, plan_job
+from ragsweep.runner.plan import JobPlan, check_objectives, enabled, plan_job, target_class
 from ragsweep.tracking.base import Tracker
 
 
@@ -262,7 +262,9 @@ def instantiate_stage(cfg: DictConfig, group: str, stages: dict[str, Built], cac
                           "check the module path and class name") from None
     _unknown_parameters(group, config, component_class, stages)
     given = {name: stage for name, stage in stages.items() if name in inspect.signature(component_class).parameters}
-    signature = {"config": semantic_config(config), **{name: stage.signature for name, stage in given.items()}}
+    versions = code_versions(config, target_class)  # a raised version recomputes this stage and those after it
+    signature = {"config": semantic_config(config), **{name: stage.signature for name, stage in given.items()},
+                 **({"versions": versions} if versions else {})}
     if objects and group in objects:
         try:
             component = component_class(**{key: value for key, value in config.items() if not key.startswith("_")},

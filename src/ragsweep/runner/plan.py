@@ -194,14 +194,14 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
                if isinstance(resolved.get(group), dict) and "_target_" in resolved[group]}
     return JobPlan(config, resolved, whole, generates, judges, judges_relevance, k, candidates, depth, label,
                    sweep_name(naming.choices if naming else {}), params, targets,
-                   code_versions(resolved, _component_class), unused)
+                   code_versions(resolved, target_class), unused)
 
 
 def _unused_groups(cfg: DictConfig, whole: bool, generates: bool) -> tuple[str, ...]:
     """The stage groups of `cfg` the job does not build, in data-flow order: what a whole retriever replaces, and
     each handed group no stage it builds takes (a class that does not import takes everything: `build` names it)."""
     replaced = WHOLE_RETRIEVER_REPLACES if whole else ()
-    taking = [_component_class(OmegaConf.select(cfg, f"{stage}._target_")) for stage in TAKING_STAGES
+    taking = [target_class(OmegaConf.select(cfg, f"{stage}._target_")) for stage in TAKING_STAGES
               if stage in cfg and stage not in replaced and (stage != "generator" or generates)]
     untaken = {group for group in HANDED_GROUPS if group in cfg and not any(
         component is None or group in inspect.signature(component).parameters for component in taking)}
@@ -270,7 +270,7 @@ def enabled(target: str | None) -> bool:
     """Whether the class `target` names does its stage's work: `none` options (`NoGenerator`, `NoJudge`) set
     `enabled = False`. A target that does not import counts as enabled, so that building it names the
     error."""
-    component = _component_class(target)
+    component = target_class(target)
     return component is None or getattr(component, "enabled", True) is not False
 
 
@@ -287,7 +287,7 @@ def _enabled(cfg: DictConfig, group: str) -> bool:
 
 def _whole_retriever(target: str | None) -> bool:
     """A retriever class that is a whole retrieval pipeline: `retrieve(question, k)`, not a store's search."""
-    component = _component_class(target)
+    component = target_class(target)
     return component is not None and hasattr(component, "retrieve")
 
 
@@ -298,7 +298,7 @@ def _candidates(cfg: DictConfig) -> int:
     if given is not None:
         valid = isinstance(given, int) and not isinstance(given, bool)
         return int(given) if valid else 0  # build names a bad value
-    component = _component_class(OmegaConf.select(cfg, "reranker._target_"))
+    component = target_class(OmegaConf.select(cfg, "reranker._target_"))
     if component is None:
         return 0
     parameter = inspect.signature(component).parameters.get("candidates")
@@ -308,7 +308,8 @@ def _candidates(cfg: DictConfig) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _component_class(target: str | None) -> type | None:
+def target_class(target: str | None) -> type | None:
+    """The class `target` names, or None when there is none or it does not import (`build` then names it)."""
     if target is None:
         return None
     try:
