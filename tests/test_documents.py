@@ -65,6 +65,11 @@ def test_a_folder_of_files_sweeps_over_parsers_and_chunkers(swept):
     runs = [json.loads(path.read_text()) for path in (project / "outputs" / "multirun").rglob("metrics.json")]
     assert len(runs) == 4
     assert all(run["evidence_located"]["mean"] == 1.0 for run in runs)  # every quote found, whichever parser
+    records = [json.loads(line) for path in (project / "outputs" / "multirun").rglob("per_query.jsonl")
+               for line in path.read_text().splitlines()]
+    q8 = [item for record in records if record["id"] == "q8" for item in record["retrieved"]
+          if item["doc_id"] == "filing.pdf"]
+    assert q8 and all(item["pages"] in ([1], [2], [1, 2]) for item in q8)  # a PDF's chunk knows its pages
 
 
 def test_effects_name_the_parser(swept):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
@@ -64,6 +65,11 @@ class PagedDocument(Document):
     def __init__(self, id: str, text: str, pages: tuple[int, ...] = (0,)) -> None:
         super().__init__(id, text)
         object.__setattr__(self, "pages", pages)
+
+    def pages_of(self, start: int, end: int) -> tuple[int, ...]:
+        """The pages, counted from 1, that characters [start, end) lie on."""
+        first, last = bisect.bisect_right(self.pages, start), bisect.bisect_right(self.pages, max(start, end - 1))
+        return tuple(range(first, last + 1))  # the first page starts at 0, so `first` is at least 1
 
     def __reduce__(self) -> tuple:
         return PagedDocument, (self.id, self.text, self.pages)

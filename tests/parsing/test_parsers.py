@@ -16,6 +16,7 @@ from ragsweep.parsing import files as parsing_files
 from ragsweep.parsing.files import parse_files
 from ragsweep.parsing.html import HtmlText
 from ragsweep.parsing.pdf import PdfiumText, PdfminerText, PypdfText
+from ragsweep.types import PagedDocument
 from tests.conf_options import compose_option, options
 from tests.parsing.documents import QUOTE, broken_pdf, encrypted_pdf, filing_pages, html_page, word_file
 
@@ -36,7 +37,8 @@ def test_each_pdf_parser_reads_a_real_filings_pages_and_keeps_where_each_starts(
     assert "cash flows from operating activities" in parsed.text[slice(*first)].lower()
     assert "\r" not in parsed.text and "\x0c" not in parsed.text
     assert parsed.blank_pages == (2,)  # the page without text is said, not silently empty
-    assert parsed.pages_of(first[0], second[0] + 5) == (0, 1)
+    paged = PagedDocument("filing.pdf", parsed.text, parsed.pages)
+    assert paged.pages_of(first[0], second[0] + 5) == (1, 2) and paged.pages_of(second[0], second[0] + 1) == (2,)
     assert parser.library.split()[0] in ("pypdfium2", "pypdf", "pdfminer.six")
 
 

@@ -70,14 +70,6 @@ class Parsed:
         end = self.pages[page + 1] - len(PAGE_BREAK) if page + 1 < len(self.pages) else len(self.text)
         return start, max(start, end)
 
-    def pages_of(self, start: int, end: int) -> tuple[int, ...]:
-        """The 0-based pages characters [start, end) lie on."""
-        import bisect
-
-        first = bisect.bisect_right(self.pages, start) - 1
-        last = bisect.bisect_right(self.pages, max(start, end - 1)) - 1
-        return tuple(range(max(first, 0), max(last, 0) + 1))
-
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 

@@ -21,7 +21,7 @@ from ragsweep.runner.context import Context
 from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.judge_stage import Judgement
 from ragsweep.runner.stages import latency_sample
-from ragsweep.types import Chunk, Dataset, Hit
+from ragsweep.types import Chunk, Dataset, Document, Hit, PagedDocument
 
 
 def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset, chunks: Sequence[Chunk],
@@ -36,10 +36,11 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
     metrics_path = output_dir / "metrics.json"
     metrics_path.write_text(json.dumps(summary, indent=2) + "\n")
     per_query_path = output_dir / per_query_file.NAME
+    documents = dataset.documents
     with per_query_path.open("wb") as out:
         for position, (query, query_hits, scores) in enumerate(zip(dataset.queries, context.kept, per_query,
                                                                    strict=True)):
-            retrieved = [_retrieved(chunks[hit.index], hit.score) for hit in query_hits]
+            retrieved = [_retrieved(chunks[hit.index], hit.score, documents) for hit in query_hits]
             record = {"id": query.id, "question": query.text,
                       "references": [ref.to_dict() for ref in query.references],
                       "retrieved": retrieved, "metrics": scores}
@@ -50,7 +51,8 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
                 record["query"] = {"texts": list(made.texts), "error": made.error, "prompt_tokens": made.prompt_tokens,
                                    "completion_tokens": made.completion_tokens, "latency_ms": made.latency_ms}
             if context.widened:
-                record["context"] = [_retrieved(context.chunks[hit.index], hit.score) for hit in context.hits[position]]
+                record["context"] = [_retrieved(context.chunks[hit.index], hit.score, documents)
+                                     for hit in context.hits[position]]
             if generations is not None:
                 made = generations[position]
                 record.update(answer=made.answer, reference_answers=list(query.answers), generation=made.to_dict())
@@ -64,9 +66,13 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
     return [metrics_path, per_query_file.finish(per_query_path), config_path]
 
 
-def _retrieved(chunk: Chunk, score: float) -> dict:
-    """A retrieved chunk in per_query.jsonl: its span and score."""
-    return {"doc_id": chunk.doc_id, "start": chunk.start, "end": chunk.end, "score": score}
+def _retrieved(chunk: Chunk, score: float, documents: Mapping[str, Document]) -> dict:
+    """A retrieved chunk in per_query.jsonl: its span and score, and the pages it lies on when its document has
+    pages (a parsed PDF's, counted from 1)."""
+    document = documents[chunk.doc_id]
+    paged = isinstance(document, PagedDocument) and len(document.pages) > 1
+    return {"doc_id": chunk.doc_id, "start": chunk.start, "end": chunk.end, "score": score,
+            **({"pages": list(document.pages_of(chunk.start, chunk.end))} if paged else {})}
 
 
 class _ConfigDumper(getattr(yaml, "CDumper", yaml.Dumper)):  # libyaml's, where PyYAML was built with it
