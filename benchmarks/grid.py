@@ -106,7 +106,7 @@ class LowerBound:
         from ragsweep.embedding.sentence_transformers import _load
 
         started = time.perf_counter()
-        self.model = _load(minilm_path(), os.cpu_count() or 1)  # the one the grid's embedder will use
+        self.model = _load(minilm_path())  # the one the grid's embedder will use (one model a process)
         self.load_seconds = time.perf_counter() - started
         self.seconds = 0.0
         self.texts: set[str] = set()
