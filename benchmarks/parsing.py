@@ -19,7 +19,7 @@ On a folder of PDFs with FinanceBench-form questions (default ../shared/data/fin
    k=10): the files each parses are the new entries in its stage cache's `parsed/` folder, 0 the second time.
 
 Usage: python benchmarks/parsing.py [--data ../shared/data/financebench_dev] [--parsers pdfium pypdf pdfminer]
-                                    [--grow 1000] [--skip-sweep] [--workdir DIR] [--keep]
+                                    [--grow 1000] [--skip-speed] [--skip-sweep] [--workdir DIR] [--keep]
 """
 
 from __future__ import annotations
@@ -130,6 +130,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "financebench_dev")
     parser.add_argument("--parsers", nargs="+", default=["pdfium", "pypdf", "pdfminer"])
     parser.add_argument("--grow", type=int, default=0)
+    parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-sweep", action="store_true")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--keep", action="store_true")
@@ -140,7 +141,7 @@ def main() -> None:
     try:
         print("parser    pages  ragsweep_pages_s  alone_pages_s  ratio  peak_rss_mb  helpers_pages_s  spread  "
               "evidence_found  verbatim")
-        for option in args.parsers:
+        for option in [] if args.skip_speed else args.parsers:
             ours, alone = speed_of(option, data, workdir), speed_of(option, data, workdir, "alone")
             spread = speed_of(option, data, workdir, "helpers")
             loading = located(option, data, workdir)
