@@ -165,8 +165,9 @@ def main() -> None:
         if args.grow:
             grown = grow(data, args.grow, workdir)
             parsed = speed_of(args.parsers[0] if args.parsers[0] == "pdfium" else "pdfium", grown, workdir)
-            print(f"\ngrown to {args.grow} PDFs ({parsed['pages']} pages), parsed by pdfium through ragsweep on one core: "
-                  f"{1000 * parsed['seconds'] / parsed['pages']:.2f} ms a page, peak RSS {parsed['peak_rss_mb']:.0f} MB")
+            print(f"\ngrown to {args.grow} PDFs ({parsed['pages']} pages), parsed by pdfium through ragsweep on one "
+                  f"core: {1000 * parsed['seconds'] / parsed['pages']:.2f} ms a page, peak RSS "
+                  f"{parsed['peak_rss_mb']:.0f} MB")
             project = workdir / "grown-project"
             project.mkdir(exist_ok=True)
             entries = project / "cache" / "parsed"

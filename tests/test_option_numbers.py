@@ -36,7 +36,8 @@ UNPINNED = {  # option -> why it is not run here
     "dataset=native": "the loader this test's dataset goes through: every row below runs it",
     "dataset=files": "a loader: its numbers are its files' (tests/data/test_files.py reads every type and form)",
     **{f"parser={option}": "read by dataset=files only, so it changes nothing on this test's dataset "
-                           "(tests/parsing/ runs each on real files)" for option in ("auto", "pdfium", "pypdf", "pdfminer")},
+                           "(tests/parsing/ runs each on real files)"
+       for option in ("auto", "pdfium", "pypdf", "pdfminer")},
     "generator=llama_cpp": "a llama.cpp server (tests/generation/test_generation_sweep.py checks its answers)",
     "generator=openai": "an endpoint (tests/generation/test_openai.py runs it against a real server)",
     "judge=llm": "an LLM behind a server (tests/generation/test_llm_judge_server.py)",

@@ -94,10 +94,12 @@ def test_each_quote_becomes_the_span_of_the_parsed_text_that_holds_it(loaded):
 
 
 def _quotes(question_id: str) -> list[str]:
-    return {"q1": ["Deploys happen on Tuesdays."], "q2": ["environment variables are read too, unless trust_env is false"],
+    return {"q1": ["Deploys happen on Tuesdays."],
+            "q2": ["environment variables are read too, unless trust_env is false"],
             "q3": ["tagged from main after the test suite passes"],
             "q4": [QUOTE + " (1,577) (1,373) (1,420)"],
-            "q5": ["Read the configuration file before the first run"], "q6": ["Deploys happen on Tuesdays"]}[question_id]
+            "q5": ["Read the configuration file before the first run"],
+            "q6": ["Deploys happen on Tuesdays"]}[question_id]
 
 
 def test_a_lost_quote_stays_in_its_question_and_is_counted(loaded):
@@ -180,8 +182,9 @@ REFUSALS = {  # files of the folder (an empty dict: the folder is missing), and 
                           "questions.jsonl:1: missing field 'evidence'"),
     "empty evidence": ({"a.md": "Alpha", "questions.jsonl": '{"id": "q", "question": "?", "evidence": []}\n'},
                        "field 'evidence' is empty"),
-    "evidence not an object": ({"a.md": "Alpha", "questions.jsonl": '{"id": "q", "question": "?", "evidence": ["a"]}\n'},
-                               "evidence[0]: expected an object"),
+    "evidence not an object": (
+        {"a.md": "Alpha", "questions.jsonl": '{"id": "q", "question": "?", "evidence": ["a"]}\n'},
+        "evidence[0]: expected an object"),
     "unknown document": ({"a.md": "Alpha", "questions.jsonl": OK.replace('"a.md"', '"b.md"')},
                          "evidence[0] doc: unknown document 'b.md'"),
     "document close to one": ({"guide.md": "Alpha", "questions.jsonl": OK.replace('"a.md"', '"guides.md"')},
@@ -268,7 +271,8 @@ def test_questions_kept_apart_from_the_documents_and_documents_read_without_ques
 def test_a_quote_lost_by_every_parser_of_a_sweep_is_a_problem_of_the_dataset():
     def parse(text: str, *lost: tuple[str, ...]) -> Dataset:
         document = Document("a.pdf", text)
-        queries = [Query(f"q{i}", "?", () if gone else (Span("a.pdf", 0, 2),), lost=gone) for i, gone in enumerate(lost)]
+        queries = [Query(f"q{i}", "?", () if gone else (Span("a.pdf", 0, 2),), lost=gone)
+                   for i, gone in enumerate(lost)]
         return Dataset("filings", {"a.pdf": document}, queries)
 
     pdfium = parse("pdfium's text", (), ("quote one",), ("quote two",))

@@ -51,9 +51,9 @@ def generate_command(args: argparse.Namespace) -> int:
           f"{report['seconds']:.0f} s, {report['seconds_per_draft']} s per draft")
     print(f"wrote {args.out / 'queries.jsonl'} and {args.out / 'generation_report.md'}; sweep it: "
           f"ragsweep sweep -m dataset=native dataset.path={args.out}")
-    print(f"or, with its evidence as quotes ({args.out / 'questions.jsonl'}), on your files with any parser: "
-          f"ragsweep sweep -m dataset=files dataset.path=<your folder> dataset.questions={args.out / 'questions.jsonl'} "
-          "parser=pdfium,pypdf")
+    quoted = args.out / "questions.jsonl"
+    print(f"or, with its evidence as quotes ({quoted}), on your files with any parser: ragsweep sweep -m "
+          f"dataset=files dataset.path=<your folder> dataset.questions={quoted} parser=pdfium,pypdf")
     failed, limit = report["dropped"]["generation_failed"], float(cfg.generator.get("max_error_rate", 0.05))
     if report["passages_tried"] and failed / report["passages_tried"] > limit:
         print(f"ragsweep: error: {failed} of {report['passages_tried']} drafts failed (more than "

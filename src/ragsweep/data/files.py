@@ -92,8 +92,8 @@ class FilesDataset:
         documents, loading = _documents_with_text(texts, folder)
         queries, located = self._located(asked, texts, documents)
         loading.update(located)
-        dataset = build_dataset(folder.name, ((str(folder / doc_id), document) for doc_id, document in documents.items()),
-                                queries, str(questions_file), loading)
+        located_documents = ((str(folder / doc_id), document) for doc_id, document in documents.items())
+        dataset = build_dataset(folder.name, located_documents, queries, str(questions_file), loading)
         return self.questions.apply(dataset)
 
     def read_documents(self) -> dict[str, PagedDocument]:
@@ -156,8 +156,8 @@ class FilesDataset:
                     if evidence.page is not None and evidence.page >= len(parsed.pages):
                         raise DatasetError(f"{evidence.where}: page {evidence.page + 1} of {evidence.doc}, which has "
                                            f"{len(parsed.pages)} page(s) as parsed; fix the page")
-                    match = find_quote(parsed.text, evidence.quote, _windows(parsed, evidence.page), self.min_similarity,
-                                       folded[evidence.doc])
+                    match = find_quote(parsed.text, evidence.quote, _windows(parsed, evidence.page),
+                                       self.min_similarity, folded[evidence.doc])
                 if match is None:
                     lost.append(evidence.quote)
                     continue
@@ -170,9 +170,8 @@ class FilesDataset:
                                                   corpus, tuple(lost))))
         if lost_ids:
             log.warning("%d of %d quoted evidence not found in the parsed documents (at least %.0f%% alike), so "
-                        "nothing can retrieve it; question(s) %s%s: try another parser or lower "
-                        "dataset.min_similarity", total - found, total, 100 * self.min_similarity,
-                        ", ".join(lost_ids[:SHOWN]), f" and {len(lost_ids) - SHOWN} more" if len(lost_ids) > SHOWN else "")
+                        "nothing can retrieve it; question(s) %s: try another parser or lower dataset.min_similarity",
+                        total - found, total, 100 * self.min_similarity, _named(lost_ids))
         return queries, {"evidence": total, "evidence_found": found, "evidence_verbatim": exact}
 
 
@@ -359,7 +358,8 @@ def lost_in_every_text(datasets: Sequence[Dataset]) -> dict[str, list[str]]:
     for name, by_text in parses.items():
         if len(by_text) < 2 or "found" in by_text:
             continue
-        lost = [{(query.id, quote) for query in dataset.queries for quote in query.lost} for dataset in by_text.values()]
+        lost = [{(query.id, quote) for query in dataset.queries for quote in query.lost}
+                for dataset in by_text.values()]
         everywhere = set.intersection(*lost)
         if everywhere:
             found[name] = sorted({question for question, _ in everywhere})

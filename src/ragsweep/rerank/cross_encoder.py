@@ -49,7 +49,8 @@ class CrossEncoderReranker:
         return _load(self.model)
 
     def rerank(self, questions: Sequence[str], chunks: Sequence[Chunk], hits: Sequence[Sequence[Hit]]) -> list[list[Hit]]:
-        pairs = [(question, chunks[hit.index].search_text) for question, query_hits in zip(questions, hits) for hit in query_hits]
+        pairs = [(question, chunks[hit.index].search_text) for question, query_hits in zip(questions, hits)
+                 for hit in query_hits]
         with torch_threads(self.threads):
             scores = iter(self._model.predict(pairs, batch_size=self.batch_size,
                                               show_progress_bar=len(pairs) > 256).tolist())

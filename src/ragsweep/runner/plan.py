@@ -130,8 +130,8 @@ class JobPlan:
 
 
 # The stage groups in data-flow order; a job builds those its plan keeps.
-STAGE_GROUPS = ("parser", "dataset", "chunker", "embedder", "store", "query", "retriever", "reranker", "cutoff", "augment",
-                "compress", "generator", "judge", "relevance_judge", "metrics")
+STAGE_GROUPS = ("parser", "dataset", "chunker", "embedder", "store", "query", "retriever", "reranker", "cutoff",
+                "augment", "compress", "generator", "judge", "relevance_judge", "metrics")
 # Top-level settings a job reads besides its stage groups; anything else (`+foo=1`) is a typo or a
 # setting of another tool, and would silently become part of the configuration's identity.
 SETTINGS = ("k", "depth", "experiment", "optimized_metric", "bootstrap_samples", "fail_fast", "force",
