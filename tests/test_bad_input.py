@@ -56,6 +56,30 @@ def _labels(folder: Path) -> Path:
     return path
 
 
+def _files(folder: Path, files: dict[str, str], doc: str = "fox", locked: bool = False) -> Path:
+    """A folder of files (`dataset=files`) under `folder/data`, and a question quoting `doc`; `locked` adds a PDF
+    encrypted with a password."""
+    root = folder / "data"
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text)
+    if locked:
+        import pypdf
+
+        writer = pypdf.PdfWriter()
+        writer.add_blank_page(200, 200)
+        writer.encrypt("secret", algorithm="AES-128")
+        with open(root / "locked.pdf", "wb") as handle:
+            writer.write(handle)
+    (root / "questions.jsonl").write_text(json.dumps(
+        {"id": "q1", "question": "What jumps?", "evidence": [{"doc": doc, "quote": "quick brown fox"}]}) + "\n")
+    return root
+
+
+def _files_args(files: dict[str, str], **kwargs) -> Callable[[Path], list[str]]:
+    return lambda folder: ["dataset=files", f"dataset.path={_files(folder, files, **kwargs)}"]
+
+
 def _native_args(**kwargs) -> Callable[[Path], list[str]]:
     return lambda folder: ["dataset=native", f"dataset.path={_native(folder, **kwargs)}"]
 
@@ -74,6 +98,7 @@ class Case:
     args: list[str] | Callable[[Path], list[str]]  # a callable makes its files in the folder first
     message: str  # what the error line must contain
     read_only: bool = False  # run with `folder/ro` mounted read-only
+    kept: str | None = None  # a folder the refusal may leave, and why: finished work it never pays for again
 
 
 CASES = {
@@ -189,6 +214,14 @@ CASES = {
     "native unknown document": Case(_native_args(queries=[_query(references=[{"doc_id": "cat", "start": 0, "end": 3}])]),
                                     "unknown doc_id 'cat'"),
     "beir folder without corpus": Case(lambda f: ["dataset=beir", f"dataset.path={f}"], "corpus.jsonl: missing"),
+    "files of a type no parser reads": Case(_files_args({"fox.md": DOC, "table.xlsx": "x"}),
+                                            "table.xlsx: no parser reads .xlsx"),
+    "files quoting an unknown document": Case(_files_args({"fox.md": DOC}, doc="fax"),
+                                              "evidence[0] doc: unknown document 'fax'"),
+    # the files read before the refusal stay parsed in the stage cache: removing the file, the user pays nothing again
+    "files PDF encrypted with a password": Case(_files_args({"fox.md": DOC}, locked=True),
+                                                "locked.pdf: it is encrypted with a password", kept=".cache"),
+    "parser option unknown": Case(["parser=nope"], "parser=nope is not an option of 'parser'"),
     # folders the job would write
     "cache folder read-only": Case(lambda f: [f"cache.dir={f}/ro/cache"], "cache.dir: ", read_only=True),
     "cache folder is a file": Case(lambda f: [f"cache.dir={_a_file(f)}"], "is a file, not a folder; point cache.dir"),
@@ -247,7 +280,9 @@ def test_bad_input_is_refused_before_any_work_with_one_line(name, tmp_path, prel
         assert len(errors) == 1, errors
     if case.read_only:
         shutil.rmtree(folder / "ro")  # the empty mount point the row made
-    assert sorted(folder.rglob("*")) == before, "a refused command left files behind"
+    kept = folder / case.kept if case.kept else None
+    left = [path for path in sorted(folder.rglob("*")) if kept is None or not path.is_relative_to(kept)]
+    assert left == before, "a refused command left files behind"
 
 
 def test_the_table_covers_at_least_forty_kinds():

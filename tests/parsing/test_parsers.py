@@ -15,7 +15,7 @@ from ragsweep.parsing.docx import DocxText
 from ragsweep.parsing import files as parsing_files
 from ragsweep.parsing.files import parse_files
 from ragsweep.parsing.html import HtmlText
-from ragsweep.parsing.pdf import PdfiumText, PdfminerText, PypdfText
+from ragsweep.parsing.pdf import ENCRYPTED, PdfiumText, PdfminerText, PypdfText
 from ragsweep.types import PagedDocument
 from tests.conf_options import compose_option, options
 from tests.parsing.documents import QUOTE, broken_pdf, encrypted_pdf, filing_pages, html_page, word_file
@@ -105,9 +105,9 @@ def test_a_parse_is_cached_by_content_and_parser_and_an_unreadable_file_is_said_
 def test_each_pdf_parser_refuses_an_encrypted_and_a_broken_file_in_one_line(parser, tmp_path):
     files = [encrypted_pdf(tmp_path / "locked.pdf"), broken_pdf(tmp_path / "broken.pdf")]
     cache = StageCache(tmp_path / "cache")
-    for result in parse_files(instantiate_with(parser), files, cache):
-        assert isinstance(result, UnreadableFile)
-        assert "\n" not in str(result) and str(result)
+    locked, broken = parse_files(instantiate_with(parser), files, cache)
+    assert isinstance(locked, UnreadableFile) and str(locked) == ENCRYPTED  # every parser says it alike
+    assert isinstance(broken, UnreadableFile) and "\n" not in str(broken) and str(broken)
 
 
 def instantiate_with(pdf):

@@ -27,6 +27,7 @@ from ragsweep.parsing.by_type import ByFileType
 log = logging.getLogger(__name__)
 
 STAGE = "parsed"
+PROGRESS_FROM = 8  # files to parse from which a progress bar is shown (a few files take seconds)
 
 
 def parse_files(parser: ByFileType, paths: Sequence[Path], cache: StageCache, helpers: bool = True
@@ -43,7 +44,8 @@ def parse_files(parser: ByFileType, paths: Sequence[Path], cache: StageCache, he
         return [_parse(readers[i], paths[i]) for i in positions]
 
     with _helping(parser, missing, cache) if helpers else nullcontext():
-        entries = cache.get_or_compute_each(STAGE, keys, compute, batch=1, progress=helpers,
+        entries = cache.get_or_compute_each(STAGE, keys, compute, batch=1,
+                                            progress=helpers and len(missing) >= PROGRESS_FROM,
                                             storable=lambda arrays: "error" not in arrays)
     return [_parsed(entry) for entry in entries]
 

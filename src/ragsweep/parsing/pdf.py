@@ -12,6 +12,8 @@ from pathlib import Path
 
 from ragsweep.parsing.base import Parsed, UnreadableFile, library
 
+ENCRYPTED = "it is encrypted with a password; decrypt it or remove it from the folder"
+
 
 @dataclass(frozen=True)
 class PdfiumText:
@@ -26,7 +28,12 @@ class PdfiumText:
     def parse(self, path: Path) -> Parsed:
         import pypdfium2
 
-        document = pypdfium2.PdfDocument(str(path))
+        try:
+            document = pypdfium2.PdfDocument(str(path))
+        except pypdfium2.PdfiumError as error:
+            if "password" in str(error).lower():
+                raise UnreadableFile(ENCRYPTED) from None
+            raise
         try:
             texts = []
             for page in document:
@@ -55,7 +62,7 @@ class PypdfText:
 
         reader = pypdf.PdfReader(str(path))
         if reader.is_encrypted and not reader.decrypt(""):  # most filings restrict editing only: no password to open
-            raise UnreadableFile("it is encrypted with a password; decrypt it or remove it from the folder")
+            raise UnreadableFile(ENCRYPTED)
         mode = "layout" if self.layout else "plain"
         return Parsed.of_pages([page.extract_text(extraction_mode=mode) or "" for page in reader.pages])
 
@@ -72,8 +79,12 @@ class PdfminerText:
 
     def parse(self, path: Path) -> Parsed:
         from pdfminer.high_level import extract_text
+        from pdfminer.pdfdocument import PDFPasswordIncorrect
 
-        pages = extract_text(str(path)).split("\f")
+        try:
+            pages = extract_text(str(path)).split("\f")
+        except PDFPasswordIncorrect:
+            raise UnreadableFile(ENCRYPTED) from None
         if len(pages) > 1 and not pages[-1].strip():
             pages.pop()
         return Parsed.of_pages(pages)
