@@ -156,6 +156,20 @@ def field(record: dict[str, Any], name: str, where: str, kind: type | tuple[type
     return value
 
 
+def listed_objects(record: dict[str, Any], name: str, where: str, holding: str, needed: str
+                   ) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(position, where, object) for each object of the non-empty list field `name` of `record`; `holding` says what
+    an object holds and `needed` why the list may not be empty, in the refusals."""
+    values = field(record, name, where, list)
+    if not values:
+        raise DatasetError(f"{where}: field {name!r} is empty; {needed}")
+    for position, value in enumerate(values):
+        at = f"{where} {name}[{position}]"
+        if not isinstance(value, dict):
+            raise DatasetError(f"{at}: expected an object with {holding}")
+        yield position, at, value
+
+
 @dataclass(frozen=True)
 class QuestionChoice:
     """Which of a dataset's questions a run asks: all, the first `limit`, or `sample` drawn with `seed`,

@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.cache import StageCache
-from ragsweep.data.base import DatasetError, QuestionChoice, build_dataset, field, read_jsonl, require_dir
+from ragsweep.data.base import (
+    DatasetError, QuestionChoice, build_dataset, field, listed_objects, read_jsonl, require_dir,
+)
 from ragsweep.data.evidence import find_quote
 from ragsweep.data.native import read_answers
 from ragsweep.parsing.base import Parsed, UnreadableFile
@@ -262,15 +264,9 @@ def read_questions(path: Path, names: _DocumentNames) -> Iterator[Asked]:
 
 
 def _ours(record: dict[str, Any], where: str, names: _DocumentNames) -> Asked:
-    evidence = field(record, "evidence", where, list)
-    if not evidence:
-        raise DatasetError(f"{where}: field 'evidence' is empty; every question needs at least one quote")
-    cited = []
-    for i, item in enumerate(evidence):
-        at = f"{where} evidence[{i}]"
-        if not isinstance(item, dict):
-            raise DatasetError(f"{at}: expected an object with doc, quote and optionally page")
-        cited.append(_evidence(item, "doc", "quote", "page", 1, at, names))
+    cited = [_evidence(item, "doc", "quote", "page", 1, at, names)
+             for _, at, item in listed_objects(record, "evidence", where, "doc, quote and optionally page",
+                                               "every question needs at least one quote")]
     return Asked(str(field(record, "id", where, (str, int))), field(record, "question", where),
                  read_answers(record, where), tuple(cited), where)
 
@@ -281,19 +277,13 @@ def _financebench(record: dict[str, Any], where: str, names: _DocumentNames) -> 
     evidence = record.get("evidence")
     if isinstance(evidence, str):
         try:
-            evidence = ast.literal_eval(evidence)
+            record = {**record, "evidence": ast.literal_eval(evidence)}
         except (ValueError, SyntaxError):
             raise DatasetError(f"{where}: field 'evidence' is not a Python-literal list") from None
-    if not isinstance(evidence, list) or not evidence:
-        raise DatasetError(f"{where}: field 'evidence' must be a non-empty list of evidence_text, evidence_page_num "
-                           "and doc_name")
-    cited = []
-    for i, item in enumerate(evidence):
-        at = f"{where} evidence[{i}]"
-        if not isinstance(item, dict):
-            raise DatasetError(f"{at}: expected an object with evidence_text, evidence_page_num and doc_name")
-        item = {"doc_name": record.get("doc_name"), **item}
-        cited.append(_evidence(item, "doc_name", "evidence_text", "evidence_page_num", 0, at, names))
+    cited = [_evidence({"doc_name": record.get("doc_name"), **item}, "doc_name", "evidence_text", "evidence_page_num",
+                       0, at, names)
+             for _, at, item in listed_objects(record, "evidence", where, "evidence_text, evidence_page_num and "
+                                               "doc_name", "every question needs at least one piece of evidence")]
     question_id = record.get("financebench_id", record.get("id"))
     if question_id is None:
         raise DatasetError(f"{where}: missing field 'financebench_id'")

@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragsweep.data.base import (
-    DatasetError, FileDocument, QuestionChoice, build_dataset, field, read_jsonl, read_text, require_dir, require_file,
+    DatasetError, FileDocument, QuestionChoice, build_dataset, field, listed_objects, read_jsonl, read_text,
+    require_dir, require_file,
 )
 from ragsweep.data.spans import SpanChecker, span_options
 from ragsweep.types import Dataset, Document, Query, Span
@@ -64,14 +65,9 @@ def read_queries(path: Path, checker: SpanChecker) -> list[tuple[str, Query]]:
     queries = []
     for number, record in read_jsonl(path):
         where = f"{path}:{number}"
-        references = field(record, "references", where, list)
-        if not references:
-            raise DatasetError(f"{where}: field 'references' is empty; every question needs at least one span")
         spans = []
-        for i, ref in enumerate(references):
-            at = f"{where} references[{i}]"
-            if not isinstance(ref, dict):
-                raise DatasetError(f"{at}: expected an object with doc_id, start, end")
+        for i, at, ref in listed_objects(record, "references", where, "doc_id, start, end",
+                                         "every question needs at least one span"):
             span = Span(field(ref, "doc_id", at), field(ref, "start", at, int), field(ref, "end", at, int))
             content = field(ref, "content", at) if "content" in ref else None
             spans.append(checker.check(span, where, f"references[{i}]", content))
