@@ -186,5 +186,5 @@ def test_impossible_values_fail_before_work(overrides, message):
 def test_unknown_options_are_named_with_the_choices():
     problems = unknown_choices(["-m", "chunker=recursive,nope", "k=5,10", "hydra/launcher=basic"], CONF)
     assert problems == [
-        "chunker=nope is not an option of 'chunker'; choose one of fixed, recursive, semantic, sentence (or add conf/chunker/nope.yaml)"
+        "chunker=nope is not an option of 'chunker'; choose one of fixed, recursive, sections, semantic, sentence (or add conf/chunker/nope.yaml)"
     ]

@@ -35,7 +35,8 @@ LABEL_KEY = "label"  # set by an exported best config (conf/best/<name>.yaml) to
 # (race: which questions a racing round runs, not the configuration).
 NON_RESULT_KEYS = frozenset({"paths", "tracking", "cache", "experiment", "optimized_metric", "force", "fail_fast",
                              LABEL_KEY, "race", "prices", "budget"})
-DATASET_CONTENT_KEYS = frozenset({"path", "limit", "sample", "seed"})  # what they choose is the dataset's fingerprint
+# what they choose is the dataset's fingerprint (`questions`: dataset=files's questions file, wherever it is)
+DATASET_CONTENT_KEYS = frozenset({"path", "questions", "limit", "sample", "seed"})
 
 
 def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str,
@@ -43,8 +44,8 @@ def config_fingerprint(resolved: dict[str, Any], dataset_fingerprint: str,
     """sha256 of a planned job's resolved config (`JobPlan.resolved`: the groups it does not use already
     dropped) minus output paths and speed-only keys, plus the dataset's content (its path is left to that
     fingerprint), plus the `versions` its classes declare (`code_versions`). Use `JobPlan.fingerprint`. The
-    questions a dataset's `limit`, `sample` and `seed` choose are in that fingerprint too, so those keys are left
-    out here (a configuration without them keeps its fingerprint), as are no versions (a configuration whose
+    questions a dataset's `limit`, `sample` and `seed` choose (and those of the file `questions` names) are in that
+    fingerprint too, so those keys are left out here (a configuration without them keeps its fingerprint), as are no versions (a configuration whose
     classes declare none keeps the fingerprint it had before classes could)."""
     tree = {key: value for key, value in resolved.items() if key not in NON_RESULT_KEYS and key != "hydra"}
     if isinstance(tree.get("dataset"), dict):
