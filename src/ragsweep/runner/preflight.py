@@ -154,19 +154,21 @@ def _point_problems(compose_point: Callable[[list[str]], DictConfig], points: li
                     multirun: bool, visit: Callable[[list[str], DictConfig], None] | None = None) -> list[str]:
     """Every point composed and checked (and then visited); a problem shared by several points is listed once."""
     failed: dict[str, list[list[str]]] = {}
-    datasets = []
+    datasets: dict[str, Dataset] = {}  # by fingerprint: the points of a sweep share a few datasets
     for point in points:
         try:
             cfg = compose_point(point)
-            datasets.append(check_config(cfg))
+            dataset = check_config(cfg)
+            datasets[dataset.fingerprint] = dataset
             if visit is not None:
                 visit(point, cfg)
         except (ConfigError, DatasetError) as error:
             failed.setdefault(str(error), []).append(point)
-    for name, questions in lost_in_every_text(datasets).items():
-        log.warning("%s: the evidence of question(s) %s is in none of the sweep's parsed texts; a problem of the "
-                    "dataset (a quote of another edition, a scanned page?): fix the quotes, or know that no "
-                    "configuration can retrieve it", name, ", ".join(questions))
+    for name, questions in lost_in_every_text(list(datasets.values())).items():
+        log.warning("%s: the evidence of %d question(s) (%s%s) is in none of the sweep's parsed texts; a problem of "
+                    "the dataset (a quote of another edition, a scanned page?): fix the quotes, or know that no "
+                    "configuration can retrieve it", name, len(questions), ", ".join(questions[:5]),
+                    ", ..." if len(questions) > 5 else "")
     if not multirun or not failed:
         return list(failed)
     swept = _swept_keys(points)
