@@ -44,19 +44,19 @@ def _term(runs: pd.DataFrame, column: str, op: str, value: str) -> pd.Series:
     if column not in runs:
         hint = f"did you mean params.{column}?" if f"params.{column}" in runs else _param_names(runs)
         raise ValueError(f"--where: no column {column!r}; {hint}")
-    present = [cell for cell in runs[column] if not _missing(cell)]
+    present = [cell for cell in runs[column] if not missing(cell)]
     numbers = [_number(cell) for cell in present]
     if present and None not in numbers:
         if _number(value) is None:
             raise ValueError(f"--where: {column} holds numbers ({_examples(numbers)}): {value!r} is not a number")
         compare = _COMPARISONS[op]
-        return runs[column].map(lambda cell: not _missing(cell) and bool(compare(_number(cell), _number(value))))
+        return runs[column].map(lambda cell: not missing(cell) and bool(compare(_number(cell), _number(value))))
     if op not in _EQUALITY:
         raise ValueError(f"--where: {column} holds text ({_examples(present)}): compare it with = or !=, not {op}")
-    return runs[column].map(lambda cell: (str(cell) == value) == (op != "!=") and not _missing(cell))
+    return runs[column].map(lambda cell: (str(cell) == value) == (op != "!=") and not missing(cell))
 
 
-def _missing(cell) -> bool:
+def missing(cell) -> bool:
     """No value: a run without the column (NaN), or a param logged from a null config value."""
     return cell is None or cell == "None" or (isinstance(cell, float) and math.isnan(cell))
 

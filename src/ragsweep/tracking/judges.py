@@ -16,7 +16,6 @@ option's name is only how a judge is called: a copy of `lexical` under another n
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ from ragsweep.metrics import registry
 from ragsweep.metrics.judged import JUDGED_METRICS
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.tracking import runs as tables
+from ragsweep.tracking.conditions import missing
 from ragsweep.tracking.tags import dotted_params
 
 log = logging.getLogger(__name__)
@@ -85,16 +85,16 @@ class JudgeInfo:
 def from_params(params: Mapping[str, object], metrics: Mapping[str, float]) -> JudgeInfo | None:
     """A run's judge from its params (`judge`, `judge._target_`, `judge.<setting>`) and metrics (`judge_auc`);
     None when no judge ran (a retrieval-only run, `judge=none`): it logged no `judge_failure_rate`."""
-    if _missing(metrics.get("judge_failure_rate")) or _missing(params.get("judge._target_")):
+    if missing(metrics.get("judge_failure_rate")) or missing(params.get("judge._target_")):
         return None
     target = str(params["judge._target_"])
     settings = tuple(sorted((key.removeprefix("judge."), str(value)) for key, value in params.items()
-                            if key.startswith("judge.") and key != "judge._target_" and not _missing(value)
+                            if key.startswith("judge.") and key != "judge._target_" and not missing(value)
                             and key.removeprefix("judge.").split(".")[0] not in JUDGE_NOT_SCORING))
     auc = metrics.get("judge_auc")
     name = params.get("judge")
-    return JudgeInfo(str(name) if not _missing(name) else _stem(target), target, settings,
-                     None if _missing(auc) else float(auc))
+    return JudgeInfo(str(name) if not missing(name) else _stem(target), target, settings,
+                     None if missing(auc) else float(auc))
 
 
 def from_config(config: Mapping, choices: Mapping[str, str], metrics: Mapping[str, float]) -> JudgeInfo | None:
@@ -250,7 +250,3 @@ def _stem(target: str) -> str:
     """`ragsweep.judging.lexical.LexicalJudge` -> `lexical`: the option name, for runs that logged no choice."""
     parts = target.split(".")
     return parts[-2] if len(parts) > 1 else target
-
-
-def _missing(value: object) -> bool:
-    return value is None or value == "None" or (isinstance(value, float) and math.isnan(value))
