@@ -106,7 +106,7 @@ class FilesDataset:
 
     def _questions_file(self, folder: Path) -> Path:
         if self.questions_file is None:
-            return _questions_file(folder)
+            return _questions_in(folder)
         path = Path(self.questions_file).expanduser()
         if not path.is_file():
             raise DatasetError(f"dataset.questions={path} does not exist; point it at a questions.jsonl or .csv, or "
@@ -213,7 +213,7 @@ def _doc_id(folder: Path, path: Path) -> str:
     return path.relative_to(folder).as_posix()
 
 
-def _questions_file(folder: Path) -> Path:
+def _questions_in(folder: Path) -> Path:
     present = [folder / name for name in QUESTION_FILES if (folder / name).is_file()]
     if not present:
         raise DatasetError(f"{folder}: no questions.jsonl or questions.csv; add one (format in "
