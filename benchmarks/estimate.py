@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from racing import provenance
 
 if TYPE_CHECKING:
-    from ragsweep.runner.estimating import SweepEstimate
+    from ragsweep.runner.estimating.estimates import SweepEstimate
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
@@ -55,7 +55,7 @@ def sweep(args: list[str]) -> float:
 
 def answer_figures(job) -> list:
     """A job's `FIGURES` and its 95% intervals (by figure: none without a sample), from its `JobEstimate`."""
-    from ragsweep.runner.estimating import StageCount
+    from ragsweep.runner.estimating.estimates import StageCount
 
     answers, rewrites = job.stages["generation"], job.stages.get("query", StageCount())
     return [answers.prompt_tokens, answers.completion_tokens, rewrites.prompt_tokens, rewrites.completion_tokens,
@@ -67,7 +67,7 @@ def estimated(args: list[str], sample: int, figures: Callable = answer_figures,
     """Each job's `figures` as `ragsweep estimate [--sample N] [--within SHARE]` predicts them, its wall time and the
     whole estimate."""
     from ragsweep.runner.entry import conf_dir
-    from ragsweep.runner.estimating import SweepEstimator
+    from ragsweep.runner.estimating.sweep import SweepEstimator
     from ragsweep.runner.preflight import check_command_line
 
     started = time.perf_counter()
@@ -177,7 +177,8 @@ def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24, 32), dra
 
     from ragsweep.runner.build import build
     from ragsweep.runner.compose import compose_config
-    from ragsweep.runner.estimating import SweepEstimator, planned_calls
+    from ragsweep.runner.estimating.job_calls import planned_calls
+    from ragsweep.runner.estimating.sweep import SweepEstimator
     from ragsweep.runner.plan import plan_job
 
     def held(point: list[str]) -> tuple:

@@ -17,8 +17,12 @@ import pytest
 
 from ragsweep.generation.base import Generation
 from ragsweep.metrics.costs import Prices
-from ragsweep.runner.estimating import (CLAIMS_UNKNOWN, SCALE_FROM, Calibration, Held, JobCalls, JobEstimate, Planned,
-                                        SweepEstimator, _failed_in_sample, _spread, planned_calls)
+from ragsweep.runner.estimating.calls import Held, Planned
+from ragsweep.runner.estimating.estimates import JobEstimate
+from ragsweep.runner.estimating.job_calls import CLAIMS_UNKNOWN, JobCalls, planned_calls
+from ragsweep.runner.estimating.prediction import SCALE_FROM, CallPredictor
+from ragsweep.runner.estimating.sampling import failed_in_sample, spread
+from ragsweep.runner.estimating.sweep import SweepEstimator
 from tests.preloaded import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,10 +37,10 @@ def _call(characters: int, cl100k_tokens: int = 0, tokens: bool = True) -> Plann
 
 
 def test_a_missing_call_is_predicted_from_the_held_ones_by_their_tokens_per_character():
-    calibration = Calibration()
+    predictor = CallPredictor()
     for held in (Held(1000, 300, 40, 700.0), Held(3000, 700, 60, 1300.0), Held(2000, 500, 20, 700.0)):
-        calibration.observe("g", held)  # 1 ms a prompt token, 10 a completion token
-    predicted, rough = calibration.predict(_call(4000))
+        predictor.observe("g", held)  # 1 ms a prompt token, 10 a completion token
+    predicted, rough = predictor.predict(_call(4000))
     assert not rough
     # 4000 x (1500 / 6000) prompt tokens, the mean of 40, 60 and 20; 1 x 1000 + 10 x 40 ms, not their mean 900
     assert predicted.prompt_tokens == 1000 and predicted.completion_tokens == 40
@@ -44,37 +48,37 @@ def test_a_missing_call_is_predicted_from_the_held_ones_by_their_tokens_per_char
 
 
 def test_with_tokens_that_do_not_vary_a_missing_call_takes_the_held_calls_mean_time():
-    calibration = Calibration()
-    calibration.observe("g", Held(100, 0, 0, 20.0))  # an extractive answer: no tokens, only time
-    calibration.observe("g", Held(300, 0, 0, 40.0))
-    assert calibration.predict(_call(200, tokens=False))[0].latency_ms == 30.0
+    predictor = CallPredictor()
+    predictor.observe("g", Held(100, 0, 0, 20.0))  # an extractive answer: no tokens, only time
+    predictor.observe("g", Held(300, 0, 0, 40.0))
+    assert predictor.predict(_call(200, tokens=False))[0].latency_ms == 30.0
 
 
 def test_with_no_call_held_the_prompt_counts_its_cl100k_tokens_and_the_answer_max_tokens():
-    assert Calibration().predict(_call(13, 3)) == (Held(13, 3, 128, 0.0), True)
-    assert Calibration().predict(_call(13, 0, tokens=False)) == (Held(13, 0, 0, 0.0), True)  # no model: no tokens
+    assert CallPredictor().predict(_call(13, 3)) == (Held(13, 3, 128, 0.0), True)
+    assert CallPredictor().predict(_call(13, 0, tokens=False)) == (Held(13, 0, 0, 0.0), True)  # no model: no tokens
 
 
 def test_a_missing_call_takes_its_questions_completion_tokens_held_by_other_jobs():
-    calibration = Calibration()
+    predictor = CallPredictor()
     for question, completion in enumerate((10, 50, 30)):
-        calibration.observe("g", Held(1000, 250, completion, 0.0), job=1, question=question)
-    assert calibration.predict(replace(_call(2000), question=1), job=0)[0].completion_tokens == 50
-    assert calibration.predict(replace(_call(2000), question=7), job=0)[0].completion_tokens == 30  # none: the mean
+        predictor.observe("g", Held(1000, 250, completion, 0.0), job=1, question=question)
+    assert predictor.predict(replace(_call(2000), question=1), job=0)[0].completion_tokens == 50
+    assert predictor.predict(replace(_call(2000), question=7), job=0)[0].completion_tokens == 30  # none: the mean
 
 
 def _scaled_by_own_calls(own: int) -> Held:
     """A call of job 0 predicted from job 1's calls (1 ms a prompt token, 10 a completion token; `MEAN` completion
     tokens) and from `own` held calls of job 0, each with twice the completion tokens and milliseconds that job 1's
     call of its question took."""
-    calibration = Calibration()
+    predictor = CallPredictor()
     for question in range(SCALE_FROM):
         prompt, completion = 250 * (question + 1), 10 + 5 * question
         for job, times in ((1, 1), (0, 2)):
             if job == 1 or question < own:
-                calibration.observe("g", Held(4 * prompt, prompt, times * completion,
+                predictor.observe("g", Held(4 * prompt, prompt, times * completion,
                                               times * (prompt + 10.0 * completion)), job, question)
-    return calibration.predict(replace(_call(2000), question=SCALE_FROM), job=0)[0]
+    return predictor.predict(replace(_call(2000), question=SCALE_FROM), job=0)[0]
 
 
 MEAN = 10 + 5 * (SCALE_FROM - 1) / 2
@@ -136,7 +140,7 @@ def test_another_jobs_sample_does_not_move_a_sampled_jobs_estimate():
     """Two jobs writing twice the held job's answers, each with the same 16 questions asked: each scaled against the
     job that holds every question, not against the other's sample (which would ratio its sampled questions against
     longer answers than the rest, and put each 27% under)."""
-    rng, asked = np.random.default_rng(4), set(_spread(68, 16))
+    rng, asked = np.random.default_rng(4), set(spread(68, 16))
     held = rng.uniform(20, 200, 68).round()
     twice = [np.round(2 * held * rng.lognormal(0.0, 0.3, 68)) for _ in range(2)]
     estimates = []
@@ -155,7 +159,7 @@ def test_another_jobs_sample_does_not_move_a_sampled_jobs_estimate():
 def test_jobs_sharing_their_sampled_calls_keep_the_samples_spread_in_their_intervals():
     """Two jobs asking the same prompts (a rewriter's, in two jobs), their 16 sampled calls held alike: neither is
     the other's base, which would predict each sampled call exactly and leave its spread out of the interval."""
-    rng, asked, covered = np.random.default_rng(5), set(_spread(68, 16)), 0
+    rng, asked, covered = np.random.default_rng(5), set(spread(68, 16)), 0
     for _ in range(200):
         shared = np.round(rng.uniform(20, 200, 68) * rng.lognormal(0.0, 0.4, 68))
         estimator = SweepEstimator()
@@ -174,7 +178,7 @@ def test_within_asks_more_questions_until_the_sweeps_figures_are_known_that_clos
         asked = {"other": set(range(68)), "sampled": set()}
 
         def plan(pipeline: SimpleNamespace, sample: int) -> JobCalls:  # as planned_calls: asked questions stay held
-            asked[pipeline.job].update(_spread(68, sample))
+            asked[pipeline.job].update(spread(68, sample))
             return _answered(pipeline.job, completions[pipeline.job], asked[pipeline.job])
 
         estimator = SweepEstimator(16, plan)
@@ -192,10 +196,10 @@ def test_within_asks_more_questions_until_the_sweeps_figures_are_known_that_clos
 
 
 def test_within_from_no_sample_starts_with_twice_the_calls_that_scale_a_job():
-    from ragsweep.runner.estimating import _sample_for
+    from ragsweep.runner.estimating.sampling import sample_for
 
-    assert _sample_for(0.05, 0.2, 0, 68) == 2 * SCALE_FROM and _sample_for(0.05, 0.2, 0, 10) == 10
-    assert _sample_for(0.05, 0.2, 16, 68) == 57 and _sample_for(0.05, 0.06, 16, 68) == 24  # n0/(1+n0/N); 8 more
+    assert sample_for(0.05, 0.2, 0, 68) == 2 * SCALE_FROM and sample_for(0.05, 0.2, 0, 10) == 10
+    assert sample_for(0.05, 0.2, 16, 68) == 57 and sample_for(0.05, 0.06, 16, 68) == 24  # n0/(1+n0/N); 8 more
 
 
 def test_an_estimate_with_no_call_scaled_by_its_own_has_no_interval():
@@ -206,7 +210,7 @@ def test_an_estimate_with_no_call_scaled_by_its_own_has_no_interval():
 
 def test_the_table_shows_a_scaled_jobs_intervals_and_a_dash_for_the_others():
     from ragsweep.cli.project import estimate_table
-    from ragsweep.runner.estimating import StageCount, SweepEstimate
+    from ragsweep.runner.estimating.estimates import StageCount, SweepEstimate
 
     answers = {"generation": StageCount(68, 16, 60_000, 3_000)}
     sampled = {"prompt_tokens": (59_010.4, 61_200.0), "completion_tokens": (2_700.2, 3_350.7),
@@ -232,16 +236,16 @@ def test_the_table_shows_a_scaled_jobs_intervals_and_a_dash_for_the_others():
 
 
 def test_the_sampled_questions_are_spread_over_the_dataset_and_a_larger_sample_holds_a_smaller_one():
-    assert _spread(68, 4) == [0, 17, 34, 51] and _spread(68, 8) == [0, 8, 17, 25, 34, 42, 51, 59]
-    assert all(set(_spread(68, n)) < set(_spread(68, n + 1)) for n in range(68))
-    assert _spread(68, 68) == _spread(68, 100) == list(range(68))
-    assert _spread(3, 8) == [0, 1, 2] and _spread(3, 0) == [] and _spread(1, 1) == [0]
+    assert spread(68, 4) == [0, 17, 34, 51] and spread(68, 8) == [0, 8, 17, 25, 34, 42, 51, 59]
+    assert all(set(spread(68, n)) < set(spread(68, n + 1)) for n in range(68))
+    assert spread(68, 68) == spread(68, 100) == list(range(68))
+    assert spread(3, 8) == [0, 1, 2] and spread(3, 0) == [] and spread(1, 1) == [0]
 
 
 def test_the_samples_failed_calls_are_named_in_a_warning(caplog):
     pipeline = SimpleNamespace(plan=SimpleNamespace(label="k=5"))  # what the warning reads of a job
-    _failed_in_sample(pipeline, answers=[False, True], judge_calls=[False, False])
-    _failed_in_sample(pipeline, rewrites=[False])
+    failed_in_sample(pipeline, answers=[False, True], judge_calls=[False, False])
+    failed_in_sample(pipeline, rewrites=[False])
     assert caplog.messages == ["k=5: the sample's calls that failed (not cached: predicted like the others): 1 of 2 "
                                "answers"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ragsweep.runner.estimating import SweepEstimate
+    from ragsweep.runner.estimating.estimates import SweepEstimate
 
 
 def init_command(args: argparse.Namespace) -> int:
@@ -97,7 +97,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def estimate(argv: list[str], conf: Path) -> int:
     """`ragsweep estimate ARGS`: every point of the sweep checked as the sweep checks it, then estimated."""
-    from ragsweep.runner.estimating import SCALE_FROM, SweepEstimator
+    from ragsweep.runner.estimating.prediction import SCALE_FROM
+    from ragsweep.runner.estimating.sweep import SweepEstimator
     from ragsweep.runner.preflight import check_command_line
 
     (sample, within), argv = _taken(argv, "--sample", "--within")
@@ -146,7 +147,7 @@ def estimate_table(estimate: SweepEstimate) -> str:
     """One line per job (its rewrites', answers', judge's and relevance judge's calls, how many are cached, their
     tokens, its cost; each figure's 95% interval beside it when a job is scaled by a sample), then the sweep's new
     spending; ~ marks a count predicted with no call of its model cached (cl100k tokens and max_tokens: a bound)."""
-    from ragsweep.runner.estimating import INTERVALS
+    from ragsweep.runner.estimating.intervals import INTERVALS
 
     intervals = any(job.intervals for job in estimate.jobs)
     rows = [("job", "questions", "rewrites", "answers", "judge", "relevance",

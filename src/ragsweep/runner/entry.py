@@ -66,7 +66,7 @@ def sweep(argv: Sequence[str], conf: Path) -> None:
     import hydra
 
     from ragsweep.interrupts import interrupt
-    from ragsweep.runner.estimating import Budget
+    from ragsweep.runner.estimating.budget import Budget
     from ragsweep.runner.preflight import exit_on_bad_command_line
 
     argv = list(argv)
