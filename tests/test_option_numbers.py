@@ -85,7 +85,7 @@ def small_dataset(tmp_path_factory) -> Path:
     from hydra import compose, initialize_config_dir
     from hydra.utils import instantiate
 
-    from ragsweep.data.base import load_once
+    from ragsweep.data.loading import load_once
 
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         sotu = load_once(instantiate(compose("config").dataset))

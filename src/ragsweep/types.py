@@ -13,7 +13,7 @@ from ragsweep.memo import remember
 
 
 class Document:
-    """A document's id and text. Loaders of many files use `data.base.FileDocument`, which keeps its path, not its
+    """A document's id and text. Loaders of many files use `data.reading.FileDocument`, which keeps its path, not its
     text."""
 
     __slots__ = ("id", "_text")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragsweep.data.base import DatasetError, QuestionChoice
+from ragsweep.data.base import DatasetError
+from ragsweep.data.question_choice import QuestionChoice
 from ragsweep.data.beir import BeirDataset
 from ragsweep.data.chroma_general import ChromaGeneralDataset
 from ragsweep.data.native import NativeDataset
@@ -47,12 +48,12 @@ def test_native_documents_are_read_from_their_files_when_needed(tmp_path, monkey
     of it holds the document, not the text; a file changed since loading is an error, not other text."""
     import pickle
 
-    from ragsweep.data import base
+    from ragsweep.data import reading
     from ragsweep.types import Chunk
 
     docs = {"fox": DOC, "accents": "Où est la clé ? Ça dépend.\r\nLigne deux.", "big": "word " * 400}
     folder = _native(tmp_path, [_query()], docs)
-    monkeypatch.setattr(base, "_TEXTS", base._RecentTexts(limit=100))
+    monkeypatch.setattr(reading, "_TEXTS", reading._RecentTexts(limit=100))
     dataset = NativeDataset(str(folder)).load()
     held = Dataset("n", {doc_id: Document(doc_id, document.text) for doc_id, document in dataset.documents.items()},
                    dataset.queries)
@@ -61,7 +62,7 @@ def test_native_documents_are_read_from_their_files_when_needed(tmp_path, monkey
     assert accents.text == "Où est la clé ? Ça dépend.\nLigne deux."  # universal newlines, as read_text
     assert (accents.length, accents.utf8_length) == (len(accents.text), len(accents.text.encode()))
     assert dataset.documents["big"].text == "word " * 400
-    assert list(base._TEXTS._texts) == [str(folder / "documents" / "big.txt")]  # the newest kept, over the limit
+    assert list(reading._TEXTS._texts) == [str(folder / "documents" / "big.txt")]  # the newest kept, over the limit
     chunk = Chunk.of(accents, 0, 3)
     assert chunk.text == "Où " and len(pickle.dumps(chunk)) < 200
     assert pickle.loads(pickle.dumps(accents)) == accents

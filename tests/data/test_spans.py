@@ -1,4 +1,4 @@
-"""`on_span_mismatch` and `repair_window`, shared by every loader (data/base.py)."""
+"""`on_span_mismatch` and `repair_window`, shared by every loader (data/spans.py)."""
 
 from __future__ import annotations
 

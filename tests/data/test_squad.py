@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragsweep.data.base import DatasetError, load_once, warn_if_few_questions
+from ragsweep.data.base import DatasetError
+from ragsweep.data.loading import load_once, warn_if_few_questions
 from ragsweep.data.squad import SquadDataset
 from ragsweep.types import Span
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from ragsweep.data.base import load_once
+from ragsweep.data.loading import load_once
 from ragsweep.runner.build import build
 from ragsweep.runner.stages import chunk_dataset, first_stage, rerank
 

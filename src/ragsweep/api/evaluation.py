@@ -26,7 +26,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from ragsweep import per_query as per_query_file
 from ragsweep.api.choices import compose_job, point_label, quoted, value_label
 from ragsweep.cache import StageCache
-from ragsweep.data.base import DatasetError, load_once
+from ragsweep.data.base import DatasetError
+from ragsweep.data.loading import load_once
 from ragsweep.results.exported import ResultsError, read_per_query
 from ragsweep.results.diff import Diff, diff_runs
 from ragsweep.metrics import registry

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.data.base import loaded
+from ragsweep.data.loading import loaded
 from ragsweep.runner.build import Pipeline, build
 from ragsweep.runner.context import Context, passed_on
 from ragsweep.runner.errors import ConfigError, yaml_problem
@@ -108,4 +108,3 @@ def _read(path: Path) -> DictConfig:
         raise ConfigError(f"{path}: not a configuration exported by `ragsweep best` (no retriever or k)")
     cfg.pop("hydra", None)
     return cfg
-

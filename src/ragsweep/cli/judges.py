@@ -99,7 +99,7 @@ def train_judge_command(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from ragsweep.data.base import loaded
+    from ragsweep.data.loading import loaded
     from ragsweep.judging.training.synthetic import claims_passages
     from ragsweep.runner.standalone_judges import build_judge
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ragsweep.data.base import (
-    DatasetError, QuestionChoice, build_dataset, field, read_jsonl, read_text, require_dir, require_file,
-)
+from ragsweep.data.base import DatasetError
+from ragsweep.data.assembly import build_dataset
+from ragsweep.data.question_choice import QuestionChoice
+from ragsweep.data.reading import field, read_jsonl, read_text, require_dir, require_file
 from ragsweep.data.spans import span_options
 from ragsweep.types import Dataset, Document, Query, Span
 

@@ -6,7 +6,10 @@ import csv
 import json
 from pathlib import Path
 
-from ragsweep.data.base import DatasetError, QuestionChoice, build_dataset, read_text, require_dir, require_file
+from ragsweep.data.base import DatasetError
+from ragsweep.data.assembly import build_dataset
+from ragsweep.data.question_choice import QuestionChoice
+from ragsweep.data.reading import read_text, require_dir, require_file
 from ragsweep.data.spans import SpanChecker, span_options
 from ragsweep.types import Dataset, Document, Query, Span
 

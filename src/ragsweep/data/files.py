@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.cache import StageCache
-from ragsweep.data.base import (
-    DatasetError, QuestionChoice, build_dataset, field, listed_objects, read_jsonl, require_dir,
-)
+from ragsweep.data.base import DatasetError
+from ragsweep.data.assembly import build_dataset
+from ragsweep.data.question_choice import QuestionChoice
+from ragsweep.data.reading import field, listed_objects, read_jsonl, require_dir
 from ragsweep.data.evidence import find_quote
 from ragsweep.data.native import read_answers
 from ragsweep.parsing.base import Parsed, UnreadableFile

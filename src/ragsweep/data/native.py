@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragsweep.data.base import (
-    DatasetError, FileDocument, QuestionChoice, build_dataset, field, listed_objects, read_jsonl, read_text,
-    require_dir, require_file,
+from ragsweep.data.base import DatasetError
+from ragsweep.data.assembly import build_dataset
+from ragsweep.data.question_choice import QuestionChoice
+from ragsweep.data.reading import (
+    FileDocument, field, listed_objects, read_jsonl, read_text, require_dir, require_file,
 )
 from ragsweep.data.spans import SpanChecker, span_options
 from ragsweep.types import Dataset, Document, Query, Span

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ragsweep.data.base import DatasetError, QuestionChoice, build_dataset
+from ragsweep.data.base import DatasetError
+from ragsweep.data.assembly import build_dataset
+from ragsweep.data.question_choice import QuestionChoice
 from ragsweep.data.spans import SpanChecker, span_options
 from ragsweep.data.native import read_queries
 from ragsweep.types import Dataset, Document

@@ -14,7 +14,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ragsweep.data.base import DatasetError, QuestionChoice, build_dataset, field, read_text
+from ragsweep.data.base import DatasetError
+from ragsweep.data.assembly import build_dataset
+from ragsweep.data.question_choice import QuestionChoice
+from ragsweep.data.reading import field, read_text
 from ragsweep.data.spans import SpanChecker, span_options
 from ragsweep.types import Dataset, Document, Query, Span
 

@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 
 from ragsweep.cache import fingerprint
 from ragsweep.cores import torch_threads
-from ragsweep.data.base import loaded
+from ragsweep.data.loading import loaded
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.judging.embedding import sentences
 from ragsweep.judging.training.finetune import (cached_model, check_encoder, encoder_path, optimizer_step,

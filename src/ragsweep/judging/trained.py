@@ -22,7 +22,7 @@ from typing import Any
 
 from ragsweep.cache import fingerprint
 from ragsweep.cores import torch_threads
-from ragsweep.data.base import loaded
+from ragsweep.data.loading import loaded
 from ragsweep.judging.training.alignment import align, aligned_claims, claims_key
 from ragsweep.judging.training.answer_examples import answer_examples
 from ragsweep.judging.base import Pair, Verdict, check_threshold
@@ -252,4 +252,3 @@ class TrainedJudge:
                 windows.append(" ".join(sentences[first:end]))
                 last_end = end
         return windows
-

@@ -12,7 +12,8 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, MissingMandatoryValue, OmegaConf
 
 from ragsweep.cache import StageCache
-from ragsweep.data.base import DatasetLoader, loaded
+from ragsweep.data.base import DatasetLoader
+from ragsweep.data.loading import loaded
 from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.hydra_internals import locate

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.data.base import load_once
+from ragsweep.data.loading import load_once
 from ragsweep.runner.build import Pipeline, build
 from ragsweep.runner.plan import JobNaming, plan_job
 from ragsweep.runner.stages import chunk_dataset

@@ -23,7 +23,8 @@ from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Overrid
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.data.base import DatasetError, loaded
+from ragsweep.data.base import DatasetError
+from ragsweep.data.loading import loaded
 from ragsweep.data.files import lost_in_every_text
 from ragsweep.hydra_internals import args_parser, sweep_points
 from ragsweep.metrics import registry

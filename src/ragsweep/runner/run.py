@@ -18,7 +18,8 @@ from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
 from ragsweep.cores import CoreShare
-from ragsweep.data.base import DatasetError, load_once, load_seconds, warn_if_few_questions
+from ragsweep.data.base import DatasetError
+from ragsweep.data.loading import load_once, load_seconds, warn_if_few_questions
 from ragsweep.identity import LABEL_KEY, config_label, versions_text
 from ragsweep.metrics.aggregate import summarize
 from ragsweep.metrics import registry
