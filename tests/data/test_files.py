@@ -14,7 +14,8 @@ from hydra.utils import instantiate
 from ragsweep.cache import StageCache
 from ragsweep.data.base import DatasetError
 from ragsweep.data.evidence import fold
-from ragsweep.data.files import FilesDataset, lost_in_every_text
+from ragsweep.data.files import FilesDataset
+from ragsweep.data.lost_evidence import lost_in_every_text
 from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.types import Chunk, Dataset, Document, Hit, Query, Span
 from tests.conf_options import compose_option

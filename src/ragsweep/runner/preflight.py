@@ -25,7 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.data.base import DatasetError
 from ragsweep.data.loading import loaded
-from ragsweep.data.files import lost_in_every_text
+from ragsweep.data.lost_evidence import lost_in_every_text
 from ragsweep.hydra_internals import args_parser, sweep_points
 from ragsweep.metrics import registry
 from ragsweep.runner.build import build
