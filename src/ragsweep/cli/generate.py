@@ -18,7 +18,7 @@ def generate_command(args: argparse.Namespace) -> int:
     from ragsweep.runner.compose import compose_config
     from ragsweep.runner.errors import ConfigError
     from ragsweep.runner.build import Built, group_config, instantiate_stage
-    from ragsweep.runner.questions import QuestionSetWriter
+    from ragsweep.runner.generate import QuestionSetWriter
 
     overrides = [f"paths.root={args.project.resolve()}",
                  *([f"+dataset={args.dataset}"] if args.dataset else []),
