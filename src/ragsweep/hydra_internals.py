@@ -1,9 +1,12 @@
-"""Every private part of Hydra 1.3 that ragsweep uses, in one place.
+"""Every private or undocumented part of Hydra 1.3 that ragsweep uses, in one place.
 
-Hydra has no public API for these: reusing its basic sweeper and launcher, composing a job's config as its
-launcher does, naming a job from its overrides, parsing `sweep.py`'s own command line, and locating a
-`_target_` without Hydra's error logging. A Hydra release may change any of them without notice;
-`tests/test_hydra_internals.py` checks each as ragsweep uses it and names the one that changed.
+Hydra documents none of these: reusing its basic sweeper and launcher, composing a job's config as its
+launcher does, naming a job from its overrides, parsing overrides and reading what an `Override` holds (its
+key, its line, the type of its sweep), the config loader of the Hydra set up in this process, the loader a
+launcher keeps, a job's `env_set` applied in this process, parsing `sweep.py`'s own command line, and locating
+a `_target_` without Hydra's error logging.
+A Hydra release may change any of them without notice; `tests/test_hydra_internals.py` checks each as ragsweep
+uses it and names the one that changed.
 
 The plugins in `src/hydra_plugins/ragsweep_grid` subclass Hydra's basic launcher and sweeper and import them
 from `hydra._internal` themselves: Hydra's plugin scan imports its core plugins' modules anew, so a class
@@ -13,18 +16,23 @@ taken from here, imported before the scan, is not the one Hydra instantiates aga
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra._internal.utils import _locate, get_args_parser
 from hydra.core.config_loader import ConfigLoader
-from hydra.core.override_parser.types import Override
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
+from hydra.core.utils import env_override as _env_override
 from omegaconf import DictConfig
 
-__all__ = ["apply_value_overrides", "args_parser", "group_repository", "locate", "overrides_dirname",
-           "sweep_points"]
+__all__ = ["ChoiceSweep", "IntervalSweep", "Override", "RangeSweep", "active_config_loader", "apply_value_overrides",
+           "args_parser", "env_override", "group_repository", "launcher_config_loader", "locate", "overrides_dirname",
+           "parse_overrides", "sweep_points"]
 
 
 def locate(path: str) -> Any:
@@ -61,3 +69,27 @@ def sweep_points(overrides: Sequence[Override]) -> list[list[str]]:
 def args_parser() -> argparse.ArgumentParser:
     """The argument parser of a Hydra app's command line (`-m`, `--config-name`, `--cfg`, the overrides)."""
     return get_args_parser()
+
+
+def parse_overrides(lines: Sequence[str], config_loader: ConfigLoader | None = None) -> list[Override]:
+    """Override lines as Hydra parses them (a `HydraException` for a bad one); with `config_loader`, as a
+    sweeper's parser, whose grammar functions may read the config's groups."""
+    return OverridesParser.create(config_loader=config_loader).parse_overrides(list(lines))
+
+
+def active_config_loader() -> ConfigLoader:
+    """The config loader of the Hydra set up in this process (`initialize_config_dir`, `@hydra.main`)."""
+    return GlobalHydra.instance().config_loader()
+
+
+def launcher_config_loader(launcher: Any) -> Any:
+    """The config loader a launcher was set up with, which Hydra's launchers (basic, joblib, ...) keep in their
+    `hydra_context`; None for a launcher that keeps none."""
+    launched = getattr(launcher, "hydra_context", None)
+    return launched.config_loader if launched is not None else None
+
+
+def env_override(env: Mapping[str, str]) -> AbstractContextManager[None]:
+    """`hydra.job.env_set` set in this process's environment, and the variables restored on leaving, as
+    Hydra's `run_job` does for a job."""
+    return _env_override(env)
