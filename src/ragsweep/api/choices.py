@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from ragsweep.hydra_internals import overrides_dirname
+from ragsweep.hydra_internals import overrides_dirname, parse_overrides
 from ragsweep.runner.build import ConfigError
 from ragsweep.runner.compose import compose_config
 from ragsweep.runner.entry import conf_dirs
@@ -59,8 +58,7 @@ def compose_job(conf: Path, project: Path, config_dir: Path | None, choices: Map
     problems = unknown_choices(lines, [*conf_dirs(project), *([config_dir] if config_dir else [])])
     if problems:
         raise ConfigError("; ".join(problems))
-    parser = OverridesParser.create()
-    parsed = parser.parse_overrides(lines)  # settings of an object's wrapper (generator.max_error_rate) go
+    parsed = parse_overrides(lines)  # settings of an object's wrapper (generator.max_error_rate) go
     mine = [o for o in parsed if o.key_or_group.split(".")[0] in objects]  # to its node, not to Hydra
     searchpath = [f"hydra.searchpath=[file://{config_dir}]"] if config_dir else []
     hydra_lines = [*searchpath, *(o.input_line for o in parsed if o not in mine)]
@@ -72,7 +70,7 @@ def compose_job(conf: Path, project: Path, config_dir: Path | None, choices: Map
         for override in mine:
             OmegaConf.update(cfg, override.key_or_group, override.value(), force_add=True)
         if named:  # the run's name, as if each object were an option of its group: chunker=my-splitter
-            named_lines = parser.parse_overrides([f"{key}={node['name']}" for key, node in named])
+            named_lines = parse_overrides([f"{key}={node['name']}" for key, node in named])
             settings = cfg.hydra.job.config.override_dirname
             cfg.hydra.job.override_dirname = overrides_dirname(
                 [*parsed, *named_lines], settings.exclude_keys, settings.item_sep, settings.kv_sep)

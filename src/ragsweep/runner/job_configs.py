@@ -14,13 +14,12 @@ import pickle
 from typing import Any
 
 from hydra.core.config_loader import ConfigLoader
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from ragsweep.hydra_internals import apply_value_overrides, group_repository, overrides_dirname
+from ragsweep.hydra_internals import (Override, apply_value_overrides, group_repository, launcher_config_loader,
+                                      overrides_dirname, parse_overrides)
 
 MAX_COMPOSED = 64  # distinct group choices kept; a grid visits its jobs choice by choice
 
@@ -31,7 +30,6 @@ class GroupChoiceLoader:
 
     def __init__(self, loader: ConfigLoader) -> None:
         self._loader = loader
-        self._parser = OverridesParser.create(config_loader=loader)
         self._repository: Any = None
         self._composed: dict[tuple[str, ...], DictConfig] = {}
         self._parsed: dict[str, tuple[Override, bool]] = {}
@@ -73,7 +71,7 @@ class GroupChoiceLoader:
         """An override as Hydra parses it, and whether it chooses a group's option; each line parsed once (a
         grid's jobs repeat most of theirs)."""
         if line not in self._parsed:
-            override = self._parser.parse_overrides([line])[0]
+            override = parse_overrides([line], self._loader)[0]
             self._parsed[line] = (override, _is_group_choice(override, repository))
         return self._parsed[line]
 
@@ -100,6 +98,5 @@ def _is_group_choice(override: Override, repository: Any) -> bool:
 def launcher_loader(launcher: Any, loader: ConfigLoader) -> GroupChoiceLoader:
     """The config loader of `launcher` when it is ragsweep's, so it reuses what a sweeper composed for it; else
     `loader` wrapped."""
-    launched = getattr(launcher, "hydra_context", None)
-    own = launched.config_loader if launched is not None else None
+    own = launcher_config_loader(launcher)
     return own if isinstance(own, GroupChoiceLoader) else GroupChoiceLoader(loader)
