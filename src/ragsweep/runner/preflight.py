@@ -18,15 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.data.base import DatasetError
 from ragsweep.data.loading import loaded
 from ragsweep.data.lost_evidence import lost_in_every_text
-from ragsweep.hydra_internals import args_parser, sweep_points
+from ragsweep.hydra_internals import (ChoiceSweep, IntervalSweep, Override, RangeSweep, active_config_loader,
+                                      args_parser, parse_overrides, sweep_points)
 from ragsweep.metrics import registry
 from ragsweep.runner.build import build
 from ragsweep.runner.compose import composing
@@ -59,7 +58,7 @@ def check_command_line(argv: Sequence[str], conf_dir: Path,
         return problems
     extra = [f"hydra.searchpath=[file://{own}]"] if own else []
     try:
-        overrides = OverridesParser.create().parse_overrides(list(args.overrides))
+        overrides = parse_overrides(args.overrides)
     except HydraException as error:
         return [f"cannot read the overrides: {first_line(error)}"]
     sweeps = [override for override in overrides if override.is_sweep_override()]
@@ -142,11 +141,9 @@ def _as_launched(primary: DictConfig) -> Callable[[list[str]], DictConfig]:
     """Each point's config as the sweep's launcher composes it (`runner.job_configs`, Hydra once per choice of
     config groups), from `primary`, the config of the command line's fixed overrides, which holds its
     `hydra` ones (so a point's copies of them are left out)."""
-    from hydra.core.global_hydra import GlobalHydra
-
     from ragsweep.runner.job_configs import GroupChoiceLoader
 
-    choices = GroupChoiceLoader(GlobalHydra.instance().config_loader())
+    choices = GroupChoiceLoader(active_config_loader())
     given = set(primary.hydra.overrides.hydra)
     return lambda overrides: choices.load_sweep_config(primary, [line for line in overrides if line not in given])
 
@@ -238,7 +235,7 @@ def _points(primary: DictConfig, overrides: list[Override]) -> list[list[str]]:
     params = OmegaConf.to_container(params, resolve=False) if params else {}
     lines = [*(f"{key}={value}" for key, value in params.items()), *(o.input_line for o in overrides)]
     try:
-        parsed = OverridesParser.create().parse_overrides(lines)
+        parsed = parse_overrides(lines)
     except HydraException as error:
         raise ConfigError(f"hydra.sweeper.params: {first_line(error)}") from None
     if str(primary.hydra.sweeper.get("_target_", "")).endswith(("BasicSweeper", RACING_SWEEPER)):
