@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
 from hydra.core.config_store import ConfigStore
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.utils import JobStatus
 from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, TaskFunction
@@ -67,7 +66,7 @@ class RacingSweeper(Sweeper):
                                                                 task_function=task_function, config=config)
 
     def sweep(self, arguments: List[str]) -> Any:
-        from ragsweep.hydra_internals import sweep_points
+        from ragsweep.hydra_internals import parse_overrides, sweep_points
         from ragsweep.runner.distinct import DistinctPoints
         from ragsweep.runner.job_configs import launcher_loader
         from ragsweep.runner.racing.kept import KEPT
@@ -78,7 +77,7 @@ class RacingSweeper(Sweeper):
         settings = RacingSettings.from_config(OmegaConf.to_container(OmegaConf.create(self.racing or {})),
                                               self.config.get("optimized_metric"))
         lines = [*(f"{key}={value}" for key, value in self.params.items()), *arguments]
-        parsed = OverridesParser.create(config_loader=self.hydra_context.config_loader).parse_overrides(lines)
+        parsed = parse_overrides(lines, self.hydra_context.config_loader)
         self.loader = launcher_loader(self.launcher, self.hydra_context.config_loader)
         grid = DistinctPoints().keep(self.loader, self.config, sweep_points(parsed))
         sweep_dir = Path(self.config.hydra.sweep.dir)
@@ -124,8 +123,7 @@ class RacingSweeper(Sweeper):
         """One round's jobs (`RoundJob`s): each kept configuration continued here, the others through the
         configured launcher; each job's race.json, or None when it failed. Configurations the race left out of
         this round (stopped, failed) are let go first."""
-        from hydra.core.utils import env_override
-
+        from ragsweep.hydra_internals import env_override
         from ragsweep.runner.racing.kept import KEPT
 
         assert self.config is not None
