@@ -25,7 +25,11 @@ on one.
 With `--log docs/benchmarks/grid_runs.csv` (and `--note "what else ran"`), the run's figures are appended to that
 run log, with the date and commit, which the grid benchmark page shows as its table.
 
+`--smallest` (what `make test` runs): 6 configurations (recursive 200/0 x the 3 stores x k 1, 10) on
+benchmarks/smallest.py's three short addresses, so that a change that breaks the script fails a test.
+
 Usage: python benchmarks/grid.py [--data ../shared/data/chroma_general] [--workdir DIR] [--log CSV [--note TEXT]]
+                                 [--smallest]
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ CHUNKERS = {
 }
 STORES = ["numpy", "chroma", "qdrant"]
 KS = [1, 3, 5, 10]
+SMALLEST = {"chunkers": ["recursive 200/0"], "stores": STORES, "ks": [1, 10]}  # --smallest's grid
 BATCH_SIZE = 8  # the minilm embedder's, so both sides form the same batches
 
 
@@ -79,16 +84,16 @@ def composed_as_launched(conf: Path = ROOT / "conf") -> Iterator[Callable[[list[
         yield job_config
 
 
-def grid(workdir: Path, data: Path, name: str, label: str,
-         job_config: Callable[[list[str]], DictConfig]) -> float:
-    """Seconds for one chunker's 12 configurations, composed by `job_config` and run through the runner as a
-    multirun's jobs are."""
+def grid(workdir: Path, data: Path, name: str, label: str, job_config: Callable[[list[str]], DictConfig],
+         stores: list[str] = STORES, ks: list[int] = KS) -> float:
+    """Seconds for one chunker's configurations (12: `stores` x `ks`), composed by `job_config` and run through the
+    runner as a multirun's jobs are."""
     from ragsweep.runner.plan import plan_job
     from ragsweep.runner.run import RunContext, run
 
     started = time.perf_counter()
-    for store in STORES:
-        for k in KS:
+    for store in stores:
+        for k in ks:
             overrides = [*CHUNKERS[name], f"store={store}", f"k={k}", "dataset=chroma_general", f"dataset.path={data}",
                          f"paths.root={workdir}", "embedder.progress=false", f"experiment=grid-{label}"]
             stem = f"{name.replace(' ', '_').replace('/', '-')}_{store}_k{k}"
@@ -138,24 +143,27 @@ class LowerBound:
         self.seconds += time.perf_counter() - started
 
 
-def distinct_texts(data: Path) -> int:
-    """How many distinct texts the grid has to embed: every chunker's chunk texts and the questions."""
+def distinct_texts(data: Path, names: list[str]) -> int:
+    """How many distinct texts the grid has to embed: the chunk texts of the chunkers `names` and the questions."""
     from ragsweep.chunking.fixed import FixedTokenChunker
     from ragsweep.chunking.recursive import RecursiveChunker
     from ragsweep.data.chroma_general import ChromaGeneralDataset
 
     dataset = ChromaGeneralDataset(str(data)).load()
-    chunkers = [RecursiveChunker(200, 0), FixedTokenChunker(800, 400), FixedTokenChunker(250, 125)]
+    made = {"recursive 200/0": RecursiveChunker(200, 0), "fixed 800/400": FixedTokenChunker(800, 400),
+            "fixed 250/125": FixedTokenChunker(250, 125)}
+    chunkers = [made[name] for name in names]
     texts = {chunk.text for chunker in chunkers for doc in dataset.documents.values() for chunk in chunker.split(doc)}
     return len(texts | {query.text for query in dataset.queries})
 
 
-def chroma_agreement(workdir: Path) -> float:
-    """Mean share of exact (numpy) top-10 chunks that chroma also returns, over every chunker's questions."""
+def chroma_agreement(workdir: Path, names: list[str], k: int = 10) -> float:
+    """Mean share of exact (numpy) top-k chunks that chroma also returns, over the questions of the chunkers `names`."""
     shares = []
-    for name in CHUNKERS:
+    for name in names:
         stem = name.replace(" ", "_").replace("/", "-")
-        exact, approx = (workdir / "outputs" / "cold" / f"{stem}_{store}_k10" / "per_query.jsonl" for store in ("numpy", "chroma"))
+        exact, approx = (workdir / "outputs" / "cold" / f"{stem}_{store}_k{k}" / "per_query.jsonl"
+                         for store in ("numpy", "chroma"))
         for line_exact, line_approx in zip(exact.read_text().splitlines(), approx.read_text().splitlines()):
             spans = [{(r["doc_id"], r["start"], r["end"]) for r in json.loads(line)["retrieved"]} for line in (line_exact, line_approx)]
             shares.append(len(spans[0] & spans[1]) / max(len(spans[0]), 1))
@@ -176,18 +184,22 @@ def _status_gb(field: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
+    parser.add_argument("--data", type=Path, default=None, help="default ../shared/data/chroma_general")
     parser.add_argument("--workdir", type=Path, default=None, help="kept afterwards when given; a temp dir otherwise")
     parser.add_argument("--log", type=Path, help="a run log (CSV) to append this run's figures to")
     parser.add_argument("--note", default="", help="the run's conditions, for the run log (what else ran)")
+    parser.add_argument("--smallest", action="store_true", help="the smallest grid on tiny data (make test runs it)")
     args = parser.parse_args()
+    if args.smallest and args.log:
+        parser.error("--smallest measures nothing worth logging: leave out --log")
+    names, stores, ks = ((SMALLEST["chunkers"], SMALLEST["stores"], SMALLEST["ks"]) if args.smallest
+                         else (list(CHUNKERS), STORES, KS))
     import logging
 
     logging.getLogger().setLevel(logging.WARNING)
     import torch
 
     torch.set_num_threads(os.cpu_count() or 1)
-    data = args.data.resolve()
     peaks = {"model load": 0.0, "cold grid and lower bound": 0.0, "warm grid": 0.0}
 
     def measured(phase: str, work):
@@ -198,32 +210,43 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as scratch:
         workdir = (args.workdir or Path(scratch)).resolve()
-        expected = distinct_texts(data)
+        if args.data is not None:
+            data = args.data.resolve()
+        elif args.smallest:
+            from smallest import chroma_general
+
+            data = chroma_general(Path(scratch) / "smallest") / "chroma_general"
+        else:
+            data = ROOT.parent / "shared" / "data" / "chroma_general"
+        expected = distinct_texts(data, names)
         bound = measured("model load", LowerBound)
         cold, plain = {}, {}
         with bound, composed_as_launched() as job_config:  # one launcher for the grid, as in a multirun
-            for name in CHUNKERS:
+            for name in names:
                 plain_before = bound.seconds
                 cold[name] = measured("cold grid and lower bound",
-                                      lambda: grid(workdir, data, name, "cold", job_config))
+                                      lambda: grid(workdir, data, name, "cold", job_config, stores, ks))
                 plain[name] = bound.seconds - plain_before
                 cold[name] -= plain[name]
         with composed_as_launched() as job_config:
-            warm = {name: measured("warm grid", lambda: grid(workdir, data, name, "warm", job_config))
-                    for name in CHUNKERS}
-        agreement = chroma_agreement(workdir)
+            warm = {name: measured("warm grid", lambda: grid(workdir, data, name, "warm", job_config, stores, ks))
+                    for name in names}
+        agreement = chroma_agreement(workdir, names, max(ks))
     cold_total = sum(cold.values()) + bound.load_seconds
     warm_total = sum(warm.values())
-    print(f"\n{'chunker (12 configs each)':<26}{'lower bound':>12}{'cold':>8}{'cold / bound':>14}{'warm':>8}")
-    for name in CHUNKERS:
+    configurations = len(names) * len(stores) * len(ks)
+    print(f"\n{f'chunker ({len(stores) * len(ks)} configs each)':<26}{'lower bound':>12}{'cold':>8}{'cold / bound':>14}"
+          f"{'warm':>8}")
+    for name in names:
         print(f"{name:<26}{plain[name]:>12.1f}{cold[name]:>8.1f}{cold[name] / plain[name]:>14.3f}{warm[name]:>8.1f}")
     print(f"{'model load':<26}{'':>12}{bound.load_seconds:>8.1f}")
-    print(f"{'grid (36 configs)':<26}{bound.seconds:>12.1f}{cold_total:>8.1f}{cold_total / bound.seconds:>14.3f}{warm_total:>8.1f}")
+    print(f"{f'grid ({configurations} configs)':<26}{bound.seconds:>12.1f}{cold_total:>8.1f}"
+          f"{cold_total / bound.seconds:>14.3f}{warm_total:>8.1f}")
     check = "as counted from the chunkers and questions" if len(bound.texts) == expected else f"NOT the {expected} counted"
     print(f"lower bound: {len(bound.texts)} distinct texts encoded once each, {check}")
     print("peak RSS of each phase (GB): " + ", ".join(f"{phase} {gb:.2f}" for phase, gb in peaks.items()))
-    print(f"chroma top-10 agreement with exact search: {agreement:.4f}")
-    per_config = warm_total / (len(CHUNKERS) * len(STORES) * len(KS))
+    print(f"chroma top-{max(ks)} agreement with exact search: {agreement:.4f}")
+    per_config = warm_total / configurations
     print("targets: cold <= 1.15 x lower bound, warm <= 0.05 x cold, warm <= 0.1 s a configuration, peak RSS <= 1.3 GB")
     print(f"cold_over_lower_bound={cold_total / bound.seconds:.3f} warm_over_cold={warm_total / cold_total:.3f} "
           f"warm_s_per_config={per_config:.3f} warm_config_over_bound={per_config / bound.seconds:.5f} "

@@ -31,9 +31,13 @@ race's sequence at the defaults.
    from the full grid's per_query.jsonl files and the race's parent run; the winner. Prints the table and, last, `real_wall_ratio=A
    real_answers_ratio=B real_judge_calls_ratio=C` (race / full).
 
+`--smallest` (what `make test` runs): 1 and 2 on benchmarks/grid.py's smallest grid (6 configurations) over
+benchmarks/smallest.py's short addresses, 3 orders, in a temporary folder (cache and scores); with --real, the
+generation grid cut to bm25 x k 1, 3 on 4 questions, raced from a first round of 2 questions.
+
 Usage: python benchmarks/racing.py [--data ../shared/data/chroma_general] [--cache .cache/ragsweep]
-                                   [--scores /tmp/ragsweep-racing-scores.json] [--orders 100]
-       python benchmarks/racing.py --real [--shared ../shared/data]
+                                   [--scores /tmp/ragsweep-racing-scores.json] [--orders 100] [--smallest]
+       python benchmarks/racing.py --real [--shared ../shared/data] [--smallest]
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from grid import CHUNKERS, KS, STORES
+from grid import CHUNKERS, KS, SMALLEST, STORES
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ("token_iou", "ndcg", "recall")
@@ -69,13 +73,16 @@ DELTA = 0.05
 Table = Mapping[str, np.ndarray]  # configuration -> its per-question values, in the dataset's order
 
 
-def configurations() -> dict[str, list[str]]:
-    """The grid's configurations, named as benchmarks/grid.py names their output folders, in its order."""
-    return {f"{name.replace(' ', '_').replace('/', '-')}_{store}_k{k}": [*chunker, f"store={store}", f"k={k}"]
-            for name, chunker in CHUNKERS.items() for store in STORES for k in KS}
+def configurations(smallest: bool = False) -> dict[str, list[str]]:
+    """The grid's configurations (its smallest's, with `smallest`), named as benchmarks/grid.py names their output
+    folders, in its order."""
+    names, stores, ks = ((SMALLEST["chunkers"], SMALLEST["stores"], SMALLEST["ks"]) if smallest
+                         else (list(CHUNKERS), STORES, KS))
+    return {f"{name.replace(' ', '_').replace('/', '-')}_{store}_k{k}": [*CHUNKERS[name], f"store={store}", f"k={k}"]
+            for name in names for store in stores for k in ks}
 
 
-def collect(data: Path, cache: Path, workdir: Path) -> dict:
+def collect(data: Path, cache: Path, workdir: Path, smallest: bool = False) -> dict:
     """Run the grid through the runner (one Hydra loader, as a multirun's jobs are) and read every job's
     per-question values: {"ids": [...], "metrics": {metric: {configuration: [value or None, ...]}}}."""
     import ragsweep  # noqa: F401  (offline defaults)
@@ -86,7 +93,7 @@ def collect(data: Path, cache: Path, workdir: Path) -> dict:
 
     table: dict = {"ids": None, "metrics": {metric: {} for metric in METRICS}}
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        for label, overrides in configurations().items():
+        for label, overrides in configurations(smallest).items():
             cfg = compose("config", overrides=[*overrides, "dataset=chroma_general", f"dataset.path={data}",
                                                f"paths.root={workdir}", f"paths.cache={cache}",
                                                "embedder.progress=false", "experiment=racing-replay"])
@@ -270,13 +277,13 @@ def load_scores(args: argparse.Namespace) -> tuple[dict, float | None]:
     seconds (None when read from the file)."""
     if args.scores.exists() and not args.regrid:
         scores = json.loads(args.scores.read_text())
-        if sorted(scores["metrics"]["token_iou"]) != sorted(configurations()):
+        if sorted(scores["metrics"]["token_iou"]) != sorted(configurations(args.smallest)):
             raise SystemExit(f"{args.scores} holds other configurations than the grid's: rerun with --regrid")
         return scores, None
     logging.getLogger().setLevel(logging.WARNING)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ragsweep-racing-") as scratch:
-        scores = collect(args.data.resolve(), args.cache.resolve(), Path(scratch))
+        scores = collect(args.data.resolve(), args.cache.resolve(), Path(scratch), args.smallest)
     seconds = time.perf_counter() - started
     args.scores.write_text(json.dumps({**scores, "data": str(args.data.resolve()), "cache": str(args.cache.resolve())}))
     return scores, seconds
@@ -336,10 +343,15 @@ class SweptRuns:
         return sum(1 for path in (self.folder / "outputs").rglob("per_query.jsonl") for _ in path.open())
 
 
-def sweep_from_empty(name: str, shared: Path, folder: Path) -> RealRun:
-    """`python sweep.py -m ...` for one of REAL_RUNS with paths.root=folder, then its counts."""
-    overrides = [*REAL_RUNS[name], "judge=embedding", f"paths.root={folder}", f"paths.data={shared}",
-                 f"experiment=racing-real-{name}"]
+SMALLEST_REAL = {"full": ["dataset.limit=4", "retriever=bm25", "k=1,3"],
+                 "race": ["dataset.limit=4", "retriever=bm25", "k=1,3", "hydra.sweeper.racing.min_questions=2"]}
+
+
+def sweep_from_empty(name: str, shared: Path, folder: Path, smallest: bool = False) -> RealRun:
+    """`python sweep.py -m ...` for one of REAL_RUNS (cut to SMALLEST_REAL's size with `smallest`) with
+    paths.root=folder, then its counts."""
+    overrides = [*REAL_RUNS[name], *(SMALLEST_REAL[name] if smallest else []), "judge=embedding",
+                 f"paths.root={folder}", f"paths.data={shared}", f"experiment=racing-real-{name}"]
     started = time.perf_counter()
     subprocess.run([sys.executable, str(ROOT / "sweep.py"), "-m", *overrides], cwd=ROOT,
                    check=True, stdout=subprocess.DEVNULL)
@@ -355,13 +367,13 @@ def sweep_from_empty(name: str, shared: Path, folder: Path) -> RealRun:
                    f"(answer_f1 {best.data.metrics.get('answer_f1', float('nan')):.3f})")
 
 
-def real(shared: Path) -> None:
+def real(shared: Path, smallest: bool = False) -> None:
     """The generation grid in full and raced, each from a cold cache, in this one run; ratios race / full."""
     print(provenance())
     results = {}
     for name in REAL_RUNS:
         with tempfile.TemporaryDirectory(prefix=f"ragsweep-racing-{name}-") as scratch:
-            results[name] = sweep_from_empty(name, shared.resolve(), Path(scratch))
+            results[name] = sweep_from_empty(name, shared.resolve(), Path(scratch), smallest)
         print(f"{name}: {results[name]}", flush=True)
     full, race = results["full"], results["race"]
     print("| sweep | wall time | answers generated (on disk) | judge calls (on disk) | evaluations | winner |")
@@ -376,24 +388,43 @@ def real(shared: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
-    parser.add_argument("--cache", type=Path, default=ROOT / ".cache" / "ragsweep", help="the stage cache to run on")
-    parser.add_argument("--scores", type=Path, default=Path(tempfile.gettempdir()) / "ragsweep-racing-scores.json",
-                        help="per-question values: read when it exists, else written from the grid")
+    parser.add_argument("--data", type=Path, default=None, help="default ../shared/data/chroma_general")
+    parser.add_argument("--cache", type=Path, default=None, help="the stage cache to run on (default .cache/ragsweep)")
+    parser.add_argument("--scores", type=Path, default=None,
+                        help="per-question values: read when it exists, else written from the grid "
+                             "(default /tmp/ragsweep-racing-scores.json)")
     parser.add_argument("--regrid", action="store_true", help="run the grid even if --scores exists")
-    parser.add_argument("--orders", type=int, default=100, help="seeded question orders, one race each")
+    parser.add_argument("--orders", type=int, default=None, help="seeded question orders, one race each (default 100)")
     parser.add_argument("--real", action="store_true", help="time the generation grid in full and raced instead")
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data", help="paths.data for --real")
+    parser.add_argument("--smallest", action="store_true", help="the smallest grid and races (make test runs it)")
     args = parser.parse_args()
     if args.real:
-        real(args.shared)
+        real(args.shared, args.smallest)
         return
+    with tempfile.TemporaryDirectory(prefix="ragsweep-racing-smallest-") as scratch:
+        if args.smallest:  # nothing of a real run's read or written: tiny data, cache and scores of its own
+            from smallest import chroma_general
+
+            args.data = args.data or chroma_general(Path(scratch)) / "chroma_general"
+            args.cache = args.cache or Path(scratch) / "cache"
+            args.scores = args.scores or Path(scratch) / "scores.json"
+            args.orders = args.orders or 3
+        args.data = args.data or ROOT.parent / "shared" / "data" / "chroma_general"
+        args.cache = args.cache or ROOT / ".cache" / "ragsweep"
+        args.scores = args.scores or Path(tempfile.gettempdir()) / "ragsweep-racing-scores.json"
+        args.orders = args.orders or 100
+        replayed(args)
+
+
+def replayed(args: argparse.Namespace) -> None:
+    """Steps 1 and 2: the grid's scores (run or read), the races replayed on them, the tables."""
     from ragsweep.metrics.registry import metric as declared
 
     scores, grid_seconds = load_scores(args)
     print(provenance())
     print(f"grid: {'ran in %.0f s' % grid_seconds if grid_seconds is not None else 'read from ' + str(args.scores)}; "
-          f"{len(configurations())} configurations x {len(scores['ids'])} questions")
+          f"{len(configurations(args.smallest))} configurations x {len(scores['ids'])} questions")
     fine = tuple(round(0.05 * step, 2) for step in range(2, 21))
     tenths = tuple(round(0.1 * step, 1) for step in range(1, 11))
     labels = {SCHEDULE: "10/25/50/100%", tenths: "every 10%", fine: "every 5% from 10%",

@@ -8,7 +8,9 @@ configuration for the compose, `plan_job`, the run and the MLflow client calls i
 of a config holding nothing but Hydra's own groups (the floor of any Hydra job), then, last,
 `warm_ms_per_config=X compose_ms=Y hydra_floor_ms=Z mlflow_ms=W`.
 
-Usage: python benchmarks/warm_breakdown.py [--data ../shared/data/chroma_general]
+`--smallest` (what `make test` runs): k=1 alone (3 configurations) on benchmarks/smallest.py's short addresses.
+
+Usage: python benchmarks/warm_breakdown.py [--data ../shared/data/chroma_general] [--smallest]
 """
 
 from __future__ import annotations
@@ -43,15 +45,15 @@ def timed_mlflow_calls(spent: Counter) -> None:
         setattr(MlflowClient, name, wrapper)
 
 
-def grid(work: Path, data: Path, label: str, spent: Counter) -> int:
-    """Run the 12 configurations; add each phase's seconds to `spent`; how many ran."""
+def grid(work: Path, data: Path, label: str, spent: Counter, ks: tuple[int, ...] = (1, 3, 5, 10)) -> int:
+    """Run the configurations (12: 3 stores x `ks`); add each phase's seconds to `spent`; how many ran."""
     from ragsweep.runner.plan import plan_job
     from ragsweep.runner.run import RunContext, run
 
     configurations = 0
     with composed_as_launched() as job_config:
         for store in ("numpy", "chroma", "qdrant"):
-            for k in (1, 3, 5, 10):
+            for k in ks:
                 overrides = ["chunker=recursive", "chunker.size=200", "chunker.overlap=0", f"store={store}",
                              f"k={k}", "dataset=chroma_general", f"dataset.path={data}", f"paths.root={work}",
                              "embedder.progress=false", f"experiment=warm-{label}"]
@@ -83,15 +85,27 @@ def hydra_floor(folder: Path, repeats: int = 20) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
+    parser.add_argument("--data", type=Path, default=None, help="default ../shared/data/chroma_general")
+    parser.add_argument("--smallest", action="store_true", help="3 configurations on tiny data (make test runs it)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="ragsweep-warm-breakdown-"))
-    spent: Counter = Counter()
-    timed_mlflow_calls(spent)
-    grid(work, args.data.resolve(), "cold", Counter())
-    spent.clear()
-    configurations = sum(grid(work, args.data.resolve(), f"warm{turn}", spent) for turn in range(2))
-    floor = hydra_floor(Path(tempfile.mkdtemp(prefix="ragsweep-hydra-floor-")))
+    with tempfile.TemporaryDirectory(prefix="ragsweep-warm-breakdown-") as scratch:
+        work = Path(scratch)
+        if args.data is not None:
+            data = args.data.resolve()
+        elif args.smallest:
+            from smallest import chroma_general
+
+            data = chroma_general(work / "smallest") / "chroma_general"
+        else:
+            data = ROOT.parent / "shared" / "data" / "chroma_general"
+        ks = (1,) if args.smallest else (1, 3, 5, 10)
+        spent: Counter = Counter()
+        timed_mlflow_calls(spent)
+        grid(work, data, "cold", Counter(), ks)
+        spent.clear()
+        configurations = sum(grid(work, data, f"warm{turn}", spent, ks) for turn in range(2))
+        (work / "floor").mkdir()
+        floor = hydra_floor(work / "floor")
     per = {name: seconds / configurations * 1000 for name, seconds in spent.items()}
     print("| warm configuration | ms |")
     print("|---|---:|")

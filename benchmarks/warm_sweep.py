@@ -12,7 +12,10 @@ A warm configuration costs (seconds of 2 - seconds of 3) / 11: what each further
 without the process's start (imports, loading the model) that every sweep pays once. Prints the three wall
 times and, last, `sweep_warm_ms_per_config=X`.
 
-Usage: python benchmarks/warm_sweep.py [--data ../shared/data/chroma_general]
+`--smallest` (what `make test` runs): k=1 alone (3 jobs, then 3, then 1) on benchmarks/smallest.py's short
+addresses.
+
+Usage: python benchmarks/warm_sweep.py [--data ../shared/data/chroma_general] [--smallest]
 """
 
 from __future__ import annotations
@@ -43,17 +46,27 @@ def sweep(work: Path, data: Path, experiment: str, stores: str, ks: str) -> floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
+    parser.add_argument("--data", type=Path, default=None, help="default ../shared/data/chroma_general")
+    parser.add_argument("--smallest", action="store_true", help="3 jobs on tiny data (make test runs it)")
     args = parser.parse_args()
-    data = args.data.resolve()
+    stores, ks = "numpy,chroma,qdrant", "1" if args.smallest else "1,3,5,10"
+    jobs = len(stores.split(",")) * len(ks.split(","))
     with tempfile.TemporaryDirectory(prefix="ragsweep-warm-sweep-") as scratch:
         work = Path(scratch)
-        cold = sweep(work, data, "cold", "numpy,chroma,qdrant", "1,3,5,10")
-        warm = sweep(work, data, "warm", "numpy,chroma,qdrant", "1,3,5,10")
+        if args.data is not None:
+            data = args.data.resolve()
+        elif args.smallest:
+            from smallest import chroma_general
+
+            data = chroma_general(work / "smallest") / "chroma_general"
+        else:
+            data = ROOT.parent / "shared" / "data" / "chroma_general"
+        cold = sweep(work, data, "cold", stores, ks)
+        warm = sweep(work, data, "warm", stores, ks)
         one = sweep(work, data, "one", "numpy", "1")
-    per_config = (warm - one) / 11
-    print(f"cold sweep, 12 jobs: {cold:.1f} s")
-    print(f"warm sweep, 12 jobs: {warm:.1f} s")
+    per_config = (warm - one) / (jobs - 1)
+    print(f"cold sweep, {jobs} jobs: {cold:.1f} s")
+    print(f"warm sweep, {jobs} jobs: {warm:.1f} s")
     print(f"warm sweep, 1 job: {one:.1f} s (the process's start, paid once a sweep)")
     print(f"sweep_warm_ms_per_config={per_config * 1000:.0f}")
 
