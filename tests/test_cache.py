@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from ragsweep.cache import StageCache, fingerprint, read_entry, write_entry
-from ragsweep.identity import semantic_config
+from ragsweep.cache import StageCache, read_entry, write_entry
+from ragsweep.identity import fingerprint, semantic_config
 from ragsweep.embedding.cached import cached_embedder
 
 

@@ -11,8 +11,8 @@ from hydra import compose, initialize_config_dir
 from hydra._internal.utils import _locate
 from omegaconf import OmegaConf
 
-from ragsweep.runner.build import (
-    GENERATOR_SETTINGS, JUDGE_SETTINGS, QUERY_SETTINGS, RELEVANCE_JUDGE_SETTINGS, ConfigError, build)
+from ragsweep.identity import RUNNER_KEYS
+from ragsweep.runner.build import ConfigError, build
 from ragsweep.runner.overrides import unknown_choices
 from ragsweep.runner.plan import OPTIONAL_STAGES
 from tests.conf_options import CONTRACT_GROUPS, options
@@ -21,11 +21,6 @@ CONF = Path(__file__).resolve().parents[1] / "conf"
 GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir() and p.name not in ("paths", "sweep", "best"))
 SWEEPS = sorted(path.stem for path in (CONF.parent / "sweeps").glob("*.yaml"))
 OPTIONS = [(group, path.stem) for group in GROUPS for path in sorted((CONF / group).glob("*.yaml"))]
-# Keys of a group that the runner reads itself instead of handing them to the constructor.
-RUNNER_KEYS = {"generator": GENERATOR_SETTINGS, "judge": JUDGE_SETTINGS,
-               "relevance_judge": RELEVANCE_JUDGE_SETTINGS, "query": QUERY_SETTINGS}
-
-
 PIPELINE_FIELDS = {"metrics": "evaluator", "tracking": "tracker", "augment": "augmenter", "compress": "compressor"}
 
 

@@ -1,7 +1,7 @@
 """A content-addressed, on-disk cache for the expensive stages, safe to share between processes.
 
-An entry's key is the sha256 of its stage's inputs, the producing component's config and
-`CACHE_VERSION`, so a changed input or setting can never be served stale results. Entries are
+An entry's key is the sha256 of its stage's inputs, the producing component's config and the
+version of the key scheme (`identity.fingerprint`), so a changed input or setting can never be served stale results. Entries are
 numpy archives written to a temporary file and renamed into place (atomic on POSIX), so a
 parallel job never reads half an entry. Each archive carries a sha256 of its own arrays; an
 entry that fails to load or to verify is logged, deleted and rebuilt.
@@ -20,7 +20,6 @@ from __future__ import annotations
 import fcntl
 import functools
 import hashlib
-import json
 import logging
 import os
 import uuid
@@ -36,15 +35,8 @@ from tqdm.auto import tqdm
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = "1"
 Arrays = dict[str, np.ndarray]
 EMBEDDING_SHARD = 8192  # texts a shard: a few seconds of a static model, minutes of a transformer on 2 cores
-
-
-def fingerprint(*parts: Any) -> str:
-    """sha256 of JSON-serialisable parts (dict keys sorted), with the cache version mixed in."""
-    payload = json.dumps([CACHE_VERSION, *parts], sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 class StageCache:

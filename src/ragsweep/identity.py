@@ -8,11 +8,23 @@ cache key holds its component's `semantic_config`, so speed-only settings never 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
-from ragsweep.cache import fingerprint
+
+KEY_SCHEME = "1"  # how keys are made: raised only when a change in it must part every key and fingerprint from old ones
+
+
+def fingerprint(*parts: Any) -> str:
+    """sha256 of JSON-serialisable parts (dict keys sorted), with `KEY_SCHEME` mixed in: every cache key and
+    fingerprint is made by it."""
+    payload = json.dumps([KEY_SCHEME, *parts], sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
 
 # Settings that change how fast a component runs or where it keeps its files, not what it returns; left out of
 # cache keys and fingerprints, so the same configuration is the same run in another project folder or clone.
@@ -20,8 +32,17 @@ NON_SEMANTIC_KEYS = frozenset({"batch_size", "threads", "progress", "concurrency
                                "api_key_env",
                                "cache_dir",  # where a trained judge keeps its model: ${cache.dir}, a folder
                                "auc"})  # auc: a judge's measured agreement, recorded with its results, not a setting
-# A judge's settings that change no judged number: two runs whose judges differ only in these were judged alike.
-JUDGE_NOT_SCORING = ("auc", "max_failure_rate", "labels")
+# Keys of a group that the runner reads (a failure budget, a prompt's name, a judge's weights), never its component's
+# constructor: kept out of the component, so out of its stage's cache key; the runner keys what they change itself.
+RUNNER_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "query": ("max_failure_rate",),
+    "generator": ("prompt", "max_error_rate"),
+    "judge": ("max_failure_rate", "triad_weights", "auc", "labels"),
+    "relevance_judge": ("max_failure_rate", "context_weight"),
+})
+# A judge's runner keys that change no judged number (triad_weights weighs them into triad_overall): two runs whose
+# judges differ only in these, or in speed-only keys (NON_SEMANTIC_KEYS), were judged alike.
+JUDGE_NOT_SCORING = tuple(key for key in RUNNER_KEYS["judge"] if key != "triad_weights")
 # Keys a run's name (Hydra's override_dirname) leaves out: conf/ragsweep.yaml's
 # hydra.job.config.override_dirname.exclude_keys, which a test holds equal to this.
 NOT_IN_NAMES = ("experiment", "sweep", "race", "embedding_helper", "force", "fail_fast", "optimized_metric", "cache",
@@ -29,7 +50,7 @@ NOT_IN_NAMES = ("experiment", "sweep", "race", "embedding_helper", "force", "fai
                 "prices.cpu_second", "budget", "tracking.trace_queries", "tracking.http_retries",
                 "tracking.per_query_top",
                 "paths.root", "paths.data", "paths.outputs", "paths.mlruns", "paths.cache", "tracking.uri",
-                "tracking.artifacts")
+                "tracking.artifacts", "cache.fresh")
 LABEL_KEY = "label"  # set by an exported best config (conf/best/<name>.yaml) to the winner's label
 # Keys that say where results go, how the sweep behaves or what money its calls cost, never what a job computes
 # (race: which questions a racing round runs, not the configuration).
@@ -74,6 +95,19 @@ def code_versions(resolved: Mapping[str, Any], locate: Callable[[str], type | No
 
     walk(resolved, "")
     return found
+
+
+def stage_key(config: Mapping[str, Any], inputs: Mapping[str, Any], versions: Mapping[str, str]) -> dict[str, Any]:
+    """What a stage's cache entries are keyed by: its component's config less speed-only keys, the keys of the stages
+    handed to it (so a raised version or changed setting upstream recomputes it) and the versions of the classes its
+    config names (none declared: the key as it was before classes could declare one)."""
+    return {"config": semantic_config(dict(config)), **inputs, **({"versions": dict(versions)} if versions else {})}
+
+
+def keyed_by_model(key: Mapping[str, Any], model: str | None) -> dict[str, Any]:
+    """A stage's key for the results of the model it loads or trains (a trained judge's `model_key`), so two models'
+    results never share an entry; None (a judge with no model of its own) leaves the key as it is."""
+    return dict(key) if model is None else {**key, "model": model}
 
 
 def versions_text(versions: Mapping[str, str]) -> str:

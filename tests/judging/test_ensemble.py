@@ -13,7 +13,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from sklearn.metrics import roc_auc_score
 
-from ragsweep.cache import fingerprint
+from ragsweep.identity import fingerprint
 from ragsweep.judging.base import Pair
 from ragsweep.judging.calibration.labelled_claims import load_claims
 from ragsweep.judging.embedding import EmbeddingJudge

@@ -113,8 +113,8 @@ def test_the_config_builds_the_judge_and_its_generator():
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
         cfg = compose(config_name="llm")
     assert cfg.max_failure_rate == 0.05 and cfg.threshold == 0.5 and cfg.decompose is False
-    from ragsweep.runner.build import JUDGE_SETTINGS
+    from ragsweep.identity import RUNNER_KEYS
 
-    judge = instantiate(OmegaConf.masked_copy(cfg, [key for key in cfg if key not in JUDGE_SETTINGS]))
+    judge = instantiate(OmegaConf.masked_copy(cfg, [key for key in cfg if key not in RUNNER_KEYS["judge"]]))
     assert isinstance(judge.generator, LlamaCppGenerator) and judge.generator.max_tokens == 32
     assert judge.decompose_claims is False and judge.retries == 1

@@ -238,6 +238,14 @@ def test_a_judge_read_from_mlflow_params_equals_the_one_read_from_its_config():
     assert from_config({"k": 3}, {"judge": "lexical"}, {"judge_failure_rate": 0.0}) is None  # no generator: no judge
 
 
+def test_judges_differing_only_in_speed_are_the_same_judge():
+    lexical = from_params(LEXICAL_PARAMS, {"judge_failure_rate": 0.0})
+    faster = from_params({**LEXICAL_PARAMS, "judge.batch_size": "64", "judge.members.trained.threads": "2"},
+                         {"judge_failure_rate": 0.0})
+    assert faster == lexical
+    assert from_params({**LEXICAL_PARAMS, "judge.members.trained.epochs": "2"}, {"judge_failure_rate": 0.0}) != lexical
+
+
 def test_two_judges_of_one_name_are_told_apart_by_their_settings():
     lexical = from_params(LEXICAL_PARAMS, {"judge_failure_rate": 0.0})
     stricter = from_params({**LEXICAL_PARAMS, "judge.threshold": "0.9"}, {"judge_failure_rate": 0.0})

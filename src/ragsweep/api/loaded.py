@@ -108,3 +108,4 @@ def _read(path: Path) -> DictConfig:
         raise ConfigError(f"{path}: not a configuration exported by `ragsweep best` (no retriever or k)")
     cfg.pop("hydra", None)
     return cfg
+

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from ragsweep.cache import StageCache, fingerprint, read_entry, write_entry
+from ragsweep.cache import StageCache, read_entry, write_entry
+from ragsweep.identity import fingerprint
 from ragsweep.embedding.base import Embedder, Role
 
 

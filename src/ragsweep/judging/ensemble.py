@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.cache import fingerprint
+from ragsweep.identity import fingerprint
 from ragsweep.judging.base import Pair, Verdict, check_threshold
 
 log = logging.getLogger(__name__)

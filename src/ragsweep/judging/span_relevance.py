@@ -37,7 +37,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ragsweep.cache import fingerprint
+from ragsweep.identity import fingerprint
 from ragsweep.cores import torch_threads
 from ragsweep.data.loading import loaded
 from ragsweep.judging.base import Pair, Verdict

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.cache import Arrays, StageCache, fingerprint
+from ragsweep.cache import Arrays, StageCache
+from ragsweep.identity import fingerprint
 from ragsweep.cores import model_threads
 from ragsweep.parsing.base import Parsed, Parser, UnreadableFile
 from ragsweep.parsing.by_type import ByFileType

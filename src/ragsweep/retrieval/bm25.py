@@ -10,7 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from ragsweep.cache import StageCache, fingerprint
+from ragsweep.cache import StageCache
+from ragsweep.identity import fingerprint
 from ragsweep.stores.base import check_k, top_k
 from ragsweep.types import Chunk, Hit
 

@@ -17,7 +17,7 @@ from ragsweep.data.loading import loaded
 from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.prompts import Prompt, load_prompt
 from ragsweep.hydra_internals import locate
-from ragsweep.identity import code_versions, semantic_config
+from ragsweep.identity import RUNNER_KEYS, code_versions, keyed_by_model, semantic_config, stage_key
 from ragsweep.judging.calibration.claim_labels import ClaimLabel, load_claim_labels
 from ragsweep.metrics.costs import Prices
 from ragsweep.metrics.evaluate import SpanEvaluator
@@ -94,8 +94,7 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
         evaluator=instantiate_stage(cfg, "metrics", {}, cache).component,
         tracker=instantiate_stage(cfg, "tracking", {}, cache).component,
         cache=cache,
-        query=(instantiate_stage(cfg, "query", {}, cache, runner_keys=QUERY_SETTINGS)
-               if "query" in plan.targets else None),
+        query=instantiate_stage(cfg, "query", {}, cache) if "query" in plan.targets else None,
         cutoff=instantiate_stage(cfg, "cutoff", {}, cache) if "cutoff" in plan.targets else None,
         augmenter=instantiate_stage(cfg, "augment", {}, cache) if "augment" in plan.targets else None,
         compressor=instantiate_stage(cfg, "compress", stages, cache) if "compress" in plan.targets else None,
@@ -119,19 +118,13 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     return pipeline
 
 
-# Keys of the query group that the runner reads, not the rewriter's constructor.
-QUERY_SETTINGS = ("max_failure_rate",)
-# Keys of the generator group that the runner reads, not the generator's constructor.
-GENERATOR_SETTINGS = ("prompt", "max_error_rate")
-
-
 def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache,
                    objects: Mapping[str, Any]) -> None:
     """The generator stage, its prompt and error budget; nothing for `generator=none` (or no group)."""
     if "generator" not in cfg:
         return
     settings = group_config(cfg, "generator")
-    generator = instantiate_stage(cfg, "generator", stages, cache, runner_keys=GENERATOR_SETTINGS, objects=objects)
+    generator = instantiate_stage(cfg, "generator", stages, cache, objects=objects)
     if not pipeline.plan.generates:
         return
     rate = _bounded(settings, "generator", "max_error_rate", 0.05)
@@ -140,10 +133,6 @@ def _add_generator(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built]
     except ValueError as error:
         raise ConfigError(str(error)) from None
     pipeline.generator, pipeline.max_error_rate = generator, rate
-
-
-# Keys of the judge group that the runner reads, not the judge's constructor.
-JUDGE_SETTINGS = ("max_failure_rate", "triad_weights", "auc", "labels")
 
 
 def _add_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache) -> None:
@@ -185,10 +174,6 @@ def _check_label_questions(path: str, labels: Sequence[ClaimLabel], dataset: Any
                           "claims of this dataset's runs (the ids of their per_query.jsonl)")
 
 
-# Keys of the relevance_judge group that the runner reads.
-RELEVANCE_JUDGE_SETTINGS = ("max_failure_rate", "context_weight")
-
-
 def _add_relevance_judge(cfg: DictConfig, pipeline: Pipeline, stages: dict[str, Built], cache: StageCache) -> None:
     """The relevance judge and its failure budget; nothing for `relevance_judge=none` (or no group). It judges
     retrieved passages, so it runs with or without a generator."""
@@ -219,18 +204,16 @@ def judge_stage(cfg: DictConfig, stages: dict[str, Built], cache: StageCache, gr
     """The judge of `cfg[group]` (None for `none`), built the one way every command builds a judge. With `keyed`,
     a judge built from data (the trained judges, a fitted ensemble) has its model in its signature, so verdicts
     of two models never share cache keys; `calibrate` builds it unkeyed, since it may be about to fit it."""
-    keys = JUDGE_SETTINGS if group == "judge" else RELEVANCE_JUDGE_SETTINGS
     if not enabled(OmegaConf.select(cfg, f"{group}._target_")):
         return None
-    judge = instantiate_stage(cfg, group, stages, cache, runner_keys=keys)
+    judge = instantiate_stage(cfg, group, stages, cache)
     if not keyed:
         return judge
     try:
         model_key = getattr(judge.component, "model_key", None)
     except ValueError as error:
         raise ConfigError(f"{group}: {error}") from None
-    if model_key is not None:
-        judge.signature = {**judge.signature, "model": model_key}
+    judge.signature = keyed_by_model(judge.signature, model_key)
     return judge
 
 
@@ -248,11 +231,12 @@ def _unknown_parameters(group: str, config: dict[str, Any], component: type, inj
 
 
 def instantiate_stage(cfg: DictConfig, group: str, stages: dict[str, Built], cache: StageCache,
-                      runner_keys: tuple[str, ...] = (), objects: Mapping[str, Any] | None = None) -> Built:
-    """Build `cfg[group]`, handing it the built stages its constructor asks for by name; `runner_keys`
-    of the group are the runner's settings, kept from the constructor and from the signature. A caller's
+                      objects: Mapping[str, Any] | None = None) -> Built:
+    """Build `cfg[group]`, handing it the built stages its constructor asks for by name; the group's runner keys
+    (`identity.RUNNER_KEYS`) are the runner's settings, kept from the constructor and from the signature. A caller's
     object for the group (`objects[group]`) is handed to the wrapper as `component`, past Hydra, which
     would copy it or turn a dataclass into a config."""
+    runner_keys = RUNNER_KEYS.get(group, ())
     config = {key: value for key, value in group_config(cfg, group).items() if key not in runner_keys}
     try:
         component_class = locate(config["_target_"])
@@ -263,9 +247,8 @@ def instantiate_stage(cfg: DictConfig, group: str, stages: dict[str, Built], cac
                           "check the module path and class name") from None
     _unknown_parameters(group, config, component_class, stages)
     given = {name: stage for name, stage in stages.items() if name in inspect.signature(component_class).parameters}
-    versions = code_versions(config, target_class)  # a raised version recomputes this stage and those after it
-    signature = {"config": semantic_config(config), **{name: stage.signature for name, stage in given.items()},
-                 **({"versions": versions} if versions else {})}
+    signature = stage_key(config, {name: stage.signature for name, stage in given.items()},
+                          code_versions(config, target_class))
     if objects and group in objects:
         try:
             component = component_class(**{key: value for key, value in config.items() if not key.startswith("_")},

@@ -14,7 +14,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from ragsweep.cache import fingerprint
+from ragsweep.identity import fingerprint
 from ragsweep.judging.calibration.claim_labels import ClaimLabel, claim_key
 from ragsweep.metrics import judged
 from ragsweep.metrics.corrected import corrected_mean, error_check, error_rates

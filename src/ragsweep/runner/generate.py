@@ -20,7 +20,8 @@ import numpy as np
 from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
-from ragsweep.cache import StageCache, fingerprint
+from ragsweep.cache import StageCache
+from ragsweep.identity import fingerprint
 from ragsweep.embedding.cached import cached_embedder
 from ragsweep.generation.base import Request
 from ragsweep.generation.reask import SEPARATOR, ask_until_parsed
@@ -31,9 +32,7 @@ from ragsweep.questions.sampling import attempt_order, quotas
 from ragsweep.questions.screening import (FILTERS, UNSUPPORTED_ANSWER, Attempt, DraftScreen, Screened,
                                          attempts_for)
 from ragsweep.questions.writing import record, write_dataset
-from ragsweep.runner.build import (
-    GENERATOR_SETTINGS, Built, ConfigError, group_config, instantiate_stage, judge_stage,
-)
+from ragsweep.runner.build import Built, ConfigError, group_config, instantiate_stage, judge_stage
 from ragsweep.runner.verdicts import cached_verdicts
 from ragsweep.tokenizer import Tokenizer
 from ragsweep.types import Dataset, Document
@@ -55,7 +54,7 @@ class QuestionSetWriter:
         cache_cfg = group_config(cfg, "cache")
         self.cache = StageCache.from_settings(cache_cfg)
         stages: dict[str, Built] = {"cache": Built(self.cache, {})}
-        self.generator = instantiate_stage(cfg, "generator", stages, self.cache, runner_keys=GENERATOR_SETTINGS)
+        self.generator = instantiate_stage(cfg, "generator", stages, self.cache)
         if not getattr(self.generator.component, "enabled", True) or not hasattr(self.generator.component, "max_tokens"):
             raise ConfigError(f"generator._target_={cfg.generator.get('_target_')}: questions need an LLM generator; "
                               "use generator=llama_cpp or generator=openai")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragsweep.cache import fingerprint
+from ragsweep.identity import fingerprint
 from ragsweep.generation.base import Generation, Request
 from ragsweep.runner.build import Pipeline
 from ragsweep.types import Chunk, Hit

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragsweep.cache import fingerprint
+from ragsweep.identity import fingerprint
 from ragsweep.generation.base import Generation
 from ragsweep.judging.base import Listed, Pair, Verdict
 from ragsweep.judging.claims import Claim, claims_from_statements, split_claims

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragsweep.cache import fingerprint
+from ragsweep.identity import fingerprint
 from ragsweep.query.base import Rewrite
 from ragsweep.retrieval.base import reciprocal_rank
 from ragsweep.runner.build import Pipeline

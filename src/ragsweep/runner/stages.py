@@ -15,7 +15,8 @@ from contextlib import contextmanager
 import numpy as np
 from tqdm.auto import tqdm
 
-from ragsweep.cache import StageCache, fingerprint
+from ragsweep.cache import StageCache
+from ragsweep.identity import fingerprint
 from ragsweep.data.locate import LostText
 from ragsweep.memo import remember
 from ragsweep.retrieval.base import Retriever

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragsweep.cache import StageCache, fingerprint
+from ragsweep.cache import StageCache
+from ragsweep.identity import fingerprint
 from ragsweep.judging.base import Pair, Verdict
 from ragsweep.runner.build import Built
 

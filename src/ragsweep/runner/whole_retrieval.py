@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from ragsweep.cache import fingerprint
+from ragsweep.identity import fingerprint
 from ragsweep.data.locate import locate_anywhere, lost_text_message
 from ragsweep.runner.build import ConfigError, Pipeline
 from ragsweep.runner.stages import latency_sample, texts_digest

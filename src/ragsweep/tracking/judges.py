@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import pandas as pd
 from omegaconf import OmegaConf
 
-from ragsweep.identity import JUDGE_NOT_SCORING
+from ragsweep.identity import JUDGE_NOT_SCORING, NON_SEMANTIC_KEYS
 from ragsweep.judging.base import VALIDATED_AUC
 from ragsweep.metrics import registry
 from ragsweep.metrics.judged import JUDGED_METRICS
@@ -90,11 +90,17 @@ def from_params(params: Mapping[str, object], metrics: Mapping[str, float]) -> J
     target = str(params["judge._target_"])
     settings = tuple(sorted((key.removeprefix("judge."), str(value)) for key, value in params.items()
                             if key.startswith("judge.") and key != "judge._target_" and not missing(value)
-                            and key.removeprefix("judge.").split(".")[0] not in JUDGE_NOT_SCORING))
+                            and _scoring(key.removeprefix("judge.").split("."))))
     auc = metrics.get("judge_auc")
     name = params.get("judge")
     return JudgeInfo(str(name) if not missing(name) else _stem(target), target, settings,
                      None if missing(auc) else float(auc))
+
+
+def _scoring(path: list[str]) -> bool:
+    """Whether a judge's setting (`members.trained.batch_size` as its parts) can change what it judges: not a runner
+    key that scores nothing, not a speed-only key at any depth."""
+    return path[0] not in JUDGE_NOT_SCORING and path[-1] not in NON_SEMANTIC_KEYS
 
 
 def from_config(config: Mapping, choices: Mapping[str, str], metrics: Mapping[str, float]) -> JudgeInfo | None:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.cache import fingerprint
+from ragsweep.identity import fingerprint
 from ragsweep.judging.calibration.labelled_claims import LabelledClaim, load_claims
 from ragsweep.judging.training.synthetic import Example, make_examples
 
