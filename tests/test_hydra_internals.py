@@ -39,7 +39,7 @@ PLUGIN_BASES = {
         "hydra._internal.core_plugins.basic_sweeper.BasicSweeperConf": ["max_batch_size", "params"]},
 }
 # runner/workers.py parses overrides with Hydra's OverridesParser until it calls hydra_internals.parse_overrides
-PENDING = {("src/ragsweep/runner/workers.py", "hydra.core.override_parser.overrides_parser.OverridesParser")}
+PENDING: set[tuple[str, str]] = set()
 
 
 def _parsed(*lines: str):

@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ragsweep.cache import fingerprint
+from ragsweep.identity import fingerprint
 from ragsweep.cores import torch_threads
 from ragsweep.data.loading import loaded
 from ragsweep.judging.training.alignment import align, aligned_claims, claims_key
@@ -28,7 +28,7 @@ from ragsweep.judging.training.answer_examples import answer_examples
 from ragsweep.judging.base import Pair, Verdict, check_threshold
 from ragsweep.judging.training.finetune import cached_model, check_encoder, encoder_path, quiet_transformers
 from ragsweep.judging.training.pair_loss import fit_pairs
-from ragsweep.judging.training.synthetic import RECIPE_VERSION, make_examples
+from ragsweep.judging.training.synthetic import make_examples
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,9 @@ class TrainedJudge:
     """
 
     preload = ("torch", "transformers")
+    # The training recipe (training/synthetic, claim_rules, answer_examples): raised when a rule changes, so the
+    # judge trains again (the version is in its model's key) and runs it judged run again (`contract.VERSION`).
+    version = "4"
 
     def __init__(self, dataset: Any = None, examples: int = 3000, epochs: int = 1, seed: int = 0,
                  threshold: float = 0.5, max_length: int = 256, train_batch_size: int = 16,
@@ -95,7 +98,7 @@ class TrainedJudge:
         self.dataset, self.threshold, self.threads, self.progress = dataset, float(threshold), threads, progress
         self.settings = {"examples": examples, "epochs": epochs, "seed": seed, "max_length": max_length,
                          "train_batch_size": train_batch_size, "learning_rate": float(learning_rate),
-                         "model": model or "minilm", "recipe": RECIPE_VERSION}
+                         "model": model or "minilm", "recipe": self.version}
         self.base_model, self.window_sentences = model, window_sentences
         self.answers, self.answers_dataset = answers, answers_dataset
         if answers:
@@ -252,3 +255,4 @@ class TrainedJudge:
                 windows.append(" ".join(sentences[first:end]))
                 last_end = end
         return windows
+

@@ -33,9 +33,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.cache import fingerprint
 from ragsweep.hydra_internals import locate
-from ragsweep.identity import LABEL_KEY, code_versions, config_fingerprint, config_label, group_choices
+from ragsweep.identity import LABEL_KEY, code_versions, config_fingerprint, config_label, fingerprint, group_choices
 from ragsweep.metrics import registry
 from ragsweep.metrics.relevance import RELEVANCE_JUDGED
 from ragsweep.runner.errors import ConfigError, closest
@@ -53,6 +52,9 @@ WHOLE_RETRIEVER_REPLACES = ("chunker", "store")
 HANDED_GROUPS = ("embedder", "store")
 TAKING_STAGES = ("chunker", "retriever", "reranker", "compress", "generator")
 ONLY_WITH_ANSWERS = ("judge",)  # groups that judge answers: a job that generates none has none
+# Settings of a group that only score generated answers: a job that generates none leaves them out of its config,
+# params and fingerprint, as it leaves out the judge (BM25 leaves out the embedder it does not take).
+ANSWER_ONLY_SETTINGS = {"metrics": ("answer_embedder", "correctness_weight")}
 OPTIONAL_STAGES = ("query", "cutoff", "augment", "compress")  # a `none` option leaves the stage out of the job
 
 
@@ -181,6 +183,9 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     resolved = {key: value for key, value in OmegaConf.to_container(job, resolve=True).items()
                 if key not in dropped}
     resolved["depth"] = depth
+    for group, keys in ({} if generates else ANSWER_ONLY_SETTINGS).items():
+        if isinstance(resolved.get(group), dict):
+            resolved[group] = {key: value for key, value in resolved[group].items() if key not in keys}
     config = OmegaConf.create(resolved)
     OmegaConf.set_readonly(config, True)
     unnamed = (*unused, *([] if "parser" in (cfg.get("dataset") or {}) else ["parser"]))

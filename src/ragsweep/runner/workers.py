@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.runner.plan import ONLY_WITH_ANSWERS, generates_answers
+from ragsweep.hydra_internals import parse_overrides
+from ragsweep.runner.plan import ANSWER_ONLY_SETTINGS, ONLY_WITH_ANSWERS, generates_answers
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ def _targets(config: DictConfig) -> Iterator[str]:
     params = config.hydra.sweeper.get("params") or {}
     overrides = [*config.hydra.overrides.task, *(f"{axis}={values}" for axis, values in params.items())]
     swept: dict[str, set[str]] = {}
-    for override in OverridesParser.create().parse_overrides(overrides):
+    for override in parse_overrides(overrides):
         if override.is_sweep_override():
             try:
                 swept.setdefault(override.key_or_group, set()).update(map(str, override.sweep_string_iterator()))
@@ -196,8 +196,8 @@ def _targets(config: DictConfig) -> Iterator[str]:
             path = folder / group / f"{name}.yaml"
             if path.is_file():
                 settings = OmegaConf.to_container(OmegaConf.load(path))
-                if group == "metrics" and not answers:  # its answer embedder only scores generated answers
-                    settings.pop("answer_embedder", None)
+                for key in () if answers else ANSWER_ONLY_SETTINGS.get(group, ()):
+                    settings.pop(key, None)
                 yield from _nested_targets(settings)
 
 

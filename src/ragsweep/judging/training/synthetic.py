@@ -24,7 +24,6 @@ from ragsweep.judging.training.claim_rules import (FRAMES, RULES, Corpus, framed
 
 SUPPORTED = ("sentence", "clause_drop", "fragment", "reorder", "merge")
 UNSUPPORTED = ("number", "entity", "pronoun", "negation", "invented", "same_document", "other_document")
-RECIPE_VERSION = "4"  # bump when a rule changes: trained judges are cached by it
 
 
 @dataclass(frozen=True)
