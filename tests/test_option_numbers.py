@@ -21,11 +21,15 @@ import pytest
 
 from ragsweep.identity import versions_text
 from ragsweep.metrics import registry
+from ragsweep.tracking.provenance import machine_kernels
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
 PINS = ROOT / "tests" / "option_numbers.json"
 TOLERANCE = 1e-6  # the same code on this machine repeats to the last digit; a code change moved token_iou by 3e-5
+# llama.cpp's kernels as the Makefile builds them (LLAMA_CMAKE): the same on every x86-64 machine with AVX2; a build for
+# AVX-512 moves judge=likelihood's groundedness from 0.492899566 to 0.492416732 (docs/benchmarks/machines.md)
+LLAMA_KERNELS = "SSE3,SSSE3,AVX,AVX2,F16C,FMA,BMI2,LLAMAFILE,OPENMP,REPACK"
 DOCUMENTS = {"1790-Washington-1": 6704, "1941-Roosevelt-1": 6300}  # document -> characters kept
 NOT_OPTIONS = ("paths", "sweep", "best")  # where files go, grids of options, a user's exports
 UNPINNED = {  # option -> why it is not run here
@@ -140,6 +144,9 @@ def test_every_options_numbers_are_pinned_and_change_only_with_a_new_version(sma
     evaluation = Evaluation(project=tmp_path, overrides=["dataset=native", f"dataset.path={small_dataset}", traces])
     options = [option for option in _options() if option not in UNPINNED]
     numbers = {option: _numbers(evaluation, option) for option in options}
+    kernels = machine_kernels().get("kernels.llama_cpp")
+    assert kernels in (None, LLAMA_KERNELS), (f"llama.cpp here is built for {kernels}, the pins for {LLAMA_KERNELS}: "
+                                              "build it as the Makefile does (rm -rf .venv; make install-test)")
     if os.environ.get("RAGSWEEP_PIN_NUMBERS") == "write":
         PINS.write_text(json.dumps(numbers, indent=1, sort_keys=True) + "\n")
     pinned = json.loads(PINS.read_text())

@@ -41,7 +41,7 @@ from ragsweep.runner.relevance import relevance_records, span_labels
 from ragsweep.runner.rewriting import rewrite_metrics, rewritten
 from ragsweep.runner.scoring import latency_metrics, latency_samples, score_questions
 from ragsweep.tracking.base import RunExtension, Tracker
-from ragsweep.tracking.provenance import git_sha, package_versions
+from ragsweep.tracking.provenance import git_sha, machine_kernels, package_versions
 from ragsweep.tracking.tags import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RACE_FINGERPRINT_TAG, RACE_QUESTIONS_TAG,
                                     RACE_SEED_TAG, RERUN_TAG, UNVERSIONED_TAG, VERSIONS_TAG)
 from ragsweep.tracking.runs import download_per_query
@@ -256,7 +256,7 @@ def _run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunC
             "ragsweep.version": ragsweep.__version__, LABEL_TAG: label,
             **({RERUN_TAG: "export"} if cfg.get(LABEL_KEY) else {}),  # an exported best config run again by hand
             **({JUDGE_TAG: judge_source(pipeline)} if pipeline.judge is not None else {}),
-            **{f"version.{name}": version for name, version in package_versions().items()}}
+            **{f"version.{name}": version for name, version in package_versions().items()}, **machine_kernels()}
     with pipeline.tracker.start_run(label, dict(plan.params), tags, parent, record_dir=output_dir,
                                     extend=race[2] if race else None):
         pipeline.tracker.log_dataset(dataset.name, whole.fingerprint, _dataset_source(cfg), len(whole.queries))

