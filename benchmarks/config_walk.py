@@ -9,11 +9,14 @@ returns, the files returned to most, and last `config_walk calls=N stays=S files
 Run it before and after a change to the runner to see whether the config's path got shorter. Counted at run
 time, so only the branches the job takes count (a retrieval-only job never enters the judging code).
 
-Usage: python benchmarks/config_walk.py [override ...]      e.g. generator=extractive judge=lexical
+`--smallest` (what `make test` runs): the job on benchmarks/smallest.py's three short addresses instead.
+
+Usage: python benchmarks/config_walk.py [--smallest] [override ...]      e.g. generator=extractive judge=lexical
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from collections import Counter
@@ -52,6 +55,7 @@ def walk(overrides: list[str]) -> list[str]:
         main(cfg, None, RunContext(work / "job"))
     finally:
         sys.setprofile(None)
+        shutil.rmtree(work, ignore_errors=True)
     return files
 
 
@@ -68,7 +72,13 @@ def counts(files: list[str]) -> tuple[list[str], int, Counter]:
 
 
 def main() -> None:
-    files = walk(sys.argv[1:])
+    overrides = [arg for arg in sys.argv[1:] if arg != "--smallest"]
+    with tempfile.TemporaryDirectory(prefix="ragsweep-walk-data-") as data:
+        if "--smallest" in sys.argv[1:]:
+            from smallest import chroma_general
+
+            overrides = ["dataset=chroma_general", f"paths.data={chroma_general(Path(data))}", *overrides]
+        files = walk(overrides)
     stays, returned, by_file = counts(files)
     print(f"{len(files)} calls handed the config, {len(stays)} stays in {len(set(stays))} files, "
           f"{returned} returns to a file it had left")

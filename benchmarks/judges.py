@@ -8,7 +8,10 @@ the figure a judge's YAML keeps as `auc`. In-sample figures are printed apart. T
 ensemble's trained member) learns from both sets' passages, never their labels. `nli` is left out: no NLI
 model installs here.
 
-Usage: python benchmarks/judges.py [--judges lexical,embedding,...] [--limit N] [--out FILE.json]
+`--smallest` (what `make test` runs): the lexical judge on the first 8 claims of each set (--judges lexical
+--limit 8, unless given); the chroma_general claims still read their passages from ../shared/data.
+
+Usage: python benchmarks/judges.py [--judges lexical,embedding,...] [--limit N] [--out FILE.json] [--smallest]
        [judge.key=value ...]   (overrides apply to every judge listed)
 
 Run it alone on the machine: the llm and likelihood judges run llama.cpp, whose threads spin.
@@ -29,12 +32,16 @@ JUDGES = ("lexical", "embedding", "likelihood", "trained", "trained_mpnet", "llm
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--judges", default=",".join(JUDGES), help="comma-separated options of conf/judge/")
+    parser.add_argument("--judges", default=None, help="comma-separated options of conf/judge/ (default: all)")
     parser.add_argument("--limit", type=int, default=None, help="judge only the first N claims of each set")
+    parser.add_argument("--smallest", action="store_true", help="--judges lexical --limit 8 (make test runs it)")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data", help="paths.data")
     parser.add_argument("--out", type=Path, default=None, help="write every figure as JSON here")
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args()
+    if args.smallest:
+        args.judges, args.limit = args.judges or "lexical", args.limit or 8
+    args.judges = args.judges or ",".join(JUDGES)
 
     from ragsweep.judging.calibration.calibrate import cross_corpus
     from ragsweep.judging.calibration.labelled_claims import (HELDOUT_DOCUMENTS, default_claims, heldout_claims,

@@ -15,7 +15,10 @@ Metrics: token_iou, token_recall, answer_f1, cost_per_question (prices.cpu_secon
 context_passages (the passages passed on).
 Prints each sweep's wall time, each effects table and the provenance line (machine, date, commit).
 
-Usage: python benchmarks/knobs.py [--grids chroma sotu lists threshold] [--data DIR] [--cache DIR]
+`--smallest` (what `make test` runs): one grid, `smallest` (augment=none,neighbours under the chroma grid's
+settings, k=3, on benchmarks/smallest.py's short addresses), its token_iou effects, a stage cache of its own.
+
+Usage: python benchmarks/knobs.py [--grids chroma sotu lists threshold] [--data DIR] [--cache DIR] [--smallest]
 """
 
 from __future__ import annotations
@@ -39,13 +42,15 @@ GRIDS = {
     "threshold": ["dataset=chroma_general", "generator=extractive", "retriever=dense", "k=5", "cutoff=threshold",
                   "cutoff.min_score=-1,0.3,0.5"],
 }
+SMALLEST = ["dataset=chroma_general", "generator=extractive", "retriever=bm25", "k=3", "augment=none,neighbours"]
 METRICS = ("token_iou", "token_recall", "answer_f1", "cost_per_question", "context_passages")
 PRICE = "prices.cpu_second=0.0001"
 
 
 def sweep(grid: str, folder: Path, data: Path, cache: Path) -> float:
     """Run the grid from `folder` (its store and outputs there); its wall seconds."""
-    command = [sys.executable, str(ROOT / "sweep.py"), "-m", *GRIDS[grid], PRICE, f"paths.root={folder}",
+    command = [sys.executable, str(ROOT / "sweep.py"), "-m", *GRIDS.get(grid, SMALLEST), PRICE,
+               f"paths.root={folder}",
                f"paths.data={data}", f"cache.dir={cache}", "bootstrap_samples=200"]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
@@ -64,17 +69,29 @@ def effects(folder: Path, metric: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--grids", nargs="+", choices=list(GRIDS), default=list(GRIDS))
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--cache", type=Path, default=ROOT / ".cache" / "ragsweep")
+    parser.add_argument("--grids", nargs="+", choices=list(GRIDS), default=None, help="default: all")
+    parser.add_argument("--data", type=Path, default=None, help="paths.data (default ../shared/data)")
+    parser.add_argument("--cache", type=Path, default=None, help="the stage cache (default .cache/ragsweep)")
+    parser.add_argument("--smallest", action="store_true", help="one tiny grid, one metric (make test runs it)")
     args = parser.parse_args()
-    for grid in args.grids:
-        with tempfile.TemporaryDirectory(prefix=f"ragsweep-knobs-{grid}-") as scratch:
-            folder = Path(scratch)
-            seconds = sweep(grid, folder, args.data.resolve(), args.cache.resolve())
-            print(f"## {grid}: python sweep.py -m {' '.join(GRIDS[grid])} {PRICE} ({seconds / 60:.1f} min)\n")
-            for metric in METRICS:
-                print(f"### {metric}\n\n{effects(folder, metric)}\n", flush=True)
+    metrics = METRICS
+    with tempfile.TemporaryDirectory(prefix="ragsweep-knobs-smallest-") as made:
+        if args.smallest:
+            from smallest import chroma_general
+
+            args.data = args.data or chroma_general(Path(made))
+            args.cache, args.grids = args.cache or Path(made) / "cache", args.grids or ["smallest"]
+            metrics = METRICS[:1]
+        args.data = (args.data or ROOT.parent / "shared" / "data").resolve()
+        args.cache = (args.cache or ROOT / ".cache" / "ragsweep").resolve()
+        for grid in args.grids or list(GRIDS):
+            with tempfile.TemporaryDirectory(prefix=f"ragsweep-knobs-{grid}-") as scratch:
+                folder = Path(scratch)
+                seconds = sweep(grid, folder, args.data, args.cache)
+                print(f"## {grid}: python sweep.py -m {' '.join(GRIDS.get(grid, SMALLEST))} {PRICE} "
+                      f"({seconds / 60:.1f} min)\n")
+                for metric in metrics:
+                    print(f"### {metric}\n\n{effects(folder, metric)}\n", flush=True)
     print(provenance())
 
 

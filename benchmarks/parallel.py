@@ -14,7 +14,10 @@ what the server gains. Prints a table and, as its last line, `<grid>_two_over_on
 <grid>_no_preload_over_one=Y ...` (2 workers' seconds over 1 process's). With --repeats N, each way
 runs N times, interleaved, and the fastest run counts: this shared machine's speed drifts.
 
-Usage: python benchmarks/parallel.py [--repeats 1] [--grids independent,shared,chroma_general,warm]
+`--smallest` (what `make test` runs): one grid, `smallest` (2 chunkings of benchmarks/smallest.py's short addresses,
+retriever=bm25), run warm as `warm` is: a warm-up sweep, then each launcher from a copy of its cache.
+
+Usage: python benchmarks/parallel.py [--repeats 1] [--grids independent,shared,chroma_general,warm] [--smallest]
 """
 
 from __future__ import annotations
@@ -41,8 +44,10 @@ GRIDS = {
 WARM = {"warm"}  # grids run once untimed first; each launcher then starts from a copy of that cache
 JOBLIB = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
 LAUNCHERS = {"1 process (basic)": [], "2 workers (joblib)": JOBLIB,
-             # loky's fresh interpreters, as without ragsweep's preloaded fork server (runner.workers)
-             "2 workers (no preload)": [*JOBLIB, "~hydra.callbacks.preloaded_workers"]}
+             # loky's fresh interpreters, as without ragsweep's preloaded fork server (runner.workers); `=null`
+             # deletes whatever the value, and is the form the preflight expands `~key` to, which it then applied
+             # a second time ("Could not delete ... does not exist")
+             "2 workers (no preload)": [*JOBLIB, "~hydra.callbacks.preloaded_workers=null"]}
 
 
 def sweep_seconds(grid: list[str], launcher: list[str], warm_cache: Path | None = None) -> float:
@@ -63,16 +68,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1, help="runs of each (the minimum is reported)")
     parser.add_argument("--grids", default=",".join(GRIDS), help=f"comma-separated subset of {', '.join(GRIDS)}")
+    parser.add_argument("--smallest", action="store_true", help="one tiny warm grid (make test runs it)")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ragsweep-parallel-data-") as data:
+        grids, warm = {name: GRIDS[name] for name in args.grids.split(",")}, WARM
+        if args.smallest:
+            from smallest import chroma_general
+
+            grids = {"smallest": ["dataset=chroma_general", f"paths.data={chroma_general(Path(data))}",
+                                  "chunker=recursive", "chunker.size=100,200", "retriever=bm25"]}
+            warm = {"smallest"}
+        compare(grids, warm, args.repeats)
+
+
+def compare(grids: dict[str, list[str]], warm_grids: set[str], repeats: int) -> None:
+    """Each grid's sweeps, `repeats` times each way (those of `warm_grids` from a warm cache); prints the table and
+    the ratios."""
     print(f"cores: {os.cpu_count()}")
     print(f"{'grid':<15} {'launcher':<24} {'fastest':>8}  every run (s)")
     ratios = {}
-    for grid_name in args.grids.split(","):
-        grid = GRIDS[grid_name]
+    for grid_name, grid in grids.items():
         runs: dict[str, list[float]] = {name: [] for name in LAUNCHERS}
         with tempfile.TemporaryDirectory(prefix="ragsweep-warm-") as warm:
-            warm_cache = _warm_up(grid, Path(warm)) if grid_name in WARM else None
-            for _ in range(args.repeats):  # interleaved, so drift spreads over every launcher
+            warm_cache = _warm_up(grid, Path(warm)) if grid_name in warm_grids else None
+            for _ in range(repeats):  # interleaved, so drift spreads over every launcher
                 for launcher_name, launcher in LAUNCHERS.items():
                     runs[launcher_name].append(sweep_seconds(grid, launcher, warm_cache))
         times = {name: min(seconds) for name, seconds in runs.items()}
@@ -87,8 +106,9 @@ def main() -> None:
 def _warm_up(grid: list[str], folder: Path) -> Path:
     command = [sys.executable, str(ROOT / "sweep.py"), "-m", *grid, f"cache.dir={folder}/cache",
                f"paths.mlruns={folder}/mlruns", f"paths.outputs={folder}/outputs"]
-    if subprocess.run(command, cwd=folder, capture_output=True).returncode != 0:
-        raise SystemExit(f"warm-up sweep failed: {' '.join(command)}")
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"warm-up sweep failed: {' '.join(command)}\n{done.stderr[-2000:]}")
     return folder / "cache"
 
 

@@ -18,8 +18,12 @@ On a folder of PDFs with FinanceBench-form questions (default ../shared/data/fin
    by pdfium through ragsweep on one core (milliseconds a page), then `python sweep.py` on it twice (k=5, then
    k=10): the files each parses are the new entries in its stage cache's `parsed/` folder, 0 the second time.
 
+`--smallest` (what `make test` runs): benchmarks/smallest.py's three addresses as PDFs of a few pages with 21
+FinanceBench-form questions, parsers pdfium and pypdf, and the sweeps cut to chunker=recursive k=5 (with --grow,
+k=5 and 10 still).
+
 Usage: python benchmarks/parsing.py [--data ../shared/data/financebench_dev] [--parsers pdfium pypdf pdfminer]
-                                    [--grow 1000] [--skip-speed] [--skip-sweep] [--workdir DIR] [--keep]
+                                    [--grow 1000] [--skip-speed] [--skip-sweep] [--workdir DIR] [--keep] [--smallest]
 """
 
 from __future__ import annotations
@@ -93,9 +97,14 @@ def located(option: str, data: Path, workdir: Path) -> dict:
     return FilesDataset(str(data), parser, cache=StageCache(workdir / "cache")).load().loading
 
 
-def sweep(project: Path, data: Path, parsers: list[str], retriever: list[str], experiment: str) -> list[dict]:
+SWEPT = ["chunker=recursive,sentence", "k=5,10"]  # part 3's grid beside the parsers; --smallest's is SMALLEST
+SMALLEST = ["chunker=recursive", "k=5"]
+
+
+def sweep(project: Path, data: Path, parsers: list[str], retriever: list[str], experiment: str,
+          grid: list[str] = SWEPT) -> list[dict]:
     overrides = ["-m", "dataset=files", f"dataset.path={data}", f"parser={','.join(parsers)}",
-                 "chunker=recursive,sentence", "k=5,10", *retriever, f"experiment={experiment}",
+                 *grid, *retriever, f"experiment={experiment}",
                  f"cache.dir={project / 'cache'}", "tracking.trace_queries=0"]
     run([PYTHON, str(ROOT / "sweep.py"), *overrides], project)
     return runs(project, experiment)
@@ -127,17 +136,25 @@ def grow(data: Path, size: int, workdir: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "financebench_dev")
-    parser.add_argument("--parsers", nargs="+", default=["pdfium", "pypdf", "pdfminer"])
+    parser.add_argument("--data", type=Path, default=None, help="default ../shared/data/financebench_dev")
+    parser.add_argument("--parsers", nargs="+", default=None, help="default pdfium pypdf pdfminer")
     parser.add_argument("--grow", type=int, default=0)
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-sweep", action="store_true")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--smallest", action="store_true", help="tiny PDFs, 2 parsers (make test runs it)")
     args = parser.parse_args()
-    data = args.data.resolve()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-parsing-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    grid = SMALLEST if args.smallest else SWEPT
+    if args.smallest:
+        from smallest import filings
+
+        args.data = args.data or filings(workdir / "smallest")
+        args.parsers = args.parsers or ["pdfium", "pypdf"]
+    data = (args.data or ROOT.parent / "shared" / "data" / "financebench_dev").resolve()
+    args.parsers = args.parsers or ["pdfium", "pypdf", "pdfminer"]
     try:
         print("parser    pages  ragsweep_pages_s  alone_pages_s  ratio  peak_rss_mb  helpers_pages_s  spread  "
               "evidence_found  verbatim")
@@ -155,7 +172,7 @@ def main() -> None:
             project = workdir / "project"
             project.mkdir(exist_ok=True)
             for name, retriever in (("bm25", ["retriever=bm25"]), ("static", ["retriever=dense", "embedder=static"])):
-                found = sweep(project, data, args.parsers, retriever, f"parsing-{name}")
+                found = sweep(project, data, args.parsers, retriever, f"parsing-{name}", grid)
                 print(f"\n{name}: configuration, token_recall, recall, evidence_located")
                 for row in sorted(found, key=lambda row: row["tags.ragsweep.config_label"]):
                     print(f"  {row['tags.ragsweep.config_label']:60} {row['metrics.token_recall']:.4f}  "

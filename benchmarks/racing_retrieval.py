@@ -19,7 +19,11 @@ reranked_rescored_ratio=C wide_wall_ratio=... cheap_wall_ratio=D` (race / full).
 grid's wall ratio <= 0.45 (docs/benchmarks/racing.md: met by wide, not by reranked, whose winner does a third of
 its work), D <= 1.
 
+`--smallest` (what `make test` runs): benchmarks/smallest.py's three short addresses and new questions with 2
+distractors, one grid, `smallest` (chunker.size=150,200 x k=1,3, reranker=embedding on 5 candidates).
+
 Usage: python benchmarks/racing_retrieval.py [--docs 10000] [--grids reranked wide close cheap] [--data DIR] [--workdir DIR]
+                                             [--smallest]
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ GRIDS = {
     "close": ["chunker.size=150,200,300", "k=3,5", "reranker=embedding", "reranker.candidates=10", MINILM],
     "cheap": ["chunker.size=150,200,300", "k=1,3,5,10"],
 }
+SMALLEST = ["chunker.size=150,200", "k=1,3", "reranker=embedding", "reranker.candidates=5", MINILM]
 SWEEPS = {"full": [], "race": ["hydra/sweeper=racing"]}
 
 
@@ -63,7 +68,7 @@ class Sweep:
 def run_sweep(grid: str, sweep: str, corpus: Path, folder: Path) -> Sweep:
     """`python sweep.py -m` of the grid (raced or not) on the corpus, with paths.root=folder, then its counts."""
     experiment = f"racing-{grid}-{sweep}"
-    overrides = [*COMMON, *GRIDS[grid], *SWEEPS[sweep], "dataset=native", f"dataset.path={corpus}",
+    overrides = [*COMMON, *GRIDS.get(grid, SMALLEST), *SWEEPS[sweep], "dataset=native", f"dataset.path={corpus}",
                  f"paths.root={folder}", f"experiment={experiment}"]
     started = time.perf_counter()
     with open(folder.parent / f"{grid}-{sweep}.log", "w") as log:
@@ -82,16 +87,27 @@ def run_sweep(grid: str, sweep: str, corpus: Path, folder: Path) -> Sweep:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=10000, help="distractor documents (10,000: ~103 k chunks)")
-    parser.add_argument("--grids", nargs="+", choices=list(GRIDS), default=["reranked", "cheap"])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
+    parser.add_argument("--docs", type=int, default=None, help="distractor documents (default 10,000: ~103 k chunks)")
+    parser.add_argument("--grids", nargs="+", choices=list(GRIDS), default=None, help="default: reranked cheap")
+    parser.add_argument("--data", type=Path, default=None, help="default ../shared/data/chroma_general")
     parser.add_argument("--workdir", type=Path, help="where the corpus and the sweeps go (default: a temporary folder)")
+    parser.add_argument("--smallest", action="store_true", help="a tiny corpus and grid (make test runs it)")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-racing-retrieval-"))
     print(provenance())
     try:
+        extra = HELDOUT
+        if args.smallest and args.data is None:  # the tiny addresses, with new questions of their own
+            from smallest import chroma_general
+
+            made = chroma_general(workdir / "smallest")
+            args.data, extra = made / "chroma_general", made / "relevance_heldout.jsonl"
+        if args.smallest:
+            args.docs, args.grids = args.docs or 2, args.grids or ["smallest"]
+        args.data = args.data or ROOT.parent / "shared" / "data" / "chroma_general"
+        args.docs, args.grids = args.docs or 10000, args.grids or ["reranked", "cheap"]
         corpus = workdir / "corpus"
-        counts = make_corpus(args.data, corpus, args.docs, extra=HELDOUT)
+        counts = make_corpus(args.data, corpus, args.docs, extra=extra)
         print(f"corpus: {counts['documents']} documents, {counts['characters'] / 1e6:.1f} M characters, "
               f"{counts['questions']} questions", flush=True)
         results: dict[tuple[str, str], Sweep] = {}

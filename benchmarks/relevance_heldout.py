@@ -19,7 +19,10 @@ Prints the table (each AUC with a 95% interval from a bootstrap over questions) 
 `heldout_auc=X chroma_general_auc=Y` (span_trained, context_weight 1). Run it alone on the machine: it trains
 two encoders (about 12 min on 2 cores); `--workdir` keeps them, and a rerun there takes a few minutes.
 
-Usage: python benchmarks/relevance_heldout.py [--data ../shared/data] [--workdir DIR] [--k 3]
+`--smallest` (what `make test` runs): benchmarks/smallest.py's short addresses, 18 of their questions and 3 new
+ones; span_trained alone, trained on 4 examples.
+
+Usage: python benchmarks/relevance_heldout.py [--data ../shared/data] [--workdir DIR] [--k 3] [--smallest]
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "benchmarks" / "data" / "relevance_heldout.jsonl"
 
 
-def write_dataset(data: Path, folder: Path) -> dict[str, str]:
-    """A native dataset of chroma_general's corpora and questions plus the new ones; each new id's corpus."""
+def write_dataset(data: Path, folder: Path, questions: Path = QUESTIONS) -> dict[str, str]:
+    """A native dataset of chroma_general's corpora and questions plus the new ones (`questions`); each new id's
+    corpus."""
     from ragsweep.data.chroma_general import ChromaGeneralDataset
 
     chroma = ChromaGeneralDataset(str(data / "chroma_general")).load()
@@ -50,7 +54,7 @@ def write_dataset(data: Path, folder: Path) -> dict[str, str]:
     lines = [{"id": query.id, "question": query.text, "corpus": query.corpus,
               "references": [{"doc_id": s.doc_id, "start": s.start, "end": s.end} for s in query.references]}
              for query in chroma.queries]
-    new = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    new = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     (folder / "queries.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines + new),
                                           encoding="utf-8")
     return {line["id"]: line["corpus"] for line in new}
@@ -62,9 +66,14 @@ Pairs = list[tuple[float, int]]  # one question's (score, label) pairs
 def auc(questions: list[Pairs], resamples: int = 2000) -> tuple[float, float, float, int, int]:
     """sklearn's ROC AUC of the pooled pairs against their labels, its 95% interval from a bootstrap over
     whole questions (a question's passages are resampled together, as they are scored together), and the
-    pair and relevant counts."""
+    pair and relevant counts; nan for the AUC and interval of a group whose pairs all share a label (none
+    relevant: a few questions, at --smallest)."""
     import numpy as np
     from sklearn.metrics import roc_auc_score
+
+    labels = [label for question in questions for _, label in question]
+    if len(set(labels)) < 2:
+        return float("nan"), float("nan"), float("nan"), len(labels), sum(labels)
 
     def pooled(chosen: list[Pairs]) -> float:
         pairs = [pair for question in chosen for pair in question]
@@ -76,8 +85,7 @@ def auc(questions: list[Pairs], resamples: int = 2000) -> tuple[float, float, fl
         chosen = [questions[i] for i in rng.integers(0, len(questions), len(questions))]
         if len({label for question in chosen for _, label in question}) == 2:
             draws.append(pooled(chosen))
-    low, high = np.percentile(draws, [2.5, 97.5])
-    labels = [label for question in questions for _, label in question]
+    low, high = np.percentile(draws, [2.5, 97.5]) if draws else (float("nan"), float("nan"))
     return pooled(questions), float(low), float(high), len(labels), sum(labels)
 
 
@@ -103,20 +111,29 @@ def labelled_pairs(run: Path, new: dict[str, str]) -> tuple[dict[str, list[Pairs
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data",
-                        help="the folder holding chroma_general/")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="the folder holding chroma_general/ (default ../shared/data)")
     parser.add_argument("--workdir", type=Path, default=None,
                         help="keep the dataset, stage cache and MLflow store here (a rerun reuses the cache)")
     parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--smallest", action="store_true", help="tiny data, span_trained alone (make test runs it)")
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-relevance-heldout-"))
-    new = write_dataset(args.data.resolve(), work / "dataset")
+    judges = ["relevance_judge=span_trained,lexical"]
+    if args.smallest:
+        from smallest import chroma_general
+
+        made = chroma_general(work / "smallest")  # its own new questions: the shipped ones cite the real corpora
+        new = write_dataset(made, work / "dataset", made / "relevance_heldout.jsonl")
+        judges = ["relevance_judge=span_trained", "relevance_judge.examples=4", "relevance_judge.progress=false"]
+    else:
+        new = write_dataset((args.data or ROOT.parent / "shared" / "data").resolve(), work / "dataset")
     outputs = work / "outputs" / time.strftime("%Y%m%d-%H%M%S")
     print(f"{len(new)} new questions; work folder {work}", flush=True)
 
     started = time.perf_counter()
     subprocess.run([sys.executable, str(ROOT / "sweep.py"), "-m", "generator=none", f"k={args.k}",
-                    "relevance_judge=span_trained,lexical", "++relevance_judge.context_weight=0,1",
+                    *judges, "++relevance_judge.context_weight=0,1",
                     "dataset=native", f"dataset.path={work / 'dataset'}", f"paths.root={work}",
                     f"paths.outputs={outputs}", "experiment=relevance-heldout", "+force=true"],
                    cwd=work, check=True)

@@ -25,8 +25,11 @@ embedding helper (`ragsweep.runner.embedding_helpers`), and the job and the help
 shards in turn. `spread_embed_ratio` is the job's embedding (its `seconds_embedding`, waiting for the helper's
 shards included) over the same configuration's embedding alone.
 
+`--smallest` (what `make test` runs): benchmarks/smallest.py's three short addresses with 1 and 2 distractors,
+static/numpy (and its spread on two workers) alone, unless --docs, --configs or --spread say otherwise.
+
 Usage: python benchmarks/scale.py [--docs 1000 10000 100000] [--configs bm25 static/numpy ...] [--spread [CONFIG]]
-                                  [--data ../shared/data/chroma_general] [--workdir DIR] [--keep]
+                                  [--data ../shared/data/chroma_general] [--workdir DIR] [--keep] [--smallest]
 """
 
 from __future__ import annotations
@@ -231,17 +234,26 @@ def _target(name: str, chunks: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=int, nargs="+", default=[1000, 10000, 100000],
+    parser.add_argument("--docs", type=int, nargs="+", default=None,
                         help="distractor documents, one size each (default 1000 10000 100000)")
-    parser.add_argument("--configs", nargs="+", choices=list(CONFIGS), default=list(CONFIGS))
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "chroma_general")
+    parser.add_argument("--configs", nargs="+", choices=list(CONFIGS), default=None, help="default: all")
+    parser.add_argument("--data", type=Path, default=None, help="default ../shared/data/chroma_general")
     parser.add_argument("--workdir", type=Path, help="where corpora, caches and runs go (default: a temporary folder)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     parser.add_argument("--spread", nargs="?", const="static/numpy", choices=["static/numpy", "minilm/numpy"],
                         help="also embed each size's corpus by two joblib workers sharing its shards, against the "
                              "configuration alone (default static/numpy)")
+    parser.add_argument("--smallest", action="store_true", help="tiny corpora, one configuration (make test runs it)")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-scale-"))
+    if args.smallest:
+        from smallest import chroma_general
+
+        args.data = args.data or chroma_general(workdir / "smallest") / "chroma_general"
+        args.docs, args.configs = args.docs or [2], args.configs or ["static/numpy"]
+        args.spread = args.spread or "static/numpy"
+    args.data = args.data or ROOT.parent / "shared" / "data" / "chroma_general"
+    args.docs, args.configs = args.docs or [1000, 10000, 100000], args.configs or list(CONFIGS)
     requested = sorted(set(args.docs))
     if len(requested) == 1:  # a growth exponent needs two sizes: a tenth of the one asked for is the other
         requested.insert(0, max(requested[0] // 10, 1))

@@ -9,7 +9,8 @@ MLflow's own retries: SQLite's "database is locked"). The last line is machine-r
 `sqlite_runs_per_s_at_<N>=...  postgres_runs_per_s_at_<N>=...  sqlite_first_refusing_writers=...`.
 
 Needs root and PostgreSQL 15 (started as the postgres user on 127.0.0.1); everything it starts, it stops.
-Usage: python benchmarks/tracking_load.py [--writers 1,2,4,8,16,32] [--runs 10] [--server-workers 2]
+`--smallest` (what `make test` runs): --writers 1,2 --runs 2 --server-workers 1, unless given.
+Usage: python benchmarks/tracking_load.py [--writers 1,2,4,8,16,32] [--runs 10] [--server-workers 2] [--smallest]
 """
 
 from __future__ import annotations
@@ -96,10 +97,15 @@ def measure(uri: str, writers: int, runs: int, files: list[Path], experiment: st
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--writers", default="1,2,4,8,16,32")
-    parser.add_argument("--runs", type=int, default=10, help="runs per writer")
-    parser.add_argument("--server-workers", type=int, default=2, help="uvicorn workers of the MLflow server")
+    parser.add_argument("--writers", default=None, help="writer counts, one measurement each (default 1,2,4,8,16,32)")
+    parser.add_argument("--runs", type=int, default=None, help="runs per writer (default 10)")
+    parser.add_argument("--server-workers", type=int, default=None, help="the MLflow server's workers (default 2)")
+    parser.add_argument("--smallest", action="store_true", help="2 runs of 1 and 2 writers (make test runs it)")
     args = parser.parse_args()
+    if args.smallest:
+        args.writers, args.runs, args.server_workers = args.writers or "1,2", args.runs or 2, args.server_workers or 1
+    args.writers, args.runs = args.writers or "1,2,4,8,16,32", args.runs or 10
+    args.server_workers = args.server_workers or 2
     missing = missing_parts()
     if missing:
         raise SystemExit(f"tracking_load needs {', '.join(missing)}")
