@@ -23,7 +23,8 @@ from ragsweep.metrics.costs import Prices
 from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
 from ragsweep.runner.errors import ConfigError, closest
-from ragsweep.runner.plan import JobPlan, check_objectives, enabled, plan_job, target_class
+from ragsweep.runner.plan import JobPlan, check_objectives, plan_job
+from ragsweep.runner.targets import enabled, target_class
 from ragsweep.tracking.base import Tracker
 
 

@@ -7,6 +7,8 @@
   embedders and three stores is one configuration, not nine.
 - A generator whose class is disabled (`generator=none`) answers nothing, so nothing is judged: the job
   has no judge, and its config none (a `judge=none` beside a generator stays, as a choice made).
+- A job that generates nothing leaves out the metrics' settings that only score answers (`answer_embedder`,
+  `correctness_weight`), as it leaves out the judge.
 - A disabled relevance judge (`relevance_judge=none`) leaves context_relevance to the span labels.
 - The first stage runs at max(k, reranker.candidates, depth), so a reranker always has its candidates.
 - A `none` query rewriter, cut-off, augmenter or compressor (`query=none`, `cutoff=none`, ...) searches with the
@@ -33,11 +35,11 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.hydra_internals import locate
 from ragsweep.identity import LABEL_KEY, code_versions, config_fingerprint, config_label, fingerprint, group_choices
 from ragsweep.metrics import registry
 from ragsweep.metrics.relevance import RELEVANCE_JUDGED
 from ragsweep.runner.errors import ConfigError, closest
+from ragsweep.runner.targets import enabled, reranker_candidates, target_class, whole_retriever
 from ragsweep.tracking.tags import dotted_params
 from ragsweep.tracking.provenance import sweep_name
 
@@ -155,8 +157,8 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     k = positive_int(cfg, "k")
     if "bootstrap_samples" in cfg:
         positive_int(cfg, "bootstrap_samples")
-    whole = _whole_retriever(OmegaConf.select(cfg, "retriever._target_"))
-    candidates = _candidates(cfg) if "reranker" in cfg else 0
+    whole = whole_retriever(OmegaConf.select(cfg, "retriever._target_"))
+    candidates = reranker_candidates(cfg) if "reranker" in cfg else 0
     if candidates and candidates < k:
         raise ConfigError(f"reranker.candidates ({candidates}) must be >= k ({k}); raise reranker.candidates "
                           "or lower k")
@@ -266,19 +268,6 @@ def check_objectives(optimized_metric: Any, plan: JobPlan) -> None:
                               f"direction; trade {metrics[0]} off against one of {', '.join(traded)}")
 
 
-def generates_answers(target: str | None) -> bool:
-    """Whether a generator class answers questions (`generator=none`'s class does not)."""
-    return enabled(target)
-
-
-def enabled(target: str | None) -> bool:
-    """Whether the class `target` names does its stage's work: `none` options (`NoGenerator`, `NoJudge`) set
-    `enabled = False`. A target that does not import counts as enabled, so that building it names the
-    error."""
-    component = target_class(target)
-    return component is None or getattr(component, "enabled", True) is not False
-
-
 def positive_int(cfg: DictConfig, key: str) -> int:
     value = cfg.get(key)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -288,36 +277,3 @@ def positive_int(cfg: DictConfig, key: str) -> int:
 
 def _enabled(cfg: DictConfig, group: str) -> bool:
     return enabled(OmegaConf.select(cfg, f"{group}._target_"))
-
-
-def _whole_retriever(target: str | None) -> bool:
-    """A retriever class that is a whole retrieval pipeline: `retrieve(question, k)`, not a store's search."""
-    component = target_class(target)
-    return component is not None and hasattr(component, "retrieve")
-
-
-def _candidates(cfg: DictConfig) -> int:
-    """First-stage hits the reranker reads: its `candidates` setting, else its constructor's default, else the
-    class's own (0 for the pass-through)."""
-    given = OmegaConf.select(cfg, "reranker.candidates")
-    if given is not None:
-        valid = isinstance(given, int) and not isinstance(given, bool)
-        return int(given) if valid else 0  # build names a bad value
-    component = target_class(OmegaConf.select(cfg, "reranker._target_"))
-    if component is None:
-        return 0
-    parameter = inspect.signature(component).parameters.get("candidates")
-    if parameter is not None and isinstance(parameter.default, int):
-        return parameter.default
-    value = getattr(component, "candidates", 0)
-    return value if isinstance(value, int) else 0
-
-
-def target_class(target: str | None) -> type | None:
-    """The class `target` names, or None when there is none or it does not import (`build` then names it)."""
-    if target is None:
-        return None
-    try:
-        return locate(str(target))
-    except (ImportError, ValueError):  # a bad _target_: build names it
-        return None

@@ -1,6 +1,6 @@
 """A job's questions through its first stages, to the passages each is ranked: chunks, rewrites, rankings.
 
-A run (`run._run_job`) and its estimate (`estimating.job_calls.planned_calls`) take the questions through these
+A run (`job.run_job`) and its estimate (`estimating.job_calls.planned_calls`) take the questions through these
 stages the same way, so both know the same prompts; they differ only in where a rewrite comes from (the rewriter, or
 the stage cache and, where it holds none, the question itself).
 """

@@ -33,7 +33,8 @@ from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.hydra_internals import parse_overrides
-from ragsweep.runner.plan import ANSWER_ONLY_SETTINGS, ONLY_WITH_ANSWERS, generates_answers
+from ragsweep.runner.plan import ANSWER_ONLY_SETTINGS, ONLY_WITH_ANSWERS
+from ragsweep.runner.targets import generates_answers
 
 log = logging.getLogger(__name__)
 

@@ -53,7 +53,7 @@ def planned_calls(pipeline: Pipeline, sample: int = 0) -> JobCalls:
 
     def held_rewrites(asked: Sequence[str]) -> list[Rewrite] | None:
         """The rewrites the cache holds; a question whose rewrite is missing is searched as asked."""
-        if pipeline.query is None:
+        if "query" not in pipeline.plan.targets:
             return None
         failed_in_sample(pipeline, rewrites=[made.error is not None for made in
                                              rewritten(pipeline, [asked[i] for i in asked_now]) or ()])
@@ -68,15 +68,15 @@ def planned_calls(pipeline: Pipeline, sample: int = 0) -> JobCalls:
     if asked_now:
         ask(pipeline, [questions[i] for i in asked_now], context.chunks, [context.hits[i] for i in asked_now])
     claims: dict[str, list[tuple[int, int]]] = {}
-    if pipeline.generator is not None:
+    if pipeline.plan.generates:
         requests, keys = answer_requests(pipeline, questions, context.chunks, context.hits)
         answers = _answers(pipeline, requests, keys, guessed)
         planned += answers
-        if pipeline.judge is not None:
+        if pipeline.plan.judges:
             support, sizes = _support(pipeline, questions, [request.passages for request in requests], answers)
             planned += support
             claims[_model(pipeline.judge, "judge")[0]] = sizes
-    if pipeline.relevance_judge is not None:
+    if pipeline.plan.judges_relevance:
         planned += _relevance(pipeline, *relevance_pairs(pipeline, questions, context.chunks, context.hits), guessed)
     return JobCalls(planned, latency_samples(ranked.search_ms, ranked.rerank_ms), len(questions), claims)
 

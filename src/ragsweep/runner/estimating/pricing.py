@@ -47,8 +47,8 @@ def job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], sam
                                                          cost.latency_ms / 1000)), call.calls)
     judgements = [Judgement(support=[verdicts]) for verdicts in judged["judge"]]
     costs = question_costs(pipeline, questions, samples, made["query"] or None, made["generation"] or None,
-                           judgements if pipeline.judge is not None and pipeline.generator is not None else None,
-                           judged["relevance"] if pipeline.relevance_judge is not None else None)
+                           judgements if pipeline.plan.judges else None,
+                           judged["relevance"] if pipeline.plan.judges_relevance else None)
     job.cost_total = float(sum(costs))
     job.new_cost = float(sum(cost for cost, _ in missing.values()))
     return job, missing
