@@ -1,9 +1,10 @@
 """What the engine may read on a component beyond its stage's protocol, declared beside the protocol.
 
-Each stage's `base.py` lists, as `OPTIONAL`, the attributes the runner, the launcher or the CLI read on its
-components when present (`getattr`/`hasattr`), each with its kind and what it means; a component that has one
-must give it that kind. tests/test_contracts.py finds every attribute the engine reads this way and fails on
-one no table declares, and checks every YAML option's class against its group's table.
+Each config group's `base.py` lists, as `OPTIONAL`, the attributes code outside its components (the runner, the
+launcher, the API, the commands, a component holding another) reads on them when present, each with its kind and
+what it means; a component that has one must give it that kind. tests/test_contracts.py maps every read of a
+component's attribute to its group and fails on one that group does not declare, and checks every YAML option's
+class against its group's protocol and table.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Kind = Literal["method", "flag", "count", "modules", "text", "mapping", "generator"]
+Kind = Literal["method", "flag", "count", "number", "modules", "text", "texts", "mapping", "generator", "object"]
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,14 @@ class OptionalAttribute:
             return isinstance(value, bool)
         if self.kind == "count":
             return isinstance(value, int) and not isinstance(value, bool)
+        if self.kind == "number":
+            return value is None or isinstance(value, (int, float)) and not isinstance(value, bool)
         if self.kind == "modules":
             return isinstance(value, tuple) and all(isinstance(name, str) for name in value)
+        if self.kind == "texts":
+            return isinstance(value, (list, tuple)) and all(isinstance(text, str) for text in value)
+        if self.kind == "object":
+            return True  # any value: its meaning says what it is
         if self.kind == "mapping":
             return value is None or isinstance(value, dict)
         if self.kind == "generator":

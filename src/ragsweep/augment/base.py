@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
-from ragsweep.contract import ENABLED, VERSION
+from ragsweep.contract import ENABLED, PRELOAD, VERSION
 from ragsweep.types import Chunk, Document, Hit, Span
 
 
@@ -30,6 +30,7 @@ class Augmenter(Protocol):
 # What the engine reads on an augmenter beyond the protocol, when it has it (`ragsweep.contract`).
 OPTIONAL = {
     "enabled": ENABLED,
+    "preload": PRELOAD,
     "version": VERSION,
 }
 

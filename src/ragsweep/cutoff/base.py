@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from ragsweep.contract import ENABLED, VERSION
+from ragsweep.contract import ENABLED, PRELOAD, VERSION
 from ragsweep.types import Hit
 
 
@@ -18,6 +18,7 @@ class Cutoff(Protocol):
 # What the engine reads on a cut-off beyond the protocol, when it has it (`ragsweep.contract`).
 OPTIONAL = {
     "enabled": ENABLED,
+    "preload": PRELOAD,
     "version": VERSION,
 }
 

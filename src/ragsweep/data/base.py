@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from ragsweep.contract import PRELOAD, VERSION, OptionalAttribute
 from ragsweep.types import Dataset
 
 
@@ -19,4 +20,19 @@ class DatasetError(ValueError):
 
 @runtime_checkable
 class DatasetLoader(Protocol):
+    """Reads its files into a `Dataset`. Its public attributes are its settings: a process keeps its dataset
+    while they and its files are unchanged (`data.loading.load_once`)."""
+
     def load(self) -> Dataset: ...
+
+
+# What the engine and the commands read on a loader beyond the protocol, when it has it (`ragsweep.contract`); not
+# in the protocol, which `isinstance` checks in full (`data.loading.loaded`).
+OPTIONAL = {
+    "path": OptionalAttribute("text", "the file or folder it reads: its dataset is read again when a file under it "
+                                      "changes size or time (`data.loading`)"),
+    "read_documents": OptionalAttribute("method", "read_documents() -> {doc_id: Document}: the documents alone, which "
+                                                  "`ragsweep generate` reads from a folder without questions yet"),
+    "preload": PRELOAD,
+    "version": VERSION,
+}

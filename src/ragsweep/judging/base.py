@@ -86,16 +86,31 @@ OPTIONAL = {
     "model_key": OptionalAttribute("text", "what identifies the model it loads or trains, added to its cache keys so "
                                            "that two models never share verdicts (None: its settings say it all)"),
     "decompose_claims": OptionalAttribute("flag", "True: answers are split into atomic claims by the judge (cached) "
-                                                  "with decompose(question, answer) -> Listed, not into sentences"),
+                                                  "with `decompose`, not into sentences"),
+    "decompose": OptionalAttribute("method", "decompose(question, answer) -> Listed: an answer's atomic claims, asked "
+                                             "when `decompose_claims` is True"),
     "questions_for": OptionalAttribute("method", "questions_for(answer) -> Listed: the questions an answer answers, "
                                                  "for answer_relevance in the RAGAS form (the llm judge)"),
     "list_max_tokens": OptionalAttribute("count", "the most tokens of a list it asks its generator for (claims, "
                                                   "questions), which `ragsweep estimate` reads to bound one"),
     "fit": OptionalAttribute("method", "fit(claims): learned from labelled claims; calibration reads its out-of-fold "
-                                       "scores and `ragsweep calibrate` writes its fitted weights as a judge option "
-                                       "(the ensemble)"),
+                                       "scores and `ragsweep calibrate` writes its fitted `weights` and `bias` as a "
+                                       "judge option (the ensemble)"),
+    "weights": OptionalAttribute("mapping", "with `fit`: member -> weight, None until fitted"),
+    "bias": OptionalAttribute("number", "with `fit`: the fitted intercept"),
+    "in_sample_auc": OptionalAttribute("number", "with `fit`: the AUC of its fitted weights on the claims they were "
+                                                 "fitted on (None before), which `ragsweep calibrate` prints and "
+                                                 "writes"),
     "aligned": OptionalAttribute("method", "aligned(claims) -> judge: a trained judge trained again with people's "
                                            "labelled claims, which `ragsweep align-judge` measures"),
+    "align_epochs": OptionalAttribute("count", "with `aligned`: passes over the labelled claims, which `ragsweep "
+                                               "align-judge` writes into the aligned judge's option"),
+    "dataset": OptionalAttribute("object", "the corpus a judge that learns from one is handed (a loader, a Dataset, "
+                                           "its documents or texts; None until given): an ensemble hands its own to "
+                                           "members whose is None, `ragsweep train-judge` reads the trained judge's"),
+    "texts": OptionalAttribute("texts", "the passages it learns from, which `ragsweep train-judge` counts"),
+    "build": OptionalAttribute("method", "build() -> Path: train its model, or find it in the cache, and return its "
+                                         "folder (`ragsweep train-judge`)"),
     "enabled": ENABLED,
     "preflight": PREFLIGHT,
     "preload": PRELOAD,

@@ -39,6 +39,11 @@ OPTIONAL = {
                                                   "runner.embedding_helpers)"),
     "retrieve": OptionalAttribute("method", "retrieve(question, k) -> [(text, score)]: a whole retriever, which "
                                             "chunks and indexes on its own; its texts are located as spans"),
+    "min_similarity": OptionalAttribute("number", "with `retrieve`: how alike a returned text must be to the "
+                                                  "documents' text to be located by fuzzy search (0-1)"),
+    "name": OptionalAttribute("text", "with `retrieve`: its name in the error naming texts it returned that are not "
+                                      "in the documents (None: the class of its `component`)"),
+    "component": OptionalAttribute("object", "with `retrieve`: the retriever it wraps (`retrieval.own`)"),
     "preflight": PREFLIGHT,
     "preload": PRELOAD,
     "version": VERSION,

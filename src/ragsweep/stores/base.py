@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ragsweep.contract import PRELOAD, VERSION, OptionalAttribute
 from ragsweep.types import Hit
 
 
@@ -21,6 +22,18 @@ class VectorStore(Protocol):
     def add(self, vectors: np.ndarray) -> None: ...
 
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]: ...
+
+
+# What a dense retriever and the engine read on a store beyond the protocol, when it has it (`ragsweep.contract`).
+OPTIONAL = {
+    "close": OptionalAttribute("method", "close(): release its index (or give it back to `KeptIndexes`); the dense "
+                                         "retriever's `close` calls it"),
+    "search_breadth": OptionalAttribute("method", "search_breadth(k) -> int | None: the candidate list an approximate "
+                                                  "search takes its top k from, which the dense retriever gives as "
+                                                  "its own (`retrieval.base.OPTIONAL`); None (or no method): exact"),
+    "preload": PRELOAD,
+    "version": VERSION,
+}
 
 
 def ranked(indices, scores) -> list[Hit]:
