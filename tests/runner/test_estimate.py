@@ -92,6 +92,7 @@ def test_a_job_holding_enough_calls_of_its_own_scales_its_missing_ones_by_them()
 
 # an endpoint's answers priced 1 a completion token, nothing else: a job's cost is its answers' completion tokens
 PRICED = SimpleNamespace(query=None, judge=None, relevance_judge=None, prices=Prices({"m": (0.0, 1e6)}),
+                         plan=SimpleNamespace(generates=True, judges=False, judges_relevance=False),
                          generator=SimpleNamespace(component=SimpleNamespace(model_name="m", remote=True)))
 
 
