@@ -86,3 +86,14 @@ def check_local_model_settings(n_ctx: int, max_tokens: int, temperature: float, 
         raise ValueError(f"generator.temperature must be between 0 and 2, got {temperature}")
     if not repeat_penalty > 0:
         raise ValueError(f"generator.repeat_penalty must be > 0 (1.0 = none), got {repeat_penalty}")
+
+
+def check_gives(generator: object, capability: str, asker: str, choices: str = "llama_cpp, transformers or openai",
+                instead: str = "") -> None:
+    """Refuse, when built (so before any work), a model that cannot give what `asker`'s prompts need, in one line
+    naming the setting to change. A nested generator's settings are named `generator=`, as the runner words them
+    for the group holding it (`runner.errors.in_group`: `query/generator=`, `judge/generator=`)."""
+    if capability in getattr(generator, "gives", ()):
+        return
+    raise ValueError(f"{asker} asks its model for {CAPABILITIES[capability]}, which {type(generator).__name__} "
+                     f"cannot give; choose generator={choices}{instead}")

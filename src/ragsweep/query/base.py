@@ -9,7 +9,7 @@ from importlib import resources
 from typing import Any, Protocol
 
 from ragsweep.contract import ASKS, ENABLED, PREFLIGHT, PRELOAD, VERSION
-from ragsweep.generation.base import Generator, Request
+from ragsweep.generation.base import JSON, Generator, Request, check_gives
 from ragsweep.generation.prompts import read_template
 from ragsweep.generation.reask import Reply, ask_until_parsed
 from ragsweep.judging.parsing import parse_list
@@ -120,6 +120,8 @@ class ListRewriter(GeneratedRewriter):
         self.generator, self.count = check_generator(generator), check_count(count_key, count)
         self.retries = check_count("retries", retries, 0)
         self.include_question, self.constrained = bool(include_question), bool(constrained)
+        if self.constrained:  # refused before any call: a model that writes free text would fail every rewrite
+            check_gives(self.generator, JSON, "query.constrained=true", instead=", or set query.constrained=false")
         self.system, self.user = load_query_prompt(prompt, "query.prompt", ("question", "n"))
 
     def rewrite(self, questions: Sequence[str]) -> list[Rewrite]:

@@ -22,7 +22,7 @@ from ragsweep.judging.calibration.claim_labels import ClaimLabel, load_claim_lab
 from ragsweep.metrics.costs import Prices
 from ragsweep.metrics.evaluate import SpanEvaluator
 from ragsweep.metrics.judged import TRIAD_WEIGHTS
-from ragsweep.runner.errors import ConfigError, closest
+from ragsweep.runner.errors import ConfigError, closest, in_group
 from ragsweep.runner.plan import JobPlan, check_objectives, plan_job
 from ragsweep.runner.targets import enabled, target_class
 from ragsweep.tracking.base import Tracker
@@ -111,11 +111,10 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     _add_relevance_judge(cfg, pipeline, {"dataset": dataset}, cache)
     check_objectives(cfg.get("optimized_metric"), plan)
     if preflight:
-        later = [stage for stage in (pipeline.generator, pipeline.judge, pipeline.relevance_judge) if stage]
-        for stage in (pipeline.chunker, pipeline.query, pipeline.retriever, pipeline.reranker, stages.get("embedder"),
-                      *later):
+        for group in ("chunker", "query", "retriever", "reranker", "embedder", "generator", "judge", "relevance_judge"):
+            stage = stages.get(group) if group == "embedder" else getattr(pipeline, group)
             if stage is not None:
-                _preflight(stage.component)
+                _preflight(stage.component, group if isinstance(cfg[group].get("generator"), DictConfig) else None)
     return pipeline
 
 
@@ -263,8 +262,8 @@ def instantiate_stage(cfg: DictConfig, group: str, stages: dict[str, Built], cac
         component = instantiate(node, **{name: stage.component for name, stage in given.items()})
     except InstantiationException as error:
         cause = error.__cause__ or error
-        if isinstance(cause, (ValueError, TypeError)):
-            raise ConfigError(f"{group}: {cause}") from None
+        if isinstance(cause, (ValueError, TypeError)):  # a nested generator's, worded for the group holding it
+            raise ConfigError(f"{group}: {in_group(str(cause), group) if 'generator' in config else cause}") from None
         raise ConfigError(f"{group}: cannot build {config.get('_target_')}: {cause}") from None
     for key, nested in config.items():  # a component's own embedder (e.g. a reranker's) is cached too
         inner = getattr(component, key, None)
@@ -283,12 +282,14 @@ def group_config(cfg: DictConfig, group: str) -> dict[str, Any]:
         raise ConfigError(f"{key} is required; set it on the command line, e.g. {key}=<value>") from None
 
 
-def _preflight(component: Any) -> None:
-    """Let a component prove it can work (e.g. load a model) before any run starts."""
+def _preflight(component: Any, asking: str | None = None) -> None:
+    """Let a component prove it can work (e.g. load a model) before any run starts; a model held by the `asking`
+    group's component has its settings named in that group (`query/generator=transformers`)."""
     check = getattr(component, "preflight", None)
     if check is None:
         return
     try:
         check()
     except (OSError, ValueError, RuntimeError) as error:
-        raise ConfigError(str(error).splitlines()[0]) from None
+        line = str(error).splitlines()[0]
+        raise ConfigError(in_group(line, asking) if asking else line) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 import yaml
@@ -29,3 +30,12 @@ def closest(key: object, options: Iterable[object], prefix: str = "") -> str:
 def first_line(error: Exception) -> str:
     """An error's first line, or its type's name when it has no message."""
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def in_group(message: str, group: str) -> str:
+    """A message of the model a `group`'s component asks (its nested generator), naming that model's settings where
+    they are: `generator.n_ctx` -> `query.generator.n_ctx`, `generator=transformers` -> `query/generator=transformers`
+    (`judge.` -> `relevance_judge.` for the llm judge as a relevance judge)."""
+    message = re.sub(r"(?<![\w./])generator(?=([.=]))",
+                     lambda found: f"{group}{'.' if found[1] == '.' else '/'}generator", message)
+    return re.sub(r"(?<![\w./])judge\.", f"{group}.", message) if group == "relevance_judge" else message

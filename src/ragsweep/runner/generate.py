@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from ragsweep.cache import StageCache
 from ragsweep.identity import fingerprint
 from ragsweep.embedding.cached import cached_embedder
-from ragsweep.generation.base import Request
+from ragsweep.generation.base import JSON, Request, check_gives
 from ragsweep.generation.reask import SEPARATOR, ask_until_parsed
 from ragsweep.questions.drafts import (DIFFICULTIES, REASK, TYPES, Draft, check_mix, load_draft_prompt,
                                       parse_draft)
@@ -33,6 +33,7 @@ from ragsweep.questions.screening import (FILTERS, UNSUPPORTED_ANSWER, Attempt, 
                                          attempts_for)
 from ragsweep.questions.writing import record, write_dataset
 from ragsweep.runner.build import Built, ConfigError, group_config, instantiate_stage, judge_stage
+from ragsweep.runner.errors import in_group
 from ragsweep.runner.verdicts import cached_verdicts
 from ragsweep.tokenizer import Tokenizer
 from ragsweep.types import Dataset, Document
@@ -55,9 +56,10 @@ class QuestionSetWriter:
         self.cache = StageCache.from_settings(cache_cfg)
         stages: dict[str, Built] = {"cache": Built(self.cache, {})}
         self.generator = instantiate_stage(cfg, "generator", stages, self.cache)
-        if not getattr(self.generator.component, "enabled", True) or not hasattr(self.generator.component, "max_tokens"):
-            raise ConfigError(f"generator._target_={cfg.generator.get('_target_')}: questions need an LLM generator; "
-                              "use generator=llama_cpp or generator=openai")
+        try:  # drafts are JSON: a model that gives none is refused before any call
+            check_gives(self.generator.component, JSON, "`ragsweep generate`")
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
         embedder = instantiate_stage(cfg, "embedder", {}, self.cache)
         embedder.component = cached_embedder(embedder.component, self.cache, embedder.signature)
         self.embedder = embedder.component
@@ -69,12 +71,15 @@ class QuestionSetWriter:
         self.judge = judge_stage(cfg, {"dataset": corpus}, self.cache)
         self.judge_threshold = float(getattr(self.judge.component, "threshold", 0.5)) if self.judge else None
         self.prompt = load_draft_prompt(str(cfg.prompt))
-        for component in (self.generator.component, self.embedder, self.judge.component if self.judge else None):
+        asking = "judge" if self.judge and "generator" in cfg.judge else None  # the llm judge's own model
+        for component, group in ((self.generator.component, None), (self.embedder, None),
+                                 (self.judge.component if self.judge else None, asking)):
             if callable(getattr(component, "preflight", None)):
                 try:
                     component.preflight()
                 except (OSError, ValueError, RuntimeError) as error:
-                    raise ConfigError(str(error).splitlines()[0]) from None
+                    line = str(error).splitlines()[0]
+                    raise ConfigError(in_group(line, group) if group else line) from None
 
     def write(self, out: Path) -> dict[str, Any]:
         """Draft, screen and write `out/documents`, `queries.jsonl` and the reports; returns the report."""
