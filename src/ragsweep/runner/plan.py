@@ -158,7 +158,8 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     if "bootstrap_samples" in cfg:
         positive_int(cfg, "bootstrap_samples")
     whole = whole_retriever(OmegaConf.select(cfg, "retriever._target_"))
-    candidates = reranker_candidates(cfg) if "reranker" in cfg else 0
+    candidates = reranker_candidates(OmegaConf.select(cfg, "reranker._target_"),
+                                     OmegaConf.select(cfg, "reranker.candidates")) if "reranker" in cfg else 0
     if candidates and candidates < k:
         raise ConfigError(f"reranker.candidates ({candidates}) must be >= k ({k}); raise reranker.candidates "
                           "or lower k")

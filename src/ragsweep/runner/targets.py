@@ -4,8 +4,7 @@ it is a whole retriever, the candidates a reranker reads. The plan decides a job
 from __future__ import annotations
 
 import inspect
-
-from omegaconf import DictConfig, OmegaConf
+from typing import Any
 
 from ragsweep.hydra_internals import locate
 
@@ -29,14 +28,13 @@ def whole_retriever(target: str | None) -> bool:
     return component is not None and hasattr(component, "retrieve")
 
 
-def reranker_candidates(cfg: DictConfig) -> int:
-    """First-stage hits the reranker reads: its `candidates` setting, else its constructor's default, else the
-    class's own (0 for the pass-through)."""
-    given = OmegaConf.select(cfg, "reranker.candidates")
+def reranker_candidates(target: str | None, given: Any) -> int:
+    """First-stage hits the reranker `target` names reads: its `candidates` setting (`given`), else its
+    constructor's default, else the class's own (0 for the pass-through)."""
     if given is not None:
         valid = isinstance(given, int) and not isinstance(given, bool)
         return int(given) if valid else 0  # build names a bad value
-    component = target_class(OmegaConf.select(cfg, "reranker._target_"))
+    component = target_class(target)
     if component is None:
         return 0
     parameter = inspect.signature(component).parameters.get("candidates")
