@@ -44,6 +44,8 @@ def test_the_run_store_reads_back_what_it_wrote(tmp_path):
     with pytest.raises(ValueError, match="no run"):
         tracker.run("0" * 32)
     assert "store" in tracker.experiment_names() and tracker.missing() is None and tracker.problem() is None
+    assert tracker.local_database() == tmp_path / "mlflow.db"
+    assert MlflowTracker("http://localhost:5000", "store", "artifacts").local_database() is None
 
 
 def test_a_missing_or_unreadable_sqlite_store_is_named(tmp_path):

@@ -1,5 +1,5 @@
-"""The store the commands read: the project's tracker (`--tracking`, MLflow by default) on its sqlite file unless
---tracking-uri names another."""
+"""The store the commands read: the project's tracker (`--tracking`, MLflow by default) on the store its option names
+under the project's mlruns/ unless --tracking-uri names another."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def project_tracker(args: argparse.Namespace, experiment: str) -> RunStore:
     from ragsweep.results.exported import ResultsError
 
     try:
-        return open_tracker(args.tracking, conf_dirs(args.project), uri=store_uri(args), experiment=experiment,
+        return open_tracker(args.tracking, conf_dirs(args.project), mlruns=(args.project / "mlruns").resolve(),
+                            uri=args.tracking_uri, experiment=experiment,
                             artifacts=str(args.project / "mlruns" / "artifacts"))
     except ValueError as error:
         raise ResultsError(str(error)) from None
@@ -55,6 +56,3 @@ def existing_store_uri(args: argparse.Namespace, refusal: str = NO_STORE) -> str
     """The store's URI, which must exist (see store_tracker)."""
     return store_tracker(args, "Default", refusal).uri
 
-
-def store_uri(args: argparse.Namespace) -> str:
-    return args.tracking_uri or f"sqlite:///{(args.project / 'mlruns' / 'mlflow.db').resolve()}"

@@ -108,8 +108,8 @@ def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> D
     problem = tracker.problem()
     if problem:
         raise ConfigError(f"tracking.uri: {problem}")
-    if tracker.uri.startswith("sqlite:///"):
-        database = Path(tracker.uri.removeprefix("sqlite:///"))
+    database = tracker.local_database()
+    if database is not None:
         writable(database, "tracking.uri")
         default = OmegaConf.select(cfg, "paths.mlruns")
         if not database.parent.is_dir() and (default is None or database.parent.resolve() != Path(default).resolve()):

@@ -51,7 +51,8 @@ class TrackingUnavailable(RuntimeError):
 @runtime_checkable
 class Tracker(Protocol):
     """Records one job's run and finds earlier runs of a configuration (`run` and `download` read back a race's
-    earlier rounds; `problem` says why the store cannot be opened, before any work).
+    earlier rounds; `problem` says why the store cannot be opened, before any work; `local_database` is the file on
+    this machine the store's URI names, or None for a server, so preflight checks it without reading the URI).
 
     `uri`, `experiment` and `artifacts` say where runs go; `trace_queries` how many questions a run traces;
     `per_query_top` how many of a sweep's runs keep per_query.jsonl (None: all).
@@ -99,6 +100,8 @@ class Tracker(Protocol):
     def sync(self, record_path: Path) -> str: ...
 
     def problem(self) -> str | None: ...
+
+    def local_database(self) -> Path | None: ...
 
 
 RUN_NAME = "tags.mlflow.runName"  # the runs table's column of a run's name

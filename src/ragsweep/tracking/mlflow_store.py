@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsweep.tracking.base import TrackedRun
-from ragsweep.tracking.store import open_client, sqlite_store_problem
+from ragsweep.tracking.store import open_client, sqlite_database, sqlite_store_problem
 from ragsweep.tracking.tags import ROLE_TAG, run_tags
 
 if TYPE_CHECKING:
@@ -124,15 +124,16 @@ class MlflowRunStore:
         its state (searchFilter, orderByKey, orderByAsc, selectedColumns, columnOrder, runsExpanded)."""
         self.client().set_experiment_tag(self.experiment_id(), VIEW_TAG, json.dumps(dict(view)))
 
+    def local_database(self) -> Path | None:
+        """The SQLite file of the store; None for a tracking server."""
+        return sqlite_database(self.uri)
+
     def missing(self) -> Path | None:
         """The SQLite file the store should be, when there is none (MLflow would make an empty store there)."""
-        if not self.uri.startswith("sqlite:///"):
-            return None
-        database = Path(self.uri.removeprefix("sqlite:///"))
-        return None if database.is_file() else database
+        database = self.local_database()
+        return None if database is None or database.is_file() else database
 
     def problem(self) -> str | None:
         """Why the store's SQLite file cannot be opened (not SQLite, unreadable); None when it can or is remote."""
-        if not self.uri.startswith("sqlite:///"):
-            return None
-        return sqlite_store_problem(Path(self.uri.removeprefix("sqlite:///")))
+        database = self.local_database()
+        return None if database is None else sqlite_store_problem(database)

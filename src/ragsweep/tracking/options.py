@@ -12,9 +12,11 @@ from omegaconf import OmegaConf
 from ragsweep.tracking.base import RunStore
 
 
-def open_tracker(option: str, conf_dirs: Sequence[Path], **settings: Any) -> RunStore:
+def open_tracker(option: str, conf_dirs: Sequence[Path], mlruns: Path | None = None, **settings: Any) -> RunStore:
     """The tracker of `conf/tracking/<option>.yaml` (the first of `conf_dirs` that has it) with `settings` in place
-    of its keys (`uri`, `experiment`, `artifacts`); ValueError naming the options when none has it."""
+    of its keys (`uri`, `experiment`, `artifacts`; None keeps the option's own) and `mlruns` as the `paths.mlruns` its
+    own keys name (a project's store folder, so the option says where its store is); ValueError naming the options
+    when none has it."""
     found = [Path(folder) / "tracking" / f"{option}.yaml" for folder in conf_dirs]
     path = next((candidate for candidate in found if candidate.is_file()), None)
     if path is None:
@@ -23,5 +25,8 @@ def open_tracker(option: str, conf_dirs: Sequence[Path], **settings: Any) -> Run
                          f"{', '.join(options) or 'none found'}")
     config = OmegaConf.load(path)
     for key, value in settings.items():
-        config[key] = value
+        if value is not None:
+            config[key] = value
+    if mlruns is not None:
+        config = OmegaConf.create({"paths": {"mlruns": str(mlruns)}, "tracking": config}).tracking
     return instantiate(config)

@@ -33,11 +33,18 @@ def sqlite_store_problem(database: Path) -> str | None:
     return None
 
 
+SQLITE = "sqlite:///"  # a store in a file of this machine: sqlite:///<path>
+
+
+def sqlite_database(uri: str) -> Path | None:
+    """The SQLite file a store's URI names; None for a store that is not a file here (a tracking server)."""
+    return Path(uri.removeprefix(SQLITE)) if uri.startswith(SQLITE) else None
+
+
 def absolute_uri(uri: str) -> str:
     """A sqlite URI made absolute, so the store does not move with the working directory."""
-    if not uri.startswith("sqlite:///"):
-        return uri
-    return f"sqlite:///{Path(uri.removeprefix('sqlite:///')).resolve()}"
+    database = sqlite_database(uri)
+    return uri if database is None else f"{SQLITE}{database.resolve()}"
 
 
 def open_client(uri: str):
@@ -46,9 +53,10 @@ def open_client(uri: str):
     import mlflow
 
     mlflow.set_tracking_uri(uri)
-    if not uri.startswith("sqlite:///") or uri in _OPENED_STORES:
+    database = sqlite_database(uri)
+    if database is None or uri in _OPENED_STORES:
         return mlflow.MlflowClient(uri)
-    Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    database.parent.mkdir(parents=True, exist_ok=True)
     with store_lock(uri):
         client = mlflow.MlflowClient(uri)
         client.search_experiments(max_results=1)
@@ -59,8 +67,8 @@ def open_client(uri: str):
 def store_lock(uri: str) -> AbstractContextManager:
     """Across processes on this machine, one at a time creates a SQLite store's tables or an experiment in it
     (two sweeps started together raced in MLflow's migrations); no lock is needed on a tracking server."""
-    database = Path(uri.removeprefix("sqlite:///"))
-    if not uri.startswith("sqlite:///") or not os.access(database.parent, os.W_OK):
+    database = sqlite_database(uri)
+    if database is None or not os.access(database.parent, os.W_OK):
         return nullcontext()  # a read-only store is only read
     return exclusive(database.with_name(database.name + ".lock"))
 
