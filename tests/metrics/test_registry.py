@@ -9,7 +9,7 @@ from ragsweep.metrics import registry
 from ragsweep.results.best import RANKABLE, RECORDED
 from ragsweep.results.gate import gate_table
 from ragsweep.results.gate_rows import MaxDrop
-from ragsweep.tracking.runs import CONFIG, ranked
+from ragsweep.tracking.runs import ranked
 
 
 def test_costs_latency_and_error_rates_are_lower_is_better_and_not_ranked_by():
@@ -30,10 +30,9 @@ def test_an_unknown_metric_names_the_known_ones():
 
 
 def test_ranking_follows_the_direction():
-    runs = pd.DataFrame({CONFIG: ["a", "b", "c"], "metrics.token_iou": [0.2, 0.5, 0.1],
-                         "metrics.latency_ms_p95": [30.0, 10.0, 20.0]})
-    assert list(ranked(runs, "token_iou")[CONFIG]) == ["b", "a", "c"]
-    assert list(ranked(runs, "latency_ms_p95")[CONFIG]) == ["b", "c", "a"]
+    runs = pd.DataFrame({"name": ["a", "b", "c"], "token_iou": [0.2, 0.5, 0.1], "latency_ms_p95": [30.0, 10.0, 20.0]})
+    assert list(ranked(runs, "token_iou")["name"]) == ["b", "a", "c"]
+    assert list(ranked(runs, "latency_ms_p95")["name"]) == ["b", "c", "a"]
 
 
 def test_the_gate_reads_worse_in_the_metrics_own_direction():

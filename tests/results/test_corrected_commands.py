@@ -22,7 +22,8 @@ import pytest
 
 from ragsweep import cli
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.runs import finished_jobs, labels
+from ragsweep.tracking.runs import finished_jobs
+from ragsweep.tracking.table import param, tag
 from tests.results.native import write_native_dataset
 from tests.preloaded import run_command
 
@@ -56,7 +57,7 @@ def project(tmp_path_factory, scratch_project) -> Path:
     (folder / "echo_answers.py").write_text(ECHO)  # sweep.py's folder is on the jobs' path
     (folder / "conf" / "generator" / "echo.yaml").write_text(ECHO_YAML)
     _sweep(folder, "generator=echo", *SWEEP[1:], "experiment=probe")
-    judge = set(finished_jobs(_tracker(folder, "probe"))["tags.ragsweep.judge"])
+    judge = set(finished_jobs(_tracker(folder, "probe"))[tag("ragsweep.judge")])
     assert len(judge) == 1 and next(iter(judge)).startswith("EmbeddingJudge:")
     lines = [{"id": "q0", "claim": f"a claim people read {n}", "label": label, "judge": next(iter(judge)),
               "judge_score": score, "inclusion": 1.0, "generator": "extractive"}
@@ -77,12 +78,12 @@ def runs(project) -> dict[str, dict]:
     tracker = _tracker(project)
     jobs = finished_jobs(tracker)
     found = {}
-    for (_, job), label in zip(jobs.iterrows(), labels(jobs), strict=True):
+    for (_, job), label in zip(jobs.iterrows(), jobs["label"], strict=True):
         folder = project / "downloads" / job.run_id
         files = [Path(tracker.client().download_artifacts(job.run_id, name, str(folder)))
                  for name in ("per_query.jsonl", "metrics.json")]
         records = [json.loads(line) for line in files[0].read_text().splitlines()]
-        found[job["params.generator"]] = {"run_id": job.run_id, "label": label, "summary": json.loads(files[1].read_text()),
+        found[job[param("generator")]] = {"run_id": job.run_id, "label": label, "summary": json.loads(files[1].read_text()),
                                           "groundedness": {r["id"]: r["metrics"]["groundedness"] for r in records}}
     assert sorted(found) == ["echo", "extractive"]
     return found

@@ -73,12 +73,12 @@ def test_fewer_than_two_shared_questions_give_no_difference():
 
 
 def test_runs_rank_by_the_corrected_value_only_when_every_judged_run_carries_it(caplog):
-    runs = pd.DataFrame({"metrics.faithfulness": [0.9, 0.8, None], "metrics.faithfulness_corrected": [0.7, 0.75, None]})
+    runs = pd.DataFrame({"faithfulness": [0.9, 0.8, None], "faithfulness_corrected": [0.7, 0.75, None]})
     assert ranking_metric(runs, "faithfulness") == "faithfulness_corrected"  # the run without a judge has neither
     assert ranking_metric(runs, "token_iou") == "token_iou"
-    assert ranking_metric(runs.drop(columns="metrics.faithfulness_corrected"), "faithfulness") == "faithfulness"
+    assert ranking_metric(runs.drop(columns="faithfulness_corrected"), "faithfulness") == "faithfulness"
     with caplog.at_level("WARNING"):
-        partly = ranking_metric(runs.assign(**{"metrics.faithfulness_corrected": [0.7, None, None]}), "faithfulness")
+        partly = ranking_metric(runs.assign(faithfulness_corrected=[0.7, None, None]), "faithfulness")
     assert partly == "faithfulness" and "1 of 2 configurations carry faithfulness_corrected" in caplog.text
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from ragsweep.results.effects import swept_levels
 from ragsweep.results.factorial import estimate
+from ragsweep.tracking.table import param
 
 # chunker (2) x k (3) x retriever (2): sum-to-zero main effects, one chunker x k interaction, no other
 MAIN = {"chunker": {"fixed": -0.05, "recursive": 0.05}, "k": {"1": -0.07, "3": 0.02, "5": 0.05},
@@ -125,7 +126,7 @@ def test_nothing_to_estimate_is_refused(scores, levels, message):
 
 def test_the_levels_are_the_settings_the_labels_name_read_from_the_params():
     labels = pd.Series(["chunker=fixed,k=3", "chunker=recursive,k=10", "retriever.weights=[0.3,0.7],k=3"])
-    params = pd.DataFrame({"params.chunker": ["fixed", "recursive", "recursive"], "params.k": ["3", "10", "3"]})
+    params = pd.DataFrame({param("chunker"): ["fixed", "recursive", "recursive"], param("k"): ["3", "10", "3"]})
     levels = swept_levels(labels, params)
     assert levels.to_dict("list") == {"chunker": ["fixed", "recursive", "recursive"], "k": ["3", "10", "3"],
                                       "retriever.weights": ["default", "default", "[0.3,0.7]"]}

@@ -168,7 +168,7 @@ def test_the_notebook_shows_the_answer_metrics_when_the_store_has_them(store, ru
     printed = "".join(o.get("text", "") for cell in cells for o in cell.outputs)
     tables = ["".join(o.get("data", {}).get("text/html", "") for o in cell.outputs) for cell in cells]
     assert "best: generator=extractive,k=5  (answer_f1 = 0.6000, run " in printed
-    assert "<th>generator</th>" in tables[1] and "metrics.generation_error_rate" in tables[1]
+    assert "<th>generator</th>" in tables[1] and "<th>generation_error_rate</th>" in tables[1]
     answers = next(table for table in tables if "answer_similarity" in table)  # the answers-and-costs cell
     assert "generator=extractive,k=3" in answers and "chunker=fixed,k=3" not in answers
     assert "<th>answer</th>" in tables[4]  # the drill-down: each question's answer beside its score

@@ -31,6 +31,7 @@ from ragsweep.results.report import write_report
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.runs import finished_jobs
 from ragsweep.tracking.runs import unjudged_summary_table
+from ragsweep.tracking.table import param
 from tests.results.native import write_native_dataset
 from tests.preloaded import run_command
 
@@ -78,7 +79,7 @@ def exported(project, tracker):
 
 def _run_id(tracker: MlflowTracker, judge: str) -> str:
     runs = finished_jobs(tracker)
-    return runs.run_id[runs["params.judge"] == judge].item()
+    return runs.run_id[runs[param("judge")] == judge].item()
 
 
 @pytest.mark.slow
@@ -170,7 +171,7 @@ def test_the_notebook_shows_the_judge_beside_judged_metrics(project, run_noteboo
     tables = ["".join(o.get("data", {}).get("text/html", "") for o in cell.outputs) for cell in cells]
     assert "Not comparable: judged metrics here come from 2 different judges" in printed
     assert "; judge lexical (AUC not measured, unvalidated)" in printed  # the drill-down's best run
-    assert re.search(r"<th>metrics.faithfulness</th>\s*<th>judge</th>", tables[1])  # the judge beside the metric
+    assert re.search(r"<th>faithfulness</th>\s*<th>judge</th>", tables[1])  # the judge beside the metric
     assert STRICT in tables[1] and "<th>hints</th>" in tables[4]
     assert "faithfulness_micro" in tables[-1] and "judge_failure_rate_support" in tables[-1] and LEXICAL in tables[-1]
 
@@ -257,15 +258,16 @@ def test_two_judges_of_one_name_are_told_apart_by_their_settings():
 
 
 def test_a_table_without_a_judged_run_is_the_plain_summary_table():
-    runs = pd.DataFrame({"run_id": ["a", "b"], "status": ["FINISHED"] * 2, "tags.mlflow.runName": ["k=3", "k=5"],
-                         "metrics.token_iou": [0.5, 0.6], "params.judge": ["lexical", "lexical"]})  # retrieval only
+    runs = pd.DataFrame({"run_id": ["a", "b"], "status": ["FINISHED"] * 2, "name": ["k=3", "k=5"],
+                         "label": ["k=3", "k=5"],
+                         "token_iou": [0.5, 0.6], param("judge"): ["lexical", "lexical"]})  # retrieval only
     assert judges.summary_table(runs, "token_iou").equals(unjudged_summary_table(runs, "token_iou"))
     assert judges.judge_notes(runs) == []
 
 
 def test_one_measured_judge_is_named_with_its_auc_and_no_calibration_hint():
-    runs = pd.DataFrame({**{f"params.{key}": [value] for key, value in LEXICAL_PARAMS.items()},
-                         "metrics.judge_failure_rate": [0.0], "metrics.judge_auc": [0.72], "metrics.faithfulness": [0.8]})
+    runs = pd.DataFrame({**{param(key): [value] for key, value in LEXICAL_PARAMS.items()},
+                         "judge_failure_rate": [0.0], "judge_auc": [0.72], "faithfulness": [0.8]})
     assert judges.judge_notes(runs) == [
         "Judged metrics (faithfulness) are scored by judge lexical (AUC 0.72): AUC is its ROC AUC on labelled claims "
         "of a corpus it was not fitted on (0.5 is chance); judge_failure_rate is the share of its calls that failed, "
@@ -275,8 +277,8 @@ def test_one_measured_judge_is_named_with_its_auc_and_no_calibration_hint():
 @pytest.mark.parametrize(("auc", "shown"), [(0.599, "AUC 0.60, unvalidated"), (0.6, "AUC 0.60"), (None,
                                             "AUC not measured, unvalidated")])
 def test_a_judge_below_the_held_out_floor_is_shown_unvalidated_with_how_to_measure_it(auc, shown):
-    runs = pd.DataFrame({**{f"params.{key}": [value] for key, value in LEXICAL_PARAMS.items()},
-                         "metrics.judge_failure_rate": [0.0], "metrics.judge_auc": [auc], "metrics.faithfulness": [0.8]})
+    runs = pd.DataFrame({**{param(key): [value] for key, value in LEXICAL_PARAMS.items()},
+                         "judge_failure_rate": [0.0], "judge_auc": [auc], "faithfulness": [0.8]})
     (note,) = judges.judge_notes(runs)
     assert f"judge lexical ({shown})" in note
     assert ("`ragsweep calibrate --judge lexical` measures a judge on held-out claims" in note) == (auc != 0.6)
@@ -284,12 +286,12 @@ def test_a_judge_below_the_held_out_floor_is_shown_unvalidated_with_how_to_measu
 
 
 def test_runs_that_answered_unjudged_say_how_to_add_and_check_judged_metrics():
-    runs = pd.DataFrame({"run_id": ["a"], "status": ["FINISHED"], "params.generator": ["extractive"],
-                         "metrics.token_iou": [0.5]})
+    runs = pd.DataFrame({"run_id": ["a"], "status": ["FINISHED"], param("generator"): ["extractive"],
+                         "token_iou": [0.5]})
     assert judges.judge_notes(runs) == [judges.judge_off_note()]
     assert "judge=trained_mpnet (held-out AUC 0.765" in judges.judge_off_note()
     assert "ragsweep calibrate --judge" in judges.judge_off_note()
-    assert judges.judge_notes(runs.assign(**{"params.generator": ["none"]})) == []
+    assert judges.judge_notes(runs.assign(**{param("generator"): ["none"]})) == []
 
 
 @pytest.mark.slow
@@ -309,10 +311,9 @@ def test_the_commands_print_the_judge_and_refuse_to_gate_across_judges(project, 
 
 def test_runs_whose_relevance_judge_disagrees_with_the_spans_are_named_unvalidated():
     runs = pd.DataFrame({"run_id": ["a", "b", "c"], "status": ["FINISHED"] * 3,
-                         "tags.mlflow.runName": ["relevance_judge=lexical", "relevance_judge=span_trained", "k=3"],
-                         "metrics.context_relevance_judged": [0.4, 0.5, None],
-                         "metrics.context_relevance_auc": [0.55, 0.93, None]})
+                         "label": ["relevance_judge=lexical", "relevance_judge=span_trained", "k=3"],
+                         "context_relevance_judged": [0.4, 0.5, None], "context_relevance_auc": [0.55, 0.93, None]})
     (note,) = judges.judge_notes(runs)
     assert note.startswith("context_relevance_judged is unvalidated in 1 of 2 runs")
     assert "relevance_judge=lexical" in note and "span_trained" not in note
-    assert judges.judge_notes(runs.assign(**{"metrics.context_relevance_auc": [0.61, 0.93, None]})) == []
+    assert judges.judge_notes(runs.assign(context_relevance_auc=[0.61, 0.93, None])) == []

@@ -13,15 +13,16 @@ from ragsweep.results.rerun import compare
 from ragsweep.results.plots import pareto_front
 from ragsweep.tracking.conditions import where
 from ragsweep.tracking.runs import markdown, ranked
+from ragsweep.tracking.table import param
 
 
 @pytest.fixture
 def runs() -> pd.DataFrame:
     return pd.DataFrame({
-        "tags.mlflow.runName": ["a", "b", "c", "d"],
-        "params.k": ["5", "10", "3", "20"],  # MLflow keeps params as strings
-        "params.store._target_": ["numpy", "qdrant", "numpy", "numpy"],
-        "metrics.recall": [0.5, 0.9, math.nan, 0.7],
+        "name": ["a", "b", "c", "d"],
+        param("k"): ["5", "10", "3", "20"],  # stores keep params as strings
+        param("store._target_"): ["numpy", "qdrant", "numpy", "numpy"],
+        "recall": [0.5, 0.9, math.nan, 0.7],
     })
 
 
@@ -66,7 +67,7 @@ def test_a_where_it_cannot_read_names_the_syntax_and_the_params(runs):
 
 
 def test_ranked_puts_the_best_first_and_failed_runs_last(runs):
-    assert list(ranked(runs, "recall")["tags.mlflow.runName"]) == ["b", "d", "a", "c"]
+    assert list(ranked(runs, "recall")["name"]) == ["b", "d", "a", "c"]
     with pytest.raises(ValueError, match="no run has the metric 'ndcg'"):
         ranked(runs, "ndcg")
 
@@ -91,27 +92,26 @@ def test_markdown_table():
 
 
 @pytest.mark.parametrize(("varied", "expected"), [
-    ({"params.generator": ["extractive", "llama_cpp"]}, "answer_f1"),
-    ({"params.generator.prompt": ["qa", "qa_cite"]}, "answer_f1"),
-    ({"params.reranker": ["none", "embedding"]}, "ndcg"),
-    ({"params.reranker.candidates": ["20", "50"]}, "ndcg"),
-    ({"params.chunker": ["recursive", "fixed"]}, "token_iou"),
-    ({"params.judge": ["lexical", "embedding"]}, "token_iou"),  # never a judged metric
+    ({param("generator"): ["extractive", "llama_cpp"]}, "answer_f1"),
+    ({param("generator.prompt"): ["qa", "qa_cite"]}, "answer_f1"),
+    ({param("reranker"): ["none", "embedding"]}, "ndcg"),
+    ({param("reranker.candidates"): ["20", "50"]}, "ndcg"),
+    ({param("chunker"): ["recursive", "fixed"]}, "token_iou"),
+    ({param("judge"): ["lexical", "embedding"]}, "token_iou"),  # never a judged metric
 ])
 def test_a_sweep_ranks_by_the_metric_of_the_stage_it_varies(varied, expected):
     from ragsweep.tracking.runs import default_ranking_metric
 
-    runs = pd.DataFrame({"params.k": ["5", "5"], **varied, "metrics.token_iou": [0.3, 0.3],
-                         "metrics.ndcg": [0.5, 0.6], "metrics.answer_f1": [0.2, 0.4]})
+    runs = pd.DataFrame({param("k"): ["5", "5"], **varied, "token_iou": [0.3, 0.3],
+                         "ndcg": [0.5, 0.6], "answer_f1": [0.2, 0.4]})
     assert default_ranking_metric(runs) == expected
-    assert default_ranking_metric(runs.drop(columns=["metrics.answer_f1", "metrics.ndcg"])) == "token_iou"
+    assert default_ranking_metric(runs.drop(columns=["answer_f1", "ndcg"])) == "token_iou"
 
 
 def test_a_tie_at_the_top_is_said_and_a_clear_winner_is_not():
     from ragsweep.tracking.runs import tie_note
 
-    runs = pd.DataFrame({"tags.mlflow.runName": ["b", "a", "c"], "metrics.token_iou": [0.31, 0.31, 0.2],
-                         "metrics.answer_f1": [0.1, 0.3, 0.2]})
+    runs = pd.DataFrame({"name": ["b", "a", "c"], "token_iou": [0.31, 0.31, 0.2], "answer_f1": [0.1, 0.3, 0.2]})
     assert tie_note(runs, "token_iou") == ("note: the top 2 configurations tie on token_iou (0.3100) and are listed "
                                            "by name; rank by another metric to tell them apart")
     assert tie_note(runs, "answer_f1") is None
@@ -123,12 +123,13 @@ def test_k_curves_are_named_by_what_tells_them_apart_not_by_their_overrides():
 
     # the recursive runs were given only k (recursive is the default): their label says nothing of the chunker
     runs = pd.DataFrame({"label": ["k=3", "k=5", "chunker=fixed,k=3", "chunker=fixed,k=5"],
-                         "params.k": ["3", "5", "3", "5"], "params.chunker": ["recursive", "recursive", "fixed", "fixed"],
-                         "params.chunker._target_": ["a.Recursive", "a.Recursive", "a.Fixed", "a.Fixed"],
-                         "params.generator": ["none"] * 4, "metrics.token_iou": [0.2, 0.1, 0.3, 0.25]})
+                         param("k"): ["3", "5", "3", "5"],
+                         param("chunker"): ["recursive", "recursive", "fixed", "fixed"],
+                         param("chunker._target_"): ["a.Recursive", "a.Recursive", "a.Fixed", "a.Fixed"],
+                         param("generator"): ["none"] * 4, "token_iou": [0.2, 0.1, 0.3, 0.25]})
     figure = k_curves(runs, "token_iou")
     assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == ["chunker=fixed", "chunker=recursive"]
-    sizes = runs.assign(**{"params.chunker": "recursive", "params.chunker.size": ["200", "200", "400", "400"]})
+    sizes = runs.assign(**{param("chunker"): "recursive", param("chunker.size"): ["200", "200", "400", "400"]})
     figure = k_curves(sizes, "token_iou")  # one option, two sizes: the setting tells the curves apart
     assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == [
         "chunker.size=400", "chunker.size=200"]

@@ -1,21 +1,22 @@
-"""The MLflow tracker's RunStore on a real sqlite store: the runs table filtered by equal columns, a run read back,
-tags, files attached and downloaded, a parent run opened and closed."""
+"""The MLflow tracker's RunStore on a real sqlite store: runs read back as records filtered by status, tags, parent and
+ids, a run read back, tags, files attached and downloaded, a parent run opened and closed."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragsweep.tracking.base import PARENT, RUN_NAME, RunStore
+from ragsweep.tracking.base import RunStore, TrackedRun
 from ragsweep.tracking.mlflow_store import condition
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.tracking.table import param, runs_table, tag
 
 
-def test_a_condition_is_mlflows_filter_of_equal_columns_and_refuses_a_quote():
-    assert condition({"status": "FINISHED", "tags.ragsweep.role": "job", "params.k": "3"}, ["a1", "b2"]) == (
-        "attributes.status = 'FINISHED' and tags.`ragsweep.role` = 'job' and params.`k` = '3' "
+def test_a_condition_is_mlflows_filter_of_equal_fields_and_refuses_a_quote():
+    assert condition("FINISHED", {"ragsweep.role": "job"}, "p1", ["a1", "b2"]) == (
+        "attributes.status = 'FINISHED' and tags.`ragsweep.role` = 'job' and tags.`mlflow.parentRunId` = 'p1' "
         "and attributes.run_id IN ('a1', 'b2')")
     with pytest.raises(ValueError, match="quote"):
-        condition({"tags.x": "it's"})
+        condition(tags={"x": "it's"})
 
 
 def test_the_run_store_reads_back_what_it_wrote(tmp_path):
@@ -30,11 +31,18 @@ def test_the_run_store_reads_back_what_it_wrote(tmp_path):
     tracker.attach(parent, tmp_path / "summary.md")
     tracker.finish(parent, "FINISHED")
 
-    jobs = tracker.runs({PARENT: parent, "status": "FINISHED"})
-    assert list(jobs.run_id) == [job] and jobs[RUN_NAME].iloc[0] == "k=3"
-    assert jobs["tags.ragsweep.pareto"].iloc[0] == "true" and jobs["metrics.recall"].iloc[0] == 0.5
-    assert list(tracker.runs({"tags.ragsweep.role": "parent"}).run_id) == [parent]
-    assert tracker.runs(run_ids=[]).empty and list(tracker.runs(run_ids=[job, parent], most=1).run_id) == [job]
+    jobs = tracker.runs(parent=parent, status="FINISHED")
+    assert [run.run_id for run in jobs] == [job] and isinstance(jobs[0], TrackedRun)
+    assert (jobs[0].name, jobs[0].label, jobs[0].parent, jobs[0].params) == ("k=3", "k=3", parent, {"k": "3"})
+    assert jobs[0].tags["ragsweep.pareto"] == "true" and jobs[0].metrics == {"recall": 0.5}
+    assert jobs[0].start_time > 0 and jobs[0].experiment_id == tracker.experiment_id()
+    assert [run.run_id for run in tracker.runs(tags={"ragsweep.role": "parent"})] == [parent]
+    assert tracker.runs(run_ids=[]) == []
+    assert [run.run_id for run in tracker.runs(run_ids=[job, parent], most=1)] == [job]
+    table = runs_table(tracker.runs(status="FINISHED"))  # newest first; the parent's label is its name
+    assert list(table.run_id) == [job, parent] and list(table.label) == ["k=3", "sweep:one"]
+    assert (table.recall[0], table[param("k")][0], table[tag("ragsweep.pareto")][0]) == (0.5, "3", "true")
+    assert table.parent[0] == parent and table.parent.isna()[1] and table[param("k")].isna()[1]
     read = tracker.run(parent)
     assert (read.status, read.metrics["race_evaluations_share"], read.tags["ragsweep.sweep"]) == ("FINISHED", 0.25, "one")
     assert tracker.run(job).params == {"k": "3"}

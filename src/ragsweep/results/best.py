@@ -37,8 +37,11 @@ from ragsweep.identity import LABEL_KEY, group_choices
 from ragsweep.runner.racing.rounds import RACE_KEY
 from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.conditions import where
-from ragsweep.tracking.runs import (datasets, default_ranking_metric, download_per_query, finished_jobs,
-                                    labels, on_dataset, ranked)
+from ragsweep.tracking.runs import (datasets, default_ranking_metric, download_per_query, finished_jobs, on_dataset,
+                                    ranked)
+from ragsweep.tracking.table import param, row_metrics, row_tags
+from ragsweep.tracking.tags import (DATASET_FINGERPRINT_TAG, DATASET_TAG, FINGERPRINT_TAG, GIT_SHA_TAG,
+                                    VERSION_TAG)
 from ragsweep.results.exported import ResultsError, normalised_sha256, questions_file, read_per_query
 
 # answer metrics only where a generator ran, judged metrics only where a judge did
@@ -93,10 +96,10 @@ def candidates(tracker: RunStore, metric: str | None, dataset: str | None = None
         raise ResultsError(str(error)) from None
     if runs.empty:
         raise ResultsError(f"no FINISHED run on dataset {name} meets --where {condition!r}")
-    if pd.isna(runs[f"metrics.{metric}"].iloc[0]):  # ranked puts runs without it last: here, none has it
+    if pd.isna(runs[metric].iloc[0]):  # ranked puts runs without it last: here, none has it
         raise ResultsError(f"no FINISHED run on dataset {name} has {metric}: {needs(metric)}")
     judges.warn_mixed(runs, metric)
-    return Candidates(runs.assign(label=labels(runs)), name, datasets(every), metric, ranked_by)
+    return Candidates(runs, name, datasets(every), metric, ranked_by)
 
 
 def finished_on_dataset(tracker: RunStore, dataset: str | None, condition: str | None
@@ -144,7 +147,7 @@ def best(tracker: RunStore, metric: str | None, project: Path, name: str | None 
     written = export(tracker, winner, metric, project, name or tracker.experiment,
                      f"Best {metric} of experiment {tracker.experiment!r} on dataset {found.dataset}")
     comparison = None
-    if found.ranked_by != metric and len(found.runs) > 1 and not pd.isna(found.runs[f"metrics.{metric}"].iloc[1]):
+    if found.ranked_by != metric and len(found.runs) > 1 and not pd.isna(found.runs[metric].iloc[1]):
         runner_up = found.runs.iloc[1]
         comparison = paired_corrected(metric, JudgedRun(winner.label, written.corrected, written.per_query),
                                       JudgedRun(runner_up.label, *_job_files(tracker, runner_up, "the runner-up")))
@@ -194,8 +197,7 @@ def export(tracker: RunStore, run: pd.Series, metric: str, project: Path, name: 
 def _job_files(tracker: RunStore, run: pd.Series, what: str) -> tuple[dict, dict[str, dict[str, float]]]:
     """A job run's `<metric>_corrected` entries of its metrics.json (read only when it logged one) and its
     per-question metrics."""
-    corrected = [column for column in run.index if column.startswith("metrics.") and column.endswith("_corrected")
-                 and not pd.isna(run[column])]
+    corrected = [name for name in row_metrics(run) if name.endswith("_corrected")]
     try:
         with tempfile.TemporaryDirectory(prefix="ragsweep-best-") as folder:
             per_query = read_per_query(download_per_query(tracker, run.run_id, folder))
@@ -216,8 +218,8 @@ def _standalone_config(tracker: RunStore, winner: pd.Series, project: Path) -> t
     config[LABEL_KEY] = winner.label
     config.hydra = _hydra_block(project)  # run dirs, callbacks
     groups = {entry.name for folder in conf_dirs(project) for entry in folder.iterdir() if entry.is_dir()}
-    choices = group_choices({group: winner.get(f"params.{group}") for group in groups
-                             if isinstance(winner.get(f"params.{group}"), str)})
+    choices = group_choices({group: winner.get(param(group)) for group in groups
+                             if isinstance(winner.get(param(group)), str)})
     if choices:
         config.hydra.runtime = {"choices": choices}
     return config, choices
@@ -233,19 +235,18 @@ def _hydra_block(project: Path) -> DictConfig:
 def _manifest(winner: pd.Series, metric: str, tracker: RunStore, choices: dict[str, str]) -> dict:
     quality = [*RECORDED, *(f"{m}_std" for m in RECORDED)]
     judge = judges.run_judges(winner.to_frame().T)[0]
+    tags, metrics = row_tags(winner), row_metrics(winner)
     return {
         "experiment": tracker.experiment,
         "run_id": winner.run_id,
         "label": winner.label,
         "choices": choices,
         "metric": metric,
-        "config_fingerprint": winner.get("tags.ragsweep.config_fingerprint"),
-        "dataset": winner.get("tags.dataset.name"),
-        "dataset_fingerprint": winner.get("tags.dataset.fingerprint"),
-        "git_sha": winner.get("tags.ragsweep.git_sha"),
-        "packages": {column.removeprefix("tags.version."): winner[column]
-                     for column in sorted(winner.index) if column.startswith("tags.version.")},
-        "metrics": {name: float(winner[f"metrics.{name}"]) for name in quality
-                    if not pd.isna(winner.get(f"metrics.{name}"))},  # a retrieval-only winner: no answer metrics
+        "config_fingerprint": tags.get(FINGERPRINT_TAG),
+        "dataset": tags.get(DATASET_TAG),
+        "dataset_fingerprint": tags.get(DATASET_FINGERPRINT_TAG),
+        "git_sha": tags.get(GIT_SHA_TAG),
+        "packages": {key.removeprefix(VERSION_TAG): tags[key] for key in sorted(tags) if key.startswith(VERSION_TAG)},
+        "metrics": {name: metrics[name] for name in quality if name in metrics},  # retrieval only: no answer metrics
         **({"judge": judge.to_dict()} if judge else {}),  # what scored its judged metrics; `gate` checks it
     }

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from ragsweep.metrics.corrected import Corrected, ErrorRates, corrected_difference
+from ragsweep.tracking.table import metric_names
 
 log = logging.getLogger(__name__)
 
@@ -109,10 +110,10 @@ def ranking_metric(runs: pd.DataFrame, metric: str) -> str:
     """`<metric>_corrected` when every run that has the judged `metric` also carries its corrected value, so
     configurations rank by what the labels say they are; otherwise `metric`, with a warning when only some
     carry it (a corrected and an uncorrected value are not on one scale)."""
-    column = f"metrics.{metric}_corrected"
-    if metric not in CORRECTABLE or column not in runs or f"metrics.{metric}" not in runs:
+    column = f"{metric}_corrected"
+    if metric not in CORRECTABLE or column not in metric_names(runs) or metric not in metric_names(runs):
         return metric
-    scored = runs[runs[f"metrics.{metric}"].notna()]
+    scored = runs[runs[metric].notna()]
     carried = int(scored[column].notna().sum())
     if carried and carried == len(scored):
         return f"{metric}_corrected"

@@ -18,9 +18,8 @@ import pandas as pd
 from ragsweep.metrics import registry
 from ragsweep import per_query
 from ragsweep.results.exported import ResultsError
-from ragsweep.tracking.tags import LABEL_TAG
 from ragsweep.tracking.base import RunStore
-from ragsweep.tracking.runs import download_per_query, one_run
+from ragsweep.tracking.runs import download_per_query
 
 
 @dataclass(frozen=True)
@@ -109,13 +108,13 @@ def diff_runs(tracker: RunStore, run_a: str, run_b: str, metric: str | None = No
 
 def _side(tracker: RunStore, run_id: str) -> RunSide:
     try:
-        run = one_run(tracker, run_id)
+        run = tracker.run(run_id)
         with tempfile.TemporaryDirectory(prefix="ragsweep-diff-") as folder:
-            records = {record["id"]: record for record in per_query.records(download_per_query(tracker, run_id, folder))}
+            path = download_per_query(tracker, run_id, folder)
+            records = {record["id"]: record for record in per_query.records(path)}
     except ValueError as error:
         raise ResultsError(f"{error}; give two job runs' ids (the run_id column of `ragsweep best`)") from None
-    label = run["tags"].get(LABEL_TAG) or run["tags"].get("mlflow.runName", run_id)
-    return RunSide(run_id, label, records)
+    return RunSide(run_id, run.label or run_id, records)
 
 
 def _has(side: RunSide, metric: str) -> bool:

@@ -19,8 +19,9 @@ from ragsweep.results.exported import ResultsError, read_per_query
 from ragsweep.results.factorial import SAMPLES, Effects, estimate
 from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.tags import ROLE_TAG
-from ragsweep.tracking.runs import datasets, download_per_query, labels, on_dataset, one_run, sweep_jobs
+from ragsweep.tracking.runs import datasets, download_per_query, on_dataset, sweep_jobs
 from ragsweep.tracking.sweep import sweep_metric, sweeps
+from ragsweep.tracking.table import metric_names, param
 
 log = logging.getLogger(__name__)
 
@@ -29,14 +30,14 @@ _OVERRIDE = re.compile(r",(?=[+~]*[\w./@-]+=)")
 
 def swept_levels(labels: pd.Series, params: pd.DataFrame) -> pd.DataFrame:
     """Each configuration's level of every setting its label names (`chunker=fixed,k=3`: the sweep's overrides),
-    read from its logged param (`params.chunker`) where there is one, else from the label; configurations whose
-    label does not name a setting take its param, else `default`."""
+    read from its logged param (the table's `param("chunker")`) where there is one, else from the label;
+    configurations whose label does not name a setting take its param, else `default`."""
     parsed = [dict(item.lstrip("+~").split("=", 1) for item in _OVERRIDE.split(str(label)) if "=" in item)
               for label in labels]
     keys = list(dict.fromkeys(key for found in parsed for key in found))
     columns = {}
     for key in keys:
-        logged = params[f"params.{key}"] if f"params.{key}" in params else pd.Series(None, index=params.index)
+        logged = params[param(key)] if param(key) in params else pd.Series(None, index=params.index)
         columns[key] = [str(value) if isinstance(value, str) or pd.notna(value) else found.get(key, "default")
                         for value, found in zip(logged, parsed, strict=True)]
     return pd.DataFrame(columns, index=range(len(parsed)))
@@ -72,12 +73,13 @@ def sweep_effects(tracker: RunStore, sweep: str | None = None, metric: str | Non
     if chosen not in per_question:
         raise ResultsError(f"--metric {chosen} has no per-question values to estimate effects from; choose one of "
                            f"{', '.join(m for m in per_question if registry.METRICS[m].quality)}")
-    if f"metrics.{chosen}" not in runs or runs[f"metrics.{chosen}"].isna().all():
-        present = [m for m in per_question if f"metrics.{m}" in runs and runs[f"metrics.{m}"].notna().any()]
+    logged = metric_names(runs)
+    if chosen not in logged or runs[chosen].isna().all():
+        present = [m for m in per_question if m in logged and runs[m].notna().any()]
         raise ResultsError(f"--metric {chosen}: no configuration of sweep {parent} on dataset {name} has it; choose "
                            f"one they have: {', '.join(present)}")
     if len(runs) < 2:
-        raise ResultsError(f"--sweep {parent}: its one configuration on dataset {name} ({labels(runs).iloc[0]}) has "
+        raise ResultsError(f"--sweep {parent}: its one configuration on dataset {name} ({runs['label'].iloc[0]}) has "
                            f"nothing to compare; {_others(tracker, parent)}")
     try:
         found = runs_effects(tracker, runs, chosen, samples, seed)
@@ -90,7 +92,7 @@ def runs_effects(tracker: RunStore, runs: pd.DataFrame, metric: str, samples: in
                  seed: int = 0) -> Effects:
     """`estimate` on finished job runs (one per configuration): the settings their labels name, and `metric` per
     question from their per_query.jsonl. ValueError when they give nothing to estimate."""
-    levels = swept_levels(labels(runs), runs)
+    levels = swept_levels(runs["label"], runs)
     with tempfile.TemporaryDirectory(prefix="ragsweep-effects-") as folder:
         questions = [read_per_query(download_per_query(tracker, run_id, tempfile.mkdtemp(dir=folder)))
                      for run_id in runs.run_id]
@@ -112,7 +114,7 @@ def _parent(tracker: RunStore, sweep: str | None) -> str:
                                "first (ragsweep sweep -m +sweep=quick)")
         return newest[0]
     try:
-        role = one_run(tracker, sweep)["tags"].get(ROLE_TAG)
+        role = tracker.run(sweep).tags.get(ROLE_TAG)
     except ValueError:
         raise ResultsError(f"--sweep {sweep}: no such run; {_others(tracker, sweep)}") from None
     if role != "parent":

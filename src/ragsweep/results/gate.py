@@ -44,10 +44,10 @@ from ragsweep.results.exported import ResultsError, read_per_query
 from ragsweep.results.gate_rows import MaxDrop, corrected_row, failure_reasons, gate_row, latency_row, rate_row
 from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedRun, corrected_entries, paired_corrected
 from ragsweep.tracking.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_params
-from ragsweep.tracking.tags import FINGERPRINT_TAG, LABEL_TAG, STOPPED_ROUND_TAG
+from ragsweep.tracking.tags import FINGERPRINT_TAG, RACE_QUESTIONS_TAG, STOPPED_ROUND_TAG
 from ragsweep.tracking.base import RunStore
 from ragsweep.runner.outputs import LATENCY_FILE, read_latency
-from ragsweep.tracking.runs import download_per_query, one_run
+from ragsweep.tracking.runs import download_per_query
 
 TIMED = registry.names(stage="latency")  # one value per run, compared on fresh timings (`latency_row`)
 RATES = ("generation_error_rate",)  # a share of questions, compared by Fisher's exact test (`rate_row`)
@@ -78,22 +78,21 @@ def job_result(tracker: RunStore, run_id: str, what: str, hint: str = "") -> dic
     ResultsError naming `what` when the store has no such run, it did not finish, or it has no per_query.jsonl
     (a sweep's parent run)."""
     try:
-        run = one_run(tracker, run_id)
-        if run["status"] != "FINISHED":
-            raise ValueError(f"run {run_id} is {run['status']}; gate a FINISHED job run")
-        if run["tags"].get(STOPPED_ROUND_TAG, "none") != "none":
-            raise ValueError(f"run {run_id} was stopped in a race after {run['tags'].get('ragsweep.race.questions')} "
+        run = tracker.run(run_id)
+        if run.status != "FINISHED":
+            raise ValueError(f"run {run_id} is {run.status}; gate a FINISHED job run")
+        if run.tags.get(STOPPED_ROUND_TAG, "none") != "none":
+            raise ValueError(f"run {run_id} was stopped in a race after {run.tags.get(RACE_QUESTIONS_TAG)} "
                              "questions; gate a run that ran every question (the race's winner, or rerun it)")
         with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
             per_query = read_per_query(download_per_query(tracker, run_id, folder))
-            labelled = any(name.endswith("_corrected") for name in run["metrics"])
+            labelled = any(name.endswith("_corrected") for name in run.metrics)
             summary = json.loads(tracker.download(run_id, "metrics.json", folder).read_text()) if labelled else {}
     except ValueError as error:
         raise ResultsError(f"{what}: {error}" + (f"; {hint}" if hint else "")) from None
-    tags = run["tags"]
-    return {**run, "per_query": per_query, "fingerprint": tags.get(FINGERPRINT_TAG),
-            "label": tags.get(LABEL_TAG) or tags.get("mlflow.runName"),
-            "judge": from_params(run["params"], run["metrics"]),
+    return {"run_id": run_id, "status": run.status, "tags": dict(run.tags), "metrics": dict(run.metrics),
+            "params": dict(run.params), "per_query": per_query, "fingerprint": run.tags.get(FINGERPRINT_TAG),
+            "label": run.label or None, "judge": from_params(run.params, run.metrics),
             "corrected": corrected_entries(summary)}
 
 

@@ -21,7 +21,8 @@ from ragsweep.metrics.pareto import non_dominated
 from ragsweep.results.best import export, finished_on_dataset, needs
 from ragsweep.results.exported import ResultsError
 from ragsweep.tracking.base import RunStore
-from ragsweep.tracking.runs import datasets, labels
+from ragsweep.tracking.runs import datasets
+from ragsweep.tracking.table import metric_names
 
 EXAMPLE = ("e.g. --pareto answer_f1,latency_ms_p95,completion_tokens_mean, or token_iou,latency_ms_p95 without "
            "a generator")
@@ -65,11 +66,10 @@ def pareto(tracker: RunStore, text: str, project: Path, name: str | None = None,
     every, runs, on = finished_on_dataset(tracker, dataset, condition)
     if runs.empty:
         raise ResultsError(f"no FINISHED run on dataset {on} meets --where {condition!r}")
-    columns = [f"metrics.{metric}" for metric in metrics]
-    for metric, column in zip(metrics, columns, strict=True):
-        if column not in runs or runs[column].isna().all():
+    columns = list(metrics)
+    for metric in metrics:
+        if metric not in metric_names(runs) or runs[metric].isna().all():
             raise ResultsError(f"no FINISHED run on dataset {on} has {metric}: {needs(metric)}")
-    runs = runs.assign(label=labels(runs))
     missing = runs[columns].isna()
     left_out = [f"{row.label}: no {', '.join(m for m, gap in zip(metrics, missing.loc[i]) if gap)}"
                 for i, row in runs[missing.any(axis=1)].iterrows()]
@@ -87,7 +87,7 @@ def pareto(tracker: RunStore, text: str, project: Path, name: str | None = None,
     exports = [export(tracker, run, next((m for m in metrics if registry.metric(m).rankable), metrics[0]), project,
                f"{name}_pareto_{point}", title.format(point=point),
                {"pareto": {"metrics": list(metrics), "directions": directions, "point": point,
-                           "points": len(exported), "values": {m: float(run[f"metrics.{m}"]) for m in metrics}}}
+                           "points": len(exported), "values": {m: float(run[m]) for m in metrics}}}
                ).config for point, run in exported.items()]
     return Front(table, metrics, on, datasets(every), len(kept), exports, left_out, ties,
                  _remove_stale(project / "conf" / "best", name, len(exported)))
@@ -99,7 +99,7 @@ def _points(front: pd.DataFrame, metrics: tuple[str, ...]) -> tuple[pd.DataFrame
     rows, ties, exported = [], [], {}
     seen: dict[tuple[float, ...], int] = {}
     for _, run in front.iterrows():
-        values = tuple(float(run[f"metrics.{m}"]) for m in metrics)
+        values = tuple(float(run[m]) for m in metrics)
         point = seen.setdefault(values, len(seen) + 1)
         if point in exported:
             ties.append(f"{run.label} ties {exported[point].label} on every metric (point {point}): not exported; "

@@ -20,6 +20,7 @@ from ragsweep.metrics.pareto import non_dominated
 from ragsweep.metrics.registry import Direction
 from ragsweep.identity import NON_RESULT_KEYS
 from ragsweep.tracking.runs import has_generator
+from ragsweep.tracking.table import metric_names, param, param_keys
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -27,11 +28,11 @@ if TYPE_CHECKING:
 
 # end to end per question (search + rerank + generation; without a generator, search + rerank), the
 # median: steadier than p95 on few questions
-LATENCY_METRIC = "latency_ms_p50"
-LATENCY = f"metrics.{LATENCY_METRIC}"
+LATENCY = "latency_ms_p50"
 MAX_BARS = 25  # configs drawn in bar charts and the heatmap; the table lists them all
+K = param("k")
 # k, and the params that say where results go rather than what was computed: ignored when grouping k-curves.
-_NOT_RESULT_PARAM = re.compile(rf"^params\.(k|{'|'.join(sorted(NON_RESULT_KEYS))})(\.|$)")
+_NOT_RESULT_PARAM = re.compile(rf"^(k|{'|'.join(sorted(NON_RESULT_KEYS))})(\.|$)")
 
 
 def bars(runs: pd.DataFrame, summaries: dict, metric: str) -> Figure:
@@ -50,18 +51,19 @@ def bars(runs: pd.DataFrame, summaries: dict, metric: str) -> Figure:
 
 def k_curves(runs: pd.DataFrame, metric: str) -> Figure | None:
     """`metric` against k, one curve per configuration run at several k (the best 10); None when there is none."""
-    if "params.k" not in runs:
+    if K not in runs:
         return None
-    keys = [c for c in runs.columns if c.startswith("params.") and not _NOT_RESULT_PARAM.match(c)]
-    groups = [(group, frame) for group, frame in runs.groupby(keys, dropna=False) if frame["params.k"].nunique() > 1]
+    keys = [key for key in param_keys(runs) if not _NOT_RESULT_PARAM.match(key)]
+    groups = [(group, frame) for group, frame in runs.groupby([param(key) for key in keys], dropna=False)
+              if frame[K].nunique() > 1]
     if not groups:
         return None
-    groups.sort(key=lambda item: -item[1][f"metrics.{metric}"].max())
+    groups.sort(key=lambda item: -item[1][metric].max())
     frames = [frame for _, frame in groups[:10]]
     figure, axes = new_figure(height=4.5)
     for frame, label in zip(frames, curve_labels(frames, keys), strict=True):
-        frame = frame.assign(k=frame["params.k"].astype(int)).sort_values("k")
-        axes.plot(frame["k"], frame[f"metrics.{metric}"], marker="o", label=_short(label))
+        frame = frame.assign(k=frame[K].astype(int)).sort_values("k")
+        axes.plot(frame["k"], frame[metric], marker="o", label=_short(label))
     axes.set_xlabel("k")
     axes.set_ylabel(metric)
     axes.legend(fontsize=7)
@@ -71,14 +73,15 @@ def k_curves(runs: pd.DataFrame, metric: str) -> Figure | None:
 def curve_labels(frames: list[pd.DataFrame], keys: list[str]) -> list[str]:
     """Each curve named by the settings that tell it from the other curves (`chunker=recursive`), not by its runs'
     label, which names only the overrides a run was given and so leaves a default option unnamed. Group options
-    first; their settings (`chunker.size`) too when the options alone do not tell two curves apart."""
+    first; their settings (`chunker.size`) too when the options alone do not tell two curves apart. `keys`: the
+    params the curves are grouped by."""
     firsts = [frame.iloc[0] for frame in frames]
-    varying = [key for key in keys if len({str(row.get(key)) for row in firsts}) > 1 and not key.endswith("_target_")]
-    options = [key for key in varying if "." not in key.removeprefix("params.")]
+    varying = [key for key in keys if len({str(row.get(param(key))) for row in firsts}) > 1
+               and not key.endswith("_target_")]
+    options = [key for key in varying if "." not in key]
 
     def named(shown: list[str]) -> list[str]:
-        return [",".join(f"{key.removeprefix('params.')}={row.get(key)}" for key in shown) or "defaults"
-                for row in firsts]
+        return [",".join(f"{key}={row.get(param(key))}" for key in shown) or "defaults" for row in firsts]
 
     labels = named(options)
     return labels if len(set(labels)) == len(labels) else named(options + [k for k in varying if k not in options])
@@ -87,21 +90,21 @@ def curve_labels(frames: list[pd.DataFrame], keys: list[str]) -> list[str]:
 def pareto(runs: pd.DataFrame, metric: str) -> Figure | None:
     """`metric` against median latency, with the Pareto front of the runs with and of those without a generator;
     None when no run recorded its latency."""
-    if LATENCY not in runs or runs[LATENCY].isna().all():
+    if LATENCY not in metric_names(runs) or runs[LATENCY].isna().all():
         return None
-    points = runs.assign(generated=has_generator(runs))[["label", "generated", LATENCY, f"metrics.{metric}"]].dropna()
+    points = runs.assign(generated=has_generator(runs))[["label", "generated", LATENCY, metric]].dropna()
     if points.empty:
         return None
     figure, axes = new_figure(height=4.5)
     for generated, group in points.groupby("generated"):  # one front per group: their latencies add up other stages
-        latency, quality = group[LATENCY].to_numpy(), group[f"metrics.{metric}"].to_numpy()
+        latency, quality = group[LATENCY].to_numpy(), group[metric].to_numpy()
         front = pareto_front(latency, quality, registry.metric(metric).direction)
         marker, name = ("^", "with a generator: search + rerank + generation") if generated else (
             "o", "retrieval only: search + rerank")
         axes.scatter(latency, quality, color="#999", s=18, marker=marker, label=name)
         order = np.argsort(latency[front])
         axes.plot(latency[front][order], quality[front][order], color="#C44E52", marker=marker)
-    label_points(axes, points[LATENCY].to_numpy(), points[f"metrics.{metric}"].to_numpy(),
+    label_points(axes, points[LATENCY].to_numpy(), points[metric].to_numpy(),
                  [str(rank + 1) for rank in points.index])
     axes.set_title("each point numbered by its rank in the ranking table", fontsize=8)
     axes.set_xlabel("end-to-end ms per question (p50, the median)")
@@ -145,7 +148,7 @@ def label_points(axes: Axes, x: np.ndarray, y: np.ndarray, names: list[str]) -> 
 def pareto_front(cost: np.ndarray, quality: np.ndarray, quality_direction: Direction = "maximize") -> np.ndarray:
     """True where no other point is at least as cheap and as good, and strictly better in one: the front of
     `best --pareto` (`metrics.pareto.non_dominated`), with latency's direction from the registry."""
-    return non_dominated(np.column_stack([cost, quality]), (registry.metric(LATENCY_METRIC).direction,
+    return non_dominated(np.column_stack([cost, quality]), (registry.metric(LATENCY).direction,
                                                             quality_direction))
 
 

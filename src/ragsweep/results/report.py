@@ -33,6 +33,7 @@ from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
 from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.racing import stopped_lines
 from ragsweep.tracking.runs import download_per_query, generators, has_generator
+from ragsweep.tracking.table import metric_names
 
 # answer metrics, costs, and the latency of answering and end to end
 GENERATION_COLUMNS = (*registry.names(stage="answer"),
@@ -56,7 +57,7 @@ def write_report(tracker: RunStore, metric: str | None, output: Path, dataset: s
     found = candidates(tracker, metric, dataset)
     metric = found.metric
     runs = found.runs
-    scored = runs[runs[f"metrics.{metric}"].notna()].reset_index(drop=True)  # an answer metric: runs with a generator
+    scored = runs[runs[metric].notna()].reset_index(drop=True)  # an answer metric: runs with a generator
     judged = runs[[judge is not None for judge in judges.run_judges(runs)]]
     with tempfile.TemporaryDirectory(prefix="ragsweep-report-") as folder:
         summaries = {run_id: json.loads(_artifact(tracker, run_id, "metrics.json", folder).read_text())
@@ -181,8 +182,8 @@ def _generation_table(runs: pd.DataFrame) -> str:
     runs = runs[has_generator(runs)]
     table = pd.DataFrame({"config": runs.label, "generator": generators(runs)})
     for name in GENERATION_COLUMNS:
-        if f"metrics.{name}" in runs:
-            table[name] = runs[f"metrics.{name}"].round(4)
+        if name in metric_names(runs):
+            table[name] = runs[name].round(4)
     return _table_html(table)
 
 
@@ -192,8 +193,8 @@ def _judged_table(runs: pd.DataFrame, summaries: dict) -> str:
     table = pd.DataFrame({"config": runs.label, "generator": generators(runs),
                           "judge": judges.judge_labels(judges.run_judges(runs))})
     for name in JUDGED_RECORDED:
-        if f"metrics.{name}" in runs and runs[f"metrics.{name}"].notna().any():
-            table[name] = runs[f"metrics.{name}"].round(4)
+        if name in metric_names(runs) and runs[name].notna().any():
+            table[name] = runs[name].round(4)
         if name == "faithfulness_micro" and name in table:
             table["faithfulness_micro 95% CI (Wilson)"] = [_interval(summaries.get(run_id, {}).get(name))
                                                            for run_id in runs.run_id]

@@ -12,21 +12,33 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    import pandas as pd
+from ragsweep.tracking.tags import LABEL_TAG
 
 
 @dataclass(frozen=True)
 class TrackedRun:
-    """A run the store holds, as the engine reads it back: a FINISHED configuration or a race's earlier rounds."""
+    """A run the store holds, as ragsweep reads it back whichever store holds it: what a job looks up (a FINISHED
+    configuration, a race's earlier rounds) and every row of the tables the commands rank and compare.
+
+    `name` is the run's name in the store, `parent` its sweep's parent run, `start_time` when it started
+    (milliseconds since the epoch) and `experiment_id` the experiment that holds it."""
 
     run_id: str
     status: str
     metrics: Mapping[str, float] = field(default_factory=dict)
     tags: Mapping[str, str] = field(default_factory=dict)
     params: Mapping[str, str] = field(default_factory=dict)
+    name: str = ""
+    parent: str | None = None
+    start_time: int = 0
+    experiment_id: str = ""
+
+    @property
+    def label(self) -> str:
+        """The configuration's label (`chunker=fixed,k=3`); the run's name for runs logged before labels."""
+        return self.tags.get(LABEL_TAG) or self.name
 
 
 @dataclass(frozen=True)
@@ -104,23 +116,19 @@ class Tracker(Protocol):
     def local_database(self) -> Path | None: ...
 
 
-RUN_NAME = "tags.mlflow.runName"  # the runs table's column of a run's name
-PARENT = "tags.mlflow.parentRunId"  # the runs table's column of a job's parent run (a sweep's)
-
-
 @runtime_checkable
 class RunStore(Tracker, Protocol):
     """A tracker's runs read back and annotated: a sweep's parent run, its summary, races, the commands.
 
-    `runs` returns the runs table every reader shares: one row per run with `run_id`, `status`, `start_time`,
-    `metrics.<name>`, `params.<key>`, `tags.<key>`, the run's name in `RUN_NAME` and its parent in `PARENT`
-    (the columns of `mlflow.search_runs`). `where` keeps the rows whose columns equal the given values.
+    `runs` returns the experiment's runs as `TrackedRun`s, newest first: those of `status`, with every tag of
+    `tags`, children of `parent` and among `run_ids` when given, at most `most` (`tracking.table` makes them a
+    table).
     """
 
     def experiment_names(self) -> list[str]: ...
 
-    def runs(self, where: Mapping[str, str] | None = None, run_ids: Sequence[str] | None = None,
-             most: int | None = None) -> pd.DataFrame: ...
+    def runs(self, *, status: str | None = None, tags: Mapping[str, str] | None = None, parent: str | None = None,
+             run_ids: Sequence[str] | None = None, most: int | None = None) -> list[TrackedRun]: ...
 
     def set_tags(self, run_id: str, tags: Mapping[str, str]) -> None: ...
 
@@ -134,7 +142,7 @@ class RunStore(Tracker, Protocol):
 
     def describe_experiment(self, text: str) -> None: ...
 
-    def share_view(self, view: Mapping[str, Any]) -> None: ...
+    def share_view(self, metric: str, metrics: Sequence[str], parent_run_id: str) -> None: ...
 
     def missing(self) -> Path | None: ...
 

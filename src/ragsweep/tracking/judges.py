@@ -29,6 +29,7 @@ from ragsweep.metrics.judged import JUDGED_METRICS
 from ragsweep.packaged import PACKAGED_CONF
 from ragsweep.tracking import runs as tables
 from ragsweep.tracking.conditions import missing
+from ragsweep.tracking.table import metric_names, row_metrics, row_params
 from ragsweep.tracking.tags import dotted_params
 
 log = logging.getLogger(__name__)
@@ -115,11 +116,8 @@ def from_config(config: Mapping, choices: Mapping[str, str], metrics: Mapping[st
 
 
 def run_judges(runs: pd.DataFrame) -> list[JudgeInfo | None]:
-    """Each row's judge, from a table of runs as `mlflow.search_runs` returns it."""
-    params = [c for c in runs.columns if c == "params.judge" or c.startswith("params.judge.")]
-    metrics = [c for c in ("metrics.judge_failure_rate", "metrics.judge_auc") if c in runs]
-    return [from_params({c.removeprefix("params."): row[c] for c in params},
-                        {c.removeprefix("metrics."): row[c] for c in metrics}) for _, row in runs.iterrows()]
+    """Each row's judge, from a table of runs (`tracking.table`)."""
+    return [from_params(row_params(row), row_metrics(row)) for _, row in runs.iterrows()]
 
 
 def judge_labels(judges: Sequence[JudgeInfo | None]) -> list[str]:
@@ -145,8 +143,7 @@ def judge_notes(runs: pd.DataFrame) -> list[str]:
     answered but none was judged, how to add judged metrics."""
     distinct = _distinct(run_judges(runs))
     if not distinct:
-        answered = "params.generator" in runs and runs["params.generator"].notna().any() and \
-            (runs["params.generator"].dropna() != "none").any()
+        answered = (tables.generators(runs) != "none").any()
         return [judge_off_note(), *relevance_notes(runs)] if answered else relevance_notes(runs)
     return [*_support_notes(runs, distinct), *relevance_notes(runs)]
 
@@ -154,17 +151,17 @@ def judge_notes(runs: pd.DataFrame) -> list[str]:
 def relevance_notes(runs: pd.DataFrame) -> list[str]:
     """A line naming the runs whose relevance judge agrees with the span labels at an AUC below
     `VALIDATED_AUC`, or could not be measured: their context_relevance_judged is unvalidated."""
-    if "metrics.context_relevance_judged" not in runs:
+    if "context_relevance_judged" not in metric_names(runs):
         return []
-    judged = runs[runs["metrics.context_relevance_judged"].notna()]
-    auc = judged["metrics.context_relevance_auc"] if "metrics.context_relevance_auc" in judged else \
+    judged = runs[runs["context_relevance_judged"].notna()]
+    auc = judged["context_relevance_auc"] if "context_relevance_auc" in metric_names(judged) else \
         pd.Series(float("nan"), index=judged.index)
     weak = judged[~(auc >= VALIDATED_AUC)]
     if weak.empty:
         return []
     return [f"context_relevance_judged is unvalidated in {len(weak)} of {len(judged)} runs (its relevance judge's AUC "
             f"against the span labels, context_relevance_auc, is below {VALIDATED_AUC} or unmeasured): "
-            f"{', '.join(tables.labels(weak))}; context_relevance, from the spans themselves, holds."]
+            f"{', '.join(weak['label'])}; context_relevance, from the spans themselves, holds."]
 
 
 def _support_notes(runs: pd.DataFrame, distinct: list[JudgeInfo]) -> list[str]:
@@ -198,9 +195,9 @@ def summary_table(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
         return table
     tail = [column for column in ("reused", "run_id") if column in table]
     judged = [m for m in registry.summary_columns("judged")
-              if m != metric and f"metrics.{m}" in runs and m not in table]
+              if m != metric and m in metric_names(runs) and m not in table]
     for name in judged:
-        table[name] = table["run_id"].map(runs[f"metrics.{name}"]).round(4)
+        table[name] = table["run_id"].map(runs[name]).round(4)
     table["judge"] = table["run_id"].map(judges)
     if metric in JUDGED_RANKABLE:  # rank, config, status, [generator], judge, metric, judge_failure_rate, ...
         rest = [c for c in table.columns if c not in (*tail, "judge", "judge_failure_rate", metric)]
@@ -217,7 +214,7 @@ def warn_mixed(runs: pd.DataFrame, metric: str) -> None:
     an unvalidated one (ranking by it was asked for: it is never a default)."""
     if metric not in JUDGED_RANKABLE:
         return
-    judged = runs[runs[f"metrics.{metric}"].notna()] if f"metrics.{metric}" in runs else runs.iloc[:0]
+    judged = runs[runs[metric].notna()] if metric in metric_names(runs) else runs.iloc[:0]
     distinct = mixed_judges(judged)
     weak = [str(judge) for judge in distinct if not judge.validated]
     if weak:
@@ -236,7 +233,7 @@ def auc_text(judge: JudgeInfo) -> str:
 
 
 def _judged_shown(runs: pd.DataFrame) -> list[str]:
-    return [m for m in JUDGED_METRICS if f"metrics.{m}" in runs and runs[f"metrics.{m}"].notna().any()]
+    return [m for m in JUDGED_METRICS if m in metric_names(runs) and runs[m].notna().any()]
 
 
 def _distinct(judges: Sequence[JudgeInfo | None]) -> list[JudgeInfo]:

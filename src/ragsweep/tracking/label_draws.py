@@ -25,7 +25,8 @@ from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
 from ragsweep.tracking.tags import JUDGE_TAG
 from ragsweep import per_query
-from ragsweep.tracking.runs import download_per_query, finished_jobs, labels
+from ragsweep.tracking.runs import download_per_query, finished_jobs
+from ragsweep.tracking.table import param, tag
 from ragsweep.tracking.traces import INCLUSION_TAG, QUERY_TAG, log_claim_feedback, log_traces
 
 SOURCE_RUN = "mlflow.sourceRun"  # trace metadata: the run a trace belongs to
@@ -59,14 +60,14 @@ def judged_runs(tracker: RunStore) -> list[JudgedRun]:
         ValueError: a judged run without the `judge.threshold` param or the per_query.jsonl artifact.
     """
     runs = finished_jobs(tracker)
-    column = f"tags.{JUDGE_TAG}"
+    column = tag(JUDGE_TAG)
     if runs.empty or column not in runs:
         return []
-    runs = runs.assign(label=labels(runs))[runs[column].notna()].sort_values("run_id")
+    runs = runs[runs[column].notna()].sort_values("run_id")
     found = []
     with tempfile.TemporaryDirectory() as folder:
         for _, run in runs.iterrows():
-            threshold = _number(run.get("params.judge.threshold"))
+            threshold = _number(run.get(param("judge.threshold")))
             if threshold is None:
                 raise ValueError(f"run {run['run_id']} logged no numeric judge.threshold param: rerun its "
                                  "configuration with this ragsweep (python sweep.py ... +force=true)")

@@ -7,8 +7,8 @@ import logging
 import os
 import time
 
-from ragsweep.tracking.base import PARENT, TrackedRun
-from ragsweep.tracking.mlflow_store import tracked
+from ragsweep.tracking.base import TrackedRun
+from ragsweep.tracking.mlflow_store import PARENT_TAG, tracked
 from ragsweep.tracking.processes import alive
 from ragsweep.tracking.tags import FINGERPRINT_TAG, LOST_TAG, RACE_FINGERPRINT_TAG, RACE_SEED_TAG, UNVERSIONED_TAG
 
@@ -47,7 +47,7 @@ class RunLookups:
         """Make `run_id` a child of `parent_run_id`: a race run again takes in the rounds its configurations
         finished."""
         if parent_run_id:
-            self.set_tags(run_id, {PARENT.removeprefix("tags."): parent_run_id})
+            self.set_tags(run_id, {PARENT_TAG: parent_run_id})
 
     def note_reused(self, parent_run_id: str, config_fingerprint: str, run_id: str) -> None:
         """Record on the parent that a skipped job's result is the finished run `run_id` (one tag per job)."""
@@ -60,7 +60,7 @@ class RunLookups:
             return
         for run in self.client().search_runs(
                 [self.experiment_id()],
-                f"tags.mlflow.parentRunId = '{parent_run_id}' and tags.`{FINGERPRINT_TAG}` = '{config_fingerprint}' "
+                f"tags.`{PARENT_TAG}` = '{parent_run_id}' and tags.`{FINGERPRINT_TAG}` = '{config_fingerprint}' "
                 "and attributes.status = 'RUNNING'"):
             if alive(run.data.tags) is False:
                 self.mark_lost(run.info.run_id, "its job started again after its process or node was lost")
@@ -80,7 +80,7 @@ class RunLookups:
         client = self.client()
         running = client.search_runs(
             [self.experiment_id()],
-            f"tags.mlflow.parentRunId = '{parent_run_id}' and attributes.status = 'RUNNING'", max_results=10_000)
+            f"tags.`{PARENT_TAG}` = '{parent_run_id}' and attributes.status = 'RUNNING'", max_results=10_000)
         deadline = time.monotonic() + wait_s
         killed = []
         for run in running:
@@ -101,7 +101,7 @@ class RunLookups:
         orphans = [run.info.run_id for run in running if alive(run.data.tags) is False]
         open_parents = {run.info.run_id for run in running if run.info.run_id not in orphans}
         for run in running:
-            parent = run.data.tags.get("mlflow.parentRunId")
+            parent = run.data.tags.get(PARENT_TAG)
             if run.info.run_id not in orphans and parent and parent not in open_parents:
                 orphans.append(run.info.run_id)
         for run_id in orphans:

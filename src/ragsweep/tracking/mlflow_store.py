@@ -7,18 +7,18 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ragsweep.tracking.base import TrackedRun
 from ragsweep.tracking.store import open_client, sqlite_database, sqlite_store_problem
-from ragsweep.tracking.tags import ROLE_TAG, run_tags
+from ragsweep.tracking.tags import RERUN_TAG, ROLE_TAG, run_tags
 
-if TYPE_CHECKING:
-    import pandas as pd
-
+RUN_NAME_TAG = "mlflow.runName"  # MLflow's tags of a run's name and of its parent run (a sweep's)
+PARENT_TAG = "mlflow.parentRunId"
 VIEW_KEY = "ragsweep"  # MLflow's UI opens a view saved as the experiment tag mlflow.sharedViewState.<key>
 # with `#/experiments/<id>/runs?viewStateShareKey=<key>`: its search, sort, columns and expanded runs
 VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+HIDE_RERUNS = f"tags.`{RERUN_TAG}` IS NULL"  # best --verify, gate and exports run again by hand
 DESCRIPTION_TAG = "mlflow.note.content"  # an experiment's description at the top of its page in MLflow's UI
 MOST_RUNS = 100_000  # mlflow.search_runs' own limit
 
@@ -31,20 +31,25 @@ def ui_experiments(uri: str, most: int = 5) -> list[tuple[str, str, bool]]:
 
 
 def tracked(run) -> TrackedRun:
-    """An MLflow run as the engine reads it."""
-    return TrackedRun(run.info.run_id, run.info.status, dict(run.data.metrics), dict(run.data.tags),
-                      dict(run.data.params))
+    """An MLflow run as ragsweep reads it: its name and parent from MLflow's own tags."""
+    tags = dict(run.data.tags)
+    return TrackedRun(run.info.run_id, run.info.status, dict(run.data.metrics), tags, dict(run.data.params),
+                      name=tags.get(RUN_NAME_TAG) or run.info.run_name or "", parent=tags.get(PARENT_TAG),
+                      start_time=run.info.start_time or 0, experiment_id=run.info.experiment_id)
 
 
-def condition(where: Mapping[str, str] | None, run_ids: Sequence[str] | None = None) -> str:
-    """MLflow's filter string for runs whose columns (`status`, `tags.<key>`, `params.<key>`) equal `where`'s
-    values, and whose id is one of `run_ids` when given."""
+def condition(status: str | None = None, tags: Mapping[str, str] | None = None, parent: str | None = None,
+              run_ids: Sequence[str] | None = None) -> str:
+    """MLflow's filter string for runs of `status`, with every tag of `tags`, children of `parent`, and whose id
+    is one of `run_ids` when given."""
+    equal = {**({"attributes.status": status} if status is not None else {}),
+             **{f"tags.`{key}`": value for key, value in (tags or {}).items()},
+             **({f"tags.`{PARENT_TAG}`": parent} if parent is not None else {})}
     terms = []
-    for column, value in (where or {}).items():
+    for column, value in equal.items():
         if "'" in str(value):
             raise ValueError(f"a run's {column} cannot be searched for a value with a quote: {value!r}")
-        kind, _, key = column.partition(".")
-        terms.append(f"attributes.{column} = '{value}'" if not key else f"{kind}.`{key}` = '{value}'")
+        terms.append(f"{column} = '{value}'")
     if run_ids is not None:
         terms.append(f"attributes.run_id IN ({', '.join(repr(str(run_id)) for run_id in run_ids)})")
     return " and ".join(terms)
@@ -56,18 +61,19 @@ class MlflowRunStore:
     def experiment_names(self) -> list[str]:
         return [experiment.name for experiment in self.client().search_experiments()]
 
-    def runs(self, where: Mapping[str, str] | None = None, run_ids: Sequence[str] | None = None,
-             most: int | None = None) -> pd.DataFrame:
-        """The experiment's runs meeting `where` (and among `run_ids`), newest first, as `mlflow.search_runs`
-        tables them."""
+    def runs(self, *, status: str | None = None, tags: Mapping[str, str] | None = None, parent: str | None = None,
+             run_ids: Sequence[str] | None = None, most: int | None = None) -> list[TrackedRun]:
+        """The experiment's runs of `status`, with `tags`, children of `parent` (and among `run_ids`), newest
+        first."""
         import mlflow
-        import pandas as pd
 
         if run_ids is not None and not run_ids:
-            return pd.DataFrame()
+            return []
         self.client()
-        return mlflow.search_runs([self.experiment_id()], condition(where, run_ids),
-                                  order_by=["attributes.start_time DESC"], max_results=most or MOST_RUNS)
+        found = mlflow.search_runs([self.experiment_id()], condition(status, tags, parent, run_ids),
+                                   order_by=["attributes.start_time DESC"], max_results=most or MOST_RUNS,
+                                   output_format="list")
+        return [tracked(run) for run in found]
 
     def run(self, run_id: str) -> TrackedRun:
         """A run; ValueError when the store has none of that id."""
@@ -119,10 +125,17 @@ class MlflowRunStore:
         """Markdown shown as the experiment's description at the top of its page in MLflow's UI."""
         self.client().set_experiment_tag(self.experiment_id(), DESCRIPTION_TAG, text)
 
-    def share_view(self, view: Mapping[str, Any]) -> None:
-        """The runs table MLflow's UI opens with `viewStateShareKey=VIEW_KEY` (`ragsweep ui` links it): `view` is
-        its state (searchFilter, orderByKey, orderByAsc, selectedColumns, columnOrder, runsExpanded)."""
-        self.client().set_experiment_tag(self.experiment_id(), VIEW_TAG, json.dumps(dict(view)))
+    def share_view(self, metric: str, metrics: Sequence[str], parent_run_id: str) -> None:
+        """The runs table MLflow's UI opens with `viewStateShareKey=VIEW_KEY` (`ragsweep ui` links it): `metrics`
+        as its columns, best first by `metric` in its registry direction, `parent_run_id` opened on its jobs,
+        reruns of exports filtered out (MLflow's default view shows Source, Models and Dataset, newest first)."""
+        from ragsweep.metrics import registry
+
+        columns = [f"metrics.`{name}`" for name in metrics]
+        view = {"searchFilter": HIDE_RERUNS, "orderByKey": f"metrics.`{metric}`",
+                "orderByAsc": registry.metric(metric).direction == "minimize", "selectedColumns": columns,
+                "columnOrder": columns, "runsExpanded": {parent_run_id: True}}
+        self.client().set_experiment_tag(self.experiment_id(), VIEW_TAG, json.dumps(view))
 
     def local_database(self) -> Path | None:
         """The SQLite file of the store; None for a tracking server."""
@@ -137,3 +150,4 @@ class MlflowRunStore:
         """Why the store's SQLite file cannot be opened (not SQLite, unreadable); None when it can or is remote."""
         database = self.local_database()
         return None if database is None else sqlite_store_problem(database)
+

@@ -8,7 +8,7 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from ragsweep.tracking.base import RUN_NAME, RunStore
+from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.tags import (PARENT_RUN_ENV, RACE_METRIC_TAG, STOPPED_ROUND_TAG, STOPPED_TAG,
                                     WINNER_TAG)
 
@@ -56,12 +56,8 @@ def stop_reason(stop: dict, metric: str, total: int) -> str:
 def stopped_lines(tracker: RunStore) -> list[str]:
     """One line per configuration of the experiment a race stopped early (they are not ranked: they did not run
     every question), with how far it got and why it stopped."""
-    runs = tracker.runs({"status": "FINISHED"})
-    column = f"tags.{STOPPED_TAG}"
-    if runs.empty or column not in runs:
-        return []
-    stopped = runs[runs[column].notna()]
-    return [f"{name}: {why}" for name, why in zip(stopped[RUN_NAME], stopped[column], strict=True)]
+    return [f"{run.name}: {run.tags[STOPPED_TAG]}" for run in tracker.runs(status="FINISHED")
+            if STOPPED_TAG in run.tags]
 
 
 def parent_run_id(config: DictConfig) -> str | None:

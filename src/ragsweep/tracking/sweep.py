@@ -11,11 +11,11 @@ import pandas as pd
 
 from ragsweep.metrics import registry
 from ragsweep.tracking.judges import judge_notes, summary_table
-from ragsweep.tracking.base import PARENT, RunStore
-from ragsweep.tracking.tags import RACE_METRIC_TAG, RERUN_TAG, ROLE_TAG
+from ragsweep.tracking.base import RunStore
+from ragsweep.tracking.tags import GIT_SHA_TAG, RACE_METRIC_TAG, ROLE_TAG, VERSION_TAG
 from ragsweep.tracking.provenance import git_sha, package_versions
-from ragsweep.tracking.runs import (PARETO_TAG, default_ranking_metric, labels, markdown,
-                                    pareto_split, sweep_jobs, tie_note)
+from ragsweep.tracking.runs import PARETO_TAG, default_ranking_metric, markdown, pareto_split, sweep_jobs, tie_note
+from ragsweep.tracking.table import metric_names, param
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +42,8 @@ class Sweep:
     def open(self) -> str:
         """Mark runs orphaned by earlier sweeps KILLED, then start the parent run; return its id."""
         self.tracker.kill_orphans()
-        tags = {"ragsweep.sweep": self.name, "ragsweep.git_sha": git_sha(), "ragsweep.overrides": self.overrides,
-                **{f"version.{package}": version for package, version in package_versions().items()}}
+        tags = {"ragsweep.sweep": self.name, GIT_SHA_TAG: git_sha(), "ragsweep.overrides": self.overrides,
+                **{f"{VERSION_TAG}{package}": version for package, version in package_versions().items()}}
         title = f"sweep {self.overrides}"[:200] if self.name == "adhoc" else f"sweep:{self.name}"
         self.parent_run_id = self.tracker.start_parent(f"{title} {time.strftime('%Y-%m-%d %H:%M:%S')}", tags)
         log.info("parent run %s in experiment %r of %s", self.parent_run_id, self.tracker.experiment, self.tracker.uri)
@@ -104,14 +104,13 @@ class Sweep:
         metrics of `optimized_metric` or not. Returns the parent's tags: the metrics, their directions and the
         front's runs (a configuration reused from an earlier sweep is listed there, its run left as it was)."""
         done, on = pareto_split(jobs, self.objectives)
-        parents = done.get(PARENT, pd.Series(None, index=done.index))
-        for run_id, front, parent in zip(done.run_id, on, parents, strict=True):
+        for run_id, front, parent in zip(done.run_id, on, done["parent"], strict=True):
             if parent == self.parent_run_id:  # not a run an earlier sweep made, which its own front may list
                 self.tracker.set_tags(run_id, {PARETO_TAG: str(bool(front)).lower()})
         directions = [registry.metric(metric).direction for metric in self.objectives]
         self.front_note = (f"Pareto front over {', '.join(f'{m} ({d})' for m, d in zip(self.objectives, directions))}"
                            f": {int(on.sum())} of {len(done)} configurations, tagged {PARETO_TAG}=true: "
-                           + "; ".join(labels(done[on])))
+                           + "; ".join(done[on]["label"]))
         ids = ",".join(done[on].run_id)
         return {f"{PARETO_TAG}.metrics": ",".join(self.objectives), f"{PARETO_TAG}.directions": ",".join(directions),
                 f"{PARETO_TAG}.runs": ids if len(ids) <= MAX_TAG_CHARS else ids[:ids.rfind(",", 0, MAX_TAG_CHARS)]}
@@ -120,7 +119,7 @@ class Sweep:
         """summary.csv and summary.md in the sweep folder: `jobs` ranked by the sweep's metric, each judged run
         with its judge and that judge's AUC; summary.md also says which judge(s) scored the judged metrics."""
         self.metric = sweep_metric(self.tracker, self.parent_run_id, jobs, self.asked)
-        if jobs.empty or f"metrics.{self.metric}" not in jobs:
+        if jobs.empty or self.metric not in metric_names(jobs):
             return [], None
         table = summary_table(jobs, self.metric)
         self.sweep_dir.mkdir(parents=True, exist_ok=True)
@@ -132,7 +131,8 @@ class Sweep:
         self.tracker.describe_experiment(
             f"**Latest sweep** ({self.name}, {time.strftime('%Y-%m-%d %H:%M')}, parent run {self.parent_run_id}): "
             f"top {len(shown)} of {len(table)} configurations by **{self.metric}**\n\n{notes}{markdown(shown)}")
-        share_view(self.tracker, self.metric, [c for c in table.columns if f"metrics.{c}" in jobs], self.parent_run_id)
+        # the runs table a sweep's user wants first, `ragsweep ui` links it: its summary metrics, best first
+        self.tracker.share_view(self.metric, [c for c in table.columns if c in metric_names(jobs)], self.parent_run_id)
         return files, table
 
 
@@ -149,31 +149,18 @@ def end_parent(tracker: RunStore, run_id: str, status: str, tags: dict[str, str]
     tracker.finish(run_id, status)
 
 
-HIDE_RERUNS = f"tags.`{RERUN_TAG}` IS NULL"  # best --verify, gate and exports run again by hand
-
-
-def share_view(tracker: RunStore, metric: str, metrics: Sequence[str], parent_run_id: str) -> None:
-    """Save the runs table a sweep's user wants first as the experiment's shared view (`ragsweep ui` links it):
-    its summary metrics as columns, best first by its metric, its parent run opened on its jobs, reruns of
-    exports filtered out (MLflow's default view shows Source, Models and Dataset, newest first)."""
-    columns = [f"metrics.`{name}`" for name in metrics]
-    tracker.share_view({"searchFilter": HIDE_RERUNS, "orderByKey": f"metrics.`{metric}`",
-                        "orderByAsc": registry.metric(metric).direction == "minimize",
-                        "selectedColumns": columns, "columnOrder": columns, "runsExpanded": {parent_run_id: True}})
-
-
 def sweep_metric(tracker: RunStore, parent_run_id: str, jobs: pd.DataFrame, asked: str | None = None) -> str:
     """The metric a sweep's table ranks by: the optimized_metric it was given (`asked`, else its jobs' param), the
     metric it raced on (`hydra/sweeper=racing` tags its parent run), else the metric of the stage its jobs vary."""
-    given = set(jobs["params.optimized_metric"].dropna()) - {"None"} if "params.optimized_metric" in jobs else set()
+    optimized = param("optimized_metric")
+    given = set(jobs[optimized].dropna()) - {"None"} if optimized in jobs else set()
     raced = tracker.run(parent_run_id).tags.get(RACE_METRIC_TAG)
     return asked or (given.pop() if len(given) == 1 else None) or raced or default_ranking_metric(jobs)
 
 
 def sweeps(tracker: RunStore, most: int | None = None) -> list[str]:
     """The experiment's sweep parent runs, newest first."""
-    parents = tracker.runs({f"tags.{ROLE_TAG}": "parent"}, most=most)
-    return list(parents["run_id"]) if not parents.empty else []
+    return [run.run_id for run in tracker.runs(tags={ROLE_TAG: "parent"}, most=most)]
 
 
 def attach_to_latest_sweep(tracker: RunStore, path: Path) -> str | None:

@@ -20,6 +20,10 @@ RERUN_ENV = "RAGSWEEP_RERUN"  # why this process reruns an export (verify, gate)
 RERUN_TAG = "ragsweep.rerun"
 PER_QUERY_TAG = "ragsweep.per_query"  # "dropped": the sweep kept per_query.jsonl for its best runs only
 LOST_TAG = "ragsweep.lost"  # on a run marked KILLED because its process or node is gone
+DATASET_TAG = "dataset.name"  # the dataset a job ran on, and its content fingerprint
+DATASET_FINGERPRINT_TAG = "dataset.fingerprint"
+GIT_SHA_TAG = "ragsweep.git_sha"
+VERSION_TAG = "version."  # + a package's name: its version
 
 # A configuration's run in a race (hydra/sweeper=racing): found again by these each round and after a restart.
 RACE_FINGERPRINT_TAG = "ragsweep.race.fingerprint"  # the config fingerprint, before it has run every question
