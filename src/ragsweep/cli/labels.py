@@ -20,8 +20,7 @@ def sample_command(args: argparse.Namespace) -> int:
     feedback and inclusion probability; print the draw, where to label, and what n labels buy."""
     from ragsweep.judging.calibration.draw import candidates, draw
     from ragsweep.results.exported import ResultsError
-    from ragsweep.tracking.feedback_labels import human_labels
-    from ragsweep.tracking.label_draws import judged_runs, place_draw
+    from ragsweep.tracking.judged_runs import judged_runs
 
     if args.n < 1:
         raise ResultsError(f"--n {args.n}: give the number of claims to draw, 1 or more")
@@ -36,7 +35,7 @@ def sample_command(args: argparse.Namespace) -> int:
                            "and a judge first (python sweep.py -m generator=extractive judge=lexical)")
     drawn = draw(population, args.n, args.seed)
     try:
-        placed = place_draw(tracker, runs, drawn)
+        placed = tracker.place_draw(runs, drawn)
     except ValueError as error:
         raise ResultsError(str(error)) from None
     names = _short_names({run.run_id: run.label for run in runs})
@@ -48,7 +47,7 @@ def sample_command(args: argparse.Namespace) -> int:
     print(f"Label them: `ragsweep ui`, experiment {args.experiment!r}, a run's Traces tab: on each trace tagged "
           "ragsweep.inclusion.support/<i>, override that feedback with yes or no; then `ragsweep labels pull "
           f"--experiment {args.experiment} --out labels.jsonl`.")
-    print(_widths(human_labels(tracker.uri, args.experiment), runs, sorted({*PLANNED_LABELS, args.n})))
+    print(_widths(tracker.human_labels(), runs, sorted({*PLANNED_LABELS, args.n})))
     return 0
 
 
@@ -102,10 +101,9 @@ def _widths(lines: list[dict], runs: list, sizes: list[int]) -> str:
 def pull_command(args: argparse.Namespace) -> int:
     """Write every claim a person labelled on the experiment's traces; the same store gives the same file."""
     from ragsweep.results.exported import ResultsError
-    from ragsweep.tracking.feedback_labels import human_labels
 
     tracker = experiment_tracker(args)
-    lines = human_labels(tracker.uri, args.experiment)
+    lines = tracker.human_labels()
     if not lines:
         raise ResultsError(f"no claim of experiment {args.experiment!r} has a person's label yet: override a "
                            "support/<i> feedback on a trace in the MLflow UI (ragsweep ui), then pull again")

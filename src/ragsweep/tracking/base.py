@@ -12,9 +12,14 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ragsweep.tracking.tags import LABEL_TAG
+
+if TYPE_CHECKING:
+    from ragsweep.judging.calibration.draw import Draw
+    from ragsweep.tracking.judged_runs import JudgedRun
+    from ragsweep.tracking.label_draws import Placed
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,8 @@ class RunStore(Tracker, Protocol):
 
     `runs` returns the experiment's runs as `TrackedRun`s, newest first: those of `status`, with every tag of
     `tags`, children of `parent` and among `run_ids` when given, at most `most` (`tracking.table` makes them a
-    table).
+    table). `human_labels` and `place_draw` are the labels people give on traces (`ragsweep labels`): a store
+    without traces raises ValueError saying so.
     """
 
     def experiment_names(self) -> list[str]: ...
@@ -149,3 +155,7 @@ class RunStore(Tracker, Protocol):
     def kill_orphans(self) -> list[str]: ...
 
     def kill_running_children(self, parent_run_id: str, wait_s: float = 10.0) -> list[str]: ...
+
+    def human_labels(self) -> list[dict[str, Any]]: ...
+
+    def place_draw(self, runs: Sequence[JudgedRun], drawn: Draw) -> Placed: ...

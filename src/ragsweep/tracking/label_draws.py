@@ -10,38 +10,20 @@ so sampling again with the same seed changes nothing.
 
 from __future__ import annotations
 
-import math
-import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ragsweep.judging.calibration.feedback import trace_record
 from ragsweep.judging.calibration.draw import Draw
 from ragsweep.tracking.feedback_labels import experiment_traces
-from ragsweep.tracking.base import RunStore
+from ragsweep.tracking.judged_runs import JudgedRun
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
-from ragsweep.tracking.tags import JUDGE_TAG
-from ragsweep import per_query
-from ragsweep.tracking.runs import download_per_query, finished_jobs
-from ragsweep.tracking.table import param, tag
 from ragsweep.tracking.traces import INCLUSION_TAG, QUERY_TAG, log_claim_feedback, log_traces
 
 SOURCE_RUN = "mlflow.sourceRun"  # trace metadata: the run a trace belongs to
 REBUILT_TAG = "ragsweep.rebuilt_from"  # on a trace `labels sample` made: what it was rebuilt from
-
-
-@dataclass(frozen=True)
-class JudgedRun:
-    """A configuration's newest FINISHED run that a judge scored, and its per_query.jsonl lines."""
-
-    run_id: str
-    label: str
-    judge: str
-    threshold: float
-    records: tuple[dict, ...]
 
 
 @dataclass(frozen=True)
@@ -51,31 +33,6 @@ class Placed:
     new_traces: int
     reused_traces: int
     feedback_added: int
-
-
-def judged_runs(tracker: RunStore) -> list[JudgedRun]:
-    """Every configuration's newest FINISHED job run tagged with its judge (`ragsweep.judge`), by run id.
-
-    Raises:
-        ValueError: a judged run without the `judge.threshold` param or the per_query.jsonl artifact.
-    """
-    runs = finished_jobs(tracker)
-    column = tag(JUDGE_TAG)
-    if runs.empty or column not in runs:
-        return []
-    runs = runs[runs[column].notna()].sort_values("run_id")
-    found = []
-    with tempfile.TemporaryDirectory() as folder:
-        for _, run in runs.iterrows():
-            threshold = _number(run.get(param("judge.threshold")))
-            if threshold is None:
-                raise ValueError(f"run {run['run_id']} logged no numeric judge.threshold param: rerun its "
-                                 "configuration with this ragsweep (python sweep.py ... +force=true)")
-            (Path(folder) / run["run_id"]).mkdir()
-            path = download_per_query(tracker, run["run_id"], str(Path(folder) / run["run_id"]))
-            records = tuple(per_query.records(path))
-            found.append(JudgedRun(run["run_id"], str(run["label"]), str(run[column]), threshold, records))
-    return found
 
 
 def place_draw(tracker: MlflowTracker, runs: Sequence[JudgedRun], drawn: Draw) -> Placed:
@@ -156,10 +113,3 @@ def _mark(client: Any, current: dict[str, dict[str, str]], marks: dict[str, dict
             if now.get(key) != value:
                 client.set_trace_tag(trace_id, key, value)
 
-
-def _number(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None  # a run without the param reads as NaN

@@ -7,11 +7,16 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragsweep.tracking.base import TrackedRun
 from ragsweep.tracking.store import open_client, sqlite_database, sqlite_store_problem
 from ragsweep.tracking.tags import RERUN_TAG, ROLE_TAG, run_tags
+
+if TYPE_CHECKING:
+    from ragsweep.judging.calibration.draw import Draw
+    from ragsweep.tracking.judged_runs import JudgedRun
+    from ragsweep.tracking.label_draws import Placed
 
 RUN_NAME_TAG = "mlflow.runName"  # MLflow's tags of a run's name and of its parent run (a sweep's)
 PARENT_TAG = "mlflow.parentRunId"
@@ -151,3 +156,15 @@ class MlflowRunStore:
         database = self.local_database()
         return None if database is None else sqlite_store_problem(database)
 
+    def human_labels(self) -> list[dict[str, Any]]:
+        """Every claim a person labelled on the experiment's traces (`tracking.feedback_labels`)."""
+        from ragsweep.tracking.feedback_labels import human_labels
+
+        return human_labels(self.uri, self.experiment)
+
+    def place_draw(self, runs: Sequence[JudgedRun], drawn: Draw) -> Placed:
+        """Give every drawn claim a trace with its judge feedback and inclusion probability
+        (`tracking.label_draws`)."""
+        from ragsweep.tracking.label_draws import place_draw
+
+        return place_draw(self, runs, drawn)
