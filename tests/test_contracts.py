@@ -299,10 +299,11 @@ def test_the_engine_reads_only_what_the_tracker_protocol_names():
 
 
 # What reads runs back or annotates them (a sweep's parent run, races, the commands, the Python API), apart from
-# labels drawn onto MLflow's traces (tracking/label_draws.py, tracking/feedback_labels.py: MLflow's own features).
+# labels drawn onto MLflow's traces (tracking/label_draws.py, tracking/feedback_labels.py: MLflow's own features,
+# which the commands reach through `RunStore.place_draw` and `RunStore.human_labels`).
 RUN_READERS = [*(SRC / "results").rglob("*.py"), *(SRC / "cli").rglob("*.py"), *(SRC / "api").rglob("*.py"),
                *(SRC / "tracking" / name for name in ("runs.py", "sweep.py", "racing.py", "callbacks.py",
-                                                       "calibration.py", "judges.py", "options.py"))]
+                                                       "calibration.py", "judges.py", "options.py", "judged_runs.py"))]
 
 
 def test_what_reads_runs_back_reads_only_what_the_run_store_protocol_names():
@@ -310,3 +311,52 @@ def test_what_reads_runs_back_reads_only_what_the_run_store_protocol_names():
     assert {name for _, name in read} >= {"runs", "run", "download", "set_tags", "attach"}  # the scan sees them
     undeclared = sorted((file, name) for file, name in read if name not in _members(RunStore))
     assert not undeclared, f"name these in ragsweep.tracking.base.RunStore: {undeclared}"
+
+
+# MLflow's own names, which only tracking/ uses: its runs table's columns (`params.k`, f"metrics.{name}", the prefix
+# "tags."), its tags (`mlflow.runName`, `mlflow.parentRunId`, ...), a SQLite store's URI built or taken apart, its
+# search. Elsewhere runs are `TrackedRun`s, and tables of them have `tracking.table`'s columns.
+MLFLOW_NAMES = re.compile(r"""["'](?:params|metrics|tags)\.(?!json["'])[\w.`]*["']"""  # a column, or its prefix
+                          r"""|\bf["'](?:params|metrics|tags)\."""  # a column built: f"metrics.{name}"
+                          r"""|\bmlflow\.(?:[a-z]+[A-Z]\w*|user|source|note)\b"""  # MLflow's tags: mlflow.runName
+                          r"""|sqlite:///\{|(?:startswith|removeprefix)\(\s*["']sqlite:///"""  # a URI built, parsed
+                          r"""|\bsearch_runs\b""")
+OUTSIDE_TRACKING = sorted({*(path for path in RUN_READERS if path.parent.name != "tracking"),
+                           *(SRC / "runner").rglob("*.py")})
+
+
+# MLflow's own features (traces, the labels people give on them): reached through `RunStore`, never imported outside
+# tracking/, so a store without them says so rather than fail on an import.
+MLFLOW_FEATURES = re.compile(r"\bragsweep\.tracking\.(?:traces|label_draws|feedback_labels)\b")
+
+
+def _mlflow_names(source: str) -> list[str]:
+    return [match.group(0) for match in MLFLOW_NAMES.finditer(source)]
+
+
+def test_what_reads_runs_outside_tracking_uses_none_of_mlflows_names():
+    used = {path.relative_to(SRC).as_posix(): found for path in OUTSIDE_TRACKING
+            if (found := _mlflow_names(path.read_text()))}
+    assert not used, ("read runs as tracking.base.TrackedRun, tables of them with tracking.table's columns, a store's "
+                      f"file with local_database(): {used}")
+
+
+def test_mlflows_own_features_are_reached_through_the_run_store():
+    imports = sorted(path.relative_to(SRC).as_posix() for path in OUTSIDE_TRACKING
+                     if MLFLOW_FEATURES.search(path.read_text()))
+    assert not imports, f"call RunStore.place_draw, RunStore.human_labels or Tracker.log_query_traces: {imports}"
+    assert MLFLOW_FEATURES.search("    from ragsweep.tracking.label_draws import place_draw")  # the scan sees one
+
+
+@pytest.mark.parametrize("line", ['runs[f"metrics.{metric}"]', 'row.get("params.k")', 'run["tags.dataset.name"]',
+                                  'c.startswith("params.")', 'tags.get("mlflow.runName")', "'mlflow.parentRunId'",
+                                  'f"sqlite:///{path}"', 'uri.removeprefix("sqlite:///")', "mlflow.search_runs([id])"])
+def test_the_scan_sees_mlflows_names(line):
+    assert _mlflow_names(line), line
+
+
+@pytest.mark.parametrize("line", ['tracker.download(run_id, "metrics.json", folder)', "from ragsweep.metrics import x",
+                                  """help='filter, e.g. "params.k <= 10 and params.chunker = fixed"'""",
+                                  'help="MLflow store (default: sqlite:///<project>/mlruns/mlflow.db)"'])
+def test_the_scan_leaves_what_is_not_mlflows_names(line):
+    assert not _mlflow_names(line), line
