@@ -129,6 +129,9 @@ CASES = {
     "named grid not YAML": Case(lambda f: ["-m", "--config-dir", str(_broken_grid(f)), "+sweep=broken"],
                                 "sweep/broken.yaml: not valid YAML (expected ',' or ']'"),
     "named grid unknown": Case(["-m", "+sweep=nope"], "sweep=nope is not an option of 'sweep'"),
+    "group chosen twice": Case(["chunker=fixed", "chunker=sentence"],
+                               "chunker is chosen 2 times (chunker=fixed, chunker=sentence); choose it once, or sweep "
+                               "its options with -m chunker=fixed,sentence"),
     "exported config unknown": Case(["--config-name", "best/nope"], "Cannot find primary config 'best/nope'"),
     "target not importable": Case(["chunker._target_=ragsweep.chunking.nope.Nope"],
                                   "chunker._target_=ragsweep.chunking.nope.Nope cannot be imported (No module named"),

@@ -1,7 +1,8 @@
-"""Catch `group=unknown_option` on the command line before Hydra composes anything.
+"""Catch `group=unknown_option`, and a group chosen twice, on the command line before Hydra composes anything.
 
-Hydra's own error for this spans many lines of search-path details; users get one line naming
-the group, the bad value and the options that exist.
+Hydra's own error for an unknown option spans many lines of search-path details; users get one line naming
+the group, the bad value and the options that exist. A group chosen twice Hydra takes silently, the last
+winning, while the run's name keeps both.
 """
 
 from __future__ import annotations
@@ -31,3 +32,16 @@ def unknown_choices(argv: Sequence[str], conf_dirs: Path | Sequence[Path]) -> li
                     f"(or add conf/{group}/{value}.yaml)"
                 )
     return problems
+
+
+def repeated_groups(argv: Sequence[str], conf_dirs: Sequence[Path]) -> list[str]:
+    """One message per config group the command line chooses more than once (`chunker=fixed chunker=sentence`),
+    naming every value given."""
+    given: dict[str, list[str]] = {}
+    for arg in argv:
+        match = _GROUP_CHOICE.match(arg)
+        if match and any((folder / match.group(1)).is_dir() for folder in conf_dirs):
+            given.setdefault(match.group(1), []).append(match.group(2))
+    return [f"{group} is chosen {len(values)} times ({', '.join(f'{group}={value}' for value in values)}); choose "
+            f"it once, or sweep its options with -m {group}={','.join(dict.fromkeys(values))}"
+            for group, values in given.items() if len(values) > 1]

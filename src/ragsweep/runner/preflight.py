@@ -33,7 +33,7 @@ from ragsweep.runner.errors import ConfigError, first_line
 from ragsweep.runner.plan import plan_job
 from ragsweep.runner.racing.sweep import RACING_SWEEPER, racing_problems
 from ragsweep.packaged import PACKAGED_CONF
-from ragsweep.runner.overrides import unknown_choices
+from ragsweep.runner.overrides import repeated_groups, unknown_choices
 from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,8 @@ def check_command_line(argv: Sequence[str], conf_dir: Path,
     if own is not None and not own.is_dir():
         return [f"--config-dir {args.config_dir}: no such folder; give the folder that holds your "
                 "<group>/<option>.yaml files"]
-    problems = unknown_choices(args.overrides, [conf_dir, PACKAGED_CONF, *([own] if own else [])])
+    folders = [conf_dir, PACKAGED_CONF, *([own] if own else [])]
+    problems = unknown_choices(args.overrides, folders) + repeated_groups(args.overrides, folders)
     if problems:
         return problems
     extra = [f"hydra.searchpath=[file://{own}]"] if own else []
