@@ -30,9 +30,14 @@ and embedders in its two workers; the tests are stopped once A ends. Prints A's 
 them and, last, `beside_tests_generation_slowdown=X tests_ran_throughout=True|False` (False: the tests ended
 before A did, and X understates): the issue's bar is X <= 2.5.
 
-Usage: python benchmarks/contention.py [--questions 20] [--budget 300]
-       python benchmarks/contention.py --staggered [--questions 68] [--delay 20] [--shared ../shared/data]
+`--smallest` (what `make test` runs, with each of the three): 1 question (2 for the sweeps, A's on bm25), 16
+passages encoded, a 2 s delay; B embeds benchmarks/smallest.py's short addresses, and beside the tests means beside
+one quick test (`SMALLEST_TESTS`).
+
+Usage: python benchmarks/contention.py [--questions 20] [--budget 300] [--smallest]
+       python benchmarks/contention.py --staggered [--questions 68] [--delay 20] [--shared ../shared/data] [--smallest]
        python benchmarks/contention.py --beside-tests [--questions 68] [--delay 20] [--shared ../shared/data]
+                                       [--smallest]
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +58,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def worker(questions: int, budget: float) -> dict:
+def worker(questions: int, budget: float, encoded: int = 256) -> dict:
     import ragsweep  # noqa: F401  (offline defaults)
     from ragsweep.data.sotu_qa import SotuQADataset
     from ragsweep.embedding.minilm import MiniLMEmbedder
@@ -63,7 +69,7 @@ def worker(questions: int, budget: float) -> dict:
     dataset = SotuQADataset().load()
     embedder = MiniLMEmbedder(progress=False)
     passages = [document.text[i:i + 600] for document in dataset.documents.values()
-                for i in range(0, len(document.text), 600)][:256]
+                for i in range(0, len(document.text), 600)][:encoded]
     embedder.encode(passages[:8])  # load and warm
     started = time.perf_counter()
     embedder.encode(passages)
@@ -84,11 +90,12 @@ def worker(questions: int, budget: float) -> dict:
     return {"answers": len(seconds), "seconds_per_answer": sum(seconds) / len(seconds), "embedding_s": embedding_s}
 
 
-def scenario(workers: int, policy: str | None, questions: int, budget: float) -> list[dict]:
+def scenario(workers: int, policy: str | None, questions: int, budget: float, encoded: int = 256) -> list[dict]:
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS")}
     if policy:
         env["OMP_WAIT_POLICY"] = policy
-    command = [sys.executable, __file__, "--worker", "--questions", str(questions), "--budget", str(budget)]
+    command = [sys.executable, __file__, "--worker", "--questions", str(questions), "--budget", str(budget),
+               "--encoded", str(encoded)]
     processes = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) for _ in range(workers)]
     return [json.loads(process.communicate()[0].strip().splitlines()[-1]) for process in processes]
 
@@ -98,6 +105,8 @@ EMBEDS = ["dataset=chroma_general", "chunker.size=100", "generator=none", "k=3"]
 AFTER_GENERATION = ("judging", "relevance", "scoring", "writing")  # stages a run times after it generates
 BESIDE_TESTS = ["tests/test_option_numbers.py", "tests/runner/test_relevance.py", "tests/test_sweep.py", "tests/judging",
                 "tests/embedding"]  # models in the workers and in the sweeps they start
+SMALLEST_TESTS = ["tests/test_docs.py::test_the_provenance_check_catches_a_table_without_it"]  # --smallest's
+SMALLEST_A = ["retriever=bm25"]  # --smallest's sweep A: no embedding of the six addresses
 
 
 def sweep(folder: Path, overrides: list[str], questions: int, shared: Path) -> subprocess.Popen:
@@ -132,15 +141,15 @@ def embedding_window(run: dict) -> tuple[float, float]:
     return start, start + run["seconds_embedding"]
 
 
-def staggered(questions: int, delay: float, shared: Path) -> None:
-    """A generating, B embedding from another folder `delay` s later; each alone first."""
+def staggered(questions: int, delay: float, shared: Path, a_extra: Sequence[str] = ()) -> None:
+    """A generating (with `a_extra`), B embedding from another folder `delay` s later; each alone first."""
     with tempfile.TemporaryDirectory(prefix="ragsweep-contention-") as scratch:
         folders = {name: Path(scratch) / name for name in ("a_alone", "b_alone", "a", "b")}
         for name in ("a_alone", "a"):  # A's first stage, cached so that A's sweep goes straight to generating
-            finished(sweep(folders[name], ["generator=none", "k=3"], questions, shared), folders[name])
-        alone_a = finished(sweep(folders["a_alone"], GENERATES, questions, shared), folders["a_alone"])
+            finished(sweep(folders[name], ["generator=none", "k=3", *a_extra], questions, shared), folders[name])
+        alone_a = finished(sweep(folders["a_alone"], [*GENERATES, *a_extra], questions, shared), folders["a_alone"])
         alone_b = finished(sweep(folders["b_alone"], EMBEDS, questions, shared), folders["b_alone"])
-        first = sweep(folders["a"], GENERATES, questions, shared)
+        first = sweep(folders["a"], [*GENERATES, *a_extra], questions, shared)
         time.sleep(delay)
         second = sweep(folders["b"], EMBEDS, questions, shared)
         together_a, together_b = finished(first, folders["a"]), finished(second, folders["b"])
@@ -170,22 +179,27 @@ def staggered(questions: int, delay: float, shared: Path) -> None:
           f"overlap={overlap / (generating[1] - generating[0]):.2f}")
 
 
-def beside_tests(questions: int, delay: float, shared: Path) -> None:
-    """A generating, alone and then `delay` s after `pytest -n 2` on BESIDE_TESTS started; the tests stop after A."""
+def beside_tests(questions: int, delay: float, shared: Path, selected: list[str] = BESIDE_TESTS,
+                 a_extra: Sequence[str] = ()) -> None:
+    """A generating (with `a_extra`), alone and then `delay` s after `pytest -n 2` on `selected` started; the tests
+    stop after A."""
     with tempfile.TemporaryDirectory(prefix="ragsweep-contention-") as scratch:
         folders = {name: Path(scratch) / name for name in ("a_alone", "a")}
         for folder in folders.values():  # A's first stage, cached so that A's sweep goes straight to generating
-            finished(sweep(folder, ["generator=none", "k=3"], questions, shared), folder)
-        alone = finished(sweep(folders["a_alone"], GENERATES, questions, shared), folders["a_alone"])
+            finished(sweep(folder, ["generator=none", "k=3", *a_extra], questions, shared), folder)
+        alone = finished(sweep(folders["a_alone"], [*GENERATES, *a_extra], questions, shared), folders["a_alone"])
         tests = subprocess.Popen([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider",
-                                  *BESIDE_TESTS], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  *selected], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                  start_new_session=True)
         try:
             time.sleep(delay)
-            beside = finished(sweep(folders["a"], GENERATES, questions, shared), folders["a"])
+            beside = finished(sweep(folders["a"], [*GENERATES, *a_extra], questions, shared), folders["a"])
             throughout = tests.poll() is None
         finally:
-            os.killpg(tests.pid, signal.SIGTERM)
+            try:
+                os.killpg(tests.pid, signal.SIGTERM)
+            except ProcessLookupError:  # the tests ended first (tests_ran_throughout=False)
+                pass
             tests.wait()
     per_answer = {name: run["seconds_generation"] / max(run["cache_misses_answers"], 1)
                   for name, run in (("alone", alone), ("beside", beside))}
@@ -199,28 +213,45 @@ def beside_tests(questions: int, delay: float, shared: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--questions", type=int, default=None, help="default 20")
     parser.add_argument("--budget", type=float, default=300.0, help="seconds a worker may generate")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--encoded", type=int, default=256, help=argparse.SUPPRESS)
     parser.add_argument("--staggered", action="store_true", help="two real sweeps from two folders, started apart")
     parser.add_argument("--beside-tests", action="store_true", help="a sweep generating beside `pytest -n 2`")
-    parser.add_argument("--delay", type=float, default=20.0, help="seconds between the two starts (staggered, beside)")
-    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data", help="paths.data (chroma_general)")
+    parser.add_argument("--delay", type=float, default=None, help="seconds between the two starts (default 20)")
+    parser.add_argument("--shared", type=Path, default=None, help="paths.data (chroma_general; default ../shared/data)")
+    parser.add_argument("--smallest", action="store_true", help="1 or 2 questions, tiny data (make test runs it)")
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.questions, args.budget)))
+        print(json.dumps(worker(args.questions, args.budget, args.encoded)))
         return
-    if args.staggered:
-        staggered(args.questions, args.delay, args.shared.resolve())
-        return
-    if args.beside_tests:
-        beside_tests(args.questions, args.delay, args.shared.resolve())
-        return
+    sweeps = args.staggered or args.beside_tests
+    with tempfile.TemporaryDirectory(prefix="ragsweep-contention-data-") as data:
+        if args.smallest:
+            args.questions, args.delay = args.questions or (2 if sweeps else 1), args.delay or 2.0
+            if args.shared is None and args.staggered:
+                from smallest import chroma_general
+
+                args.shared = chroma_general(Path(data))
+        args.questions, args.delay = args.questions or 20, args.delay or 20.0
+        shared = (args.shared or ROOT.parent / "shared" / "data").resolve()
+        a_extra = SMALLEST_A if args.smallest else []
+        if args.staggered:
+            staggered(args.questions, args.delay, shared, a_extra)
+        elif args.beside_tests:
+            beside_tests(args.questions, args.delay, shared, SMALLEST_TESTS if args.smallest else BESIDE_TESTS, a_extra)
+        else:
+            alone_and_together(args.questions, args.budget, 16 if args.smallest else 256)
+
+
+def alone_and_together(questions: int, budget: float, encoded: int) -> None:
+    """The default run: one worker alone, then two together, under each OpenMP wait policy; the table, the ratios."""
     rows, ratios, embedding = [], {}, {}
     for policy in (None, "passive"):
         name = policy or "default"
-        alone = scenario(1, policy, args.questions, args.budget)[0]
-        together = scenario(2, policy, args.questions, args.budget)
+        alone = scenario(1, policy, questions, budget, encoded)[0]
+        together = scenario(2, policy, questions, budget, encoded)
         slowest = max(result["seconds_per_answer"] for result in together)
         ratios[name] = slowest / alone["seconds_per_answer"]
         embedding[name] = alone["embedding_s"]
@@ -229,7 +260,7 @@ def main() -> None:
         for index, result in enumerate(together):
             rows.append((name, f"together #{index + 1}", f"{result['seconds_per_answer']:.2f}", str(result["answers"]),
                          f"{result['embedding_s']:.1f}"))
-    print("| OpenMP wait policy | scenario | s per answer | answers | MiniLM, 256 passages (s) |")
+    print(f"| OpenMP wait policy | scenario | s per answer | answers | MiniLM, {encoded} passages (s) |")
     print("|---|---|---:|---:|---:|")
     for row in rows:
         print("| " + " | ".join(row) + " |")

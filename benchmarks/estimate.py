@@ -13,7 +13,10 @@ Prints per job and for the sweep each estimate / logged, the wall times, how oft
 and cost_total within 5% and how often their 95% intervals would have held them (200 samples of each size, from the
 calls the sweep then holds), and the provenance line.
 
-Usage: python benchmarks/estimate.py [--data DIR] [--sample N] [--within SHARE] [--folder DIR]
+`--smallest` (what `make test` runs): the same on sotu_qa's first 4 questions (dataset.limit=4), answers of at most
+16 tokens, --sample 2, and 5 random samples of 2 questions.
+
+Usage: python benchmarks/estimate.py [--data DIR] [--sample N] [--within SHARE] [--folder DIR] [--smallest]
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
 QUESTIONS = 68
+SMALLEST = 4  # --smallest's questions: the first 4 of sotu_qa
 FIXED = ["dataset=sotu_qa", "generator=llama_cpp", "retriever=bm25", "prices.cpu_second=0.0001",
          f"prices.models={{{MODEL}:{{input:0.15,output:0.6}}}}", "bootstrap_samples=200"]
 FIRST = ["query=none", "k=3"]
@@ -95,7 +99,7 @@ def measured(where: list[str], first: list[str], grid: list[str], sample: int, f
     return made
 
 
-def logged(folder: Path) -> dict[str, list[float]]:
+def logged(folder: Path, questions: int = QUESTIONS) -> dict[str, list[float]]:
     """Each job run's figures (`FIGURES`), by its name."""
     import mlflow
 
@@ -104,7 +108,7 @@ def logged(folder: Path) -> dict[str, list[float]]:
     runs = runs[runs["tags.ragsweep.role"] == "job"]
     names = ("prompt_tokens_mean", "completion_tokens_mean", "query_prompt_tokens_mean",
              "query_completion_tokens_mean")
-    return {row["tags.mlflow.runName"]: [*(QUESTIONS * _logged_value(row, name) for name in names),
+    return {row["tags.mlflow.runName"]: [*(questions * _logged_value(row, name) for name in names),
                                          row["metrics.cost_total"]] for _, row in runs.iterrows()}
 
 
@@ -132,19 +136,24 @@ def interval(bounds: tuple[float, float] | None, theirs: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--sample", type=int, default=16, help="questions asked first per job (default 16)")
+    parser.add_argument("--sample", type=int, default=None, help="questions asked first per job (default 16)")
     parser.add_argument("--within", type=float, help="then also estimate with --within SHARE, from that sample")
     parser.add_argument("--folder", type=Path, help="an empty folder to work in and keep (default: a temporary one)")
+    parser.add_argument("--smallest", action="store_true", help="4 questions, --sample 2 (make test runs it)")
     args = parser.parse_args()
+    questions, limit = ((SMALLEST, [f"dataset.limit={SMALLEST}", "generator.max_tokens=16"]) if args.smallest
+                        else (QUESTIONS, []))
+    args.sample = args.sample or (2 if args.smallest else 16)
     if args.folder is not None and args.folder.exists() and any(args.folder.iterdir()):
         raise SystemExit(f"--folder {args.folder}: give an empty or new folder (its runs would be mixed in)")
     with tempfile.TemporaryDirectory(prefix="ragsweep-estimate-") as scratch:
         folder = (args.folder or Path(scratch)).resolve()
         folder.mkdir(parents=True, exist_ok=True)
-        where = [*FIXED, f"paths.root={folder}", f"paths.data={args.data.resolve()}", f"cache.dir={folder / 'cache'}"]
+        where = [*FIXED, *limit, f"paths.root={folder}", f"paths.data={args.data.resolve()}",
+                 f"cache.dir={folder / 'cache'}"]
         made = measured(where, FIRST, GRID, args.sample, within=args.within)
         names = ["as it stands", f"--sample {args.sample}", f"--within {args.within}"][:len(made)]
-        runs = logged(folder)
+        runs = logged(folder, questions)
         print(f"| job | estimate | {' | '.join(FIGURES)} | completion tokens' 95% interval | cost_total's 95% "
               f"interval |\n|---|---|{'---:|' * (len(FIGURES) + 2)}")
         logged_total = [sum(values) for values in zip(*runs.values())]
@@ -161,11 +170,12 @@ def main() -> None:
             print(f"| the sweep | {name} / logged | " + " | ".join(map(ratio, mine, logged_total)) +
                   f" | {interval(estimate.intervals.get('completion_tokens'), logged_total[1] + logged_total[3])} | "
                   f"{interval(estimate.intervals.get('cost_total'), logged_total[-1])} |")
-        print(sample_sizes(where))
+        print(sample_sizes(where, (2,), 5, questions) if args.smallest else sample_sizes(where))
     print(provenance())
 
 
-def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24, 32), draws: int = 200) -> str:
+def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24, 32), draws: int = 200,
+                 questions: int = QUESTIONS) -> str:
     """For each job the first run did not hold and for the sweep, and each of completion tokens and cost_total: over
     `draws` random samples of n questions (the same of each job, as --sample asks them), the share whose estimate
     (the sample's calls as they were, the others predicted from the held calls scaled by the sample's) is within 5%
@@ -202,7 +212,7 @@ def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24, 32), dra
     covered = {(name, n): np.zeros(len(labels)) for name in names for n in sizes}
     for n in sizes:
         for _ in range(draws):
-            own = set(rng.choice(QUESTIONS, n, replace=False).tolist())
+            own = set(rng.choice(questions, n, replace=False).tolist())
             sampled = estimated(first, *((pipeline, replace(calls, planned=[
                 call if call.question in own else replace(call, held=None) for call in calls.planned]))
                 for pipeline, calls in others))
@@ -213,7 +223,7 @@ def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24, 32), dra
                 covered[name, n] += [bool(b) and b[0] <= a <= b[1] for a, b in zip(actual[name], bounds)]
     lines = []
     for name in names:
-        lines += [f"\n{name} estimated from a random sample of n of the {QUESTIONS} questions, the same of each job "
+        lines += [f"\n{name} estimated from a random sample of n of the {questions} questions, the same of each job "
                   f"({draws} samples): share within 5% [5th, 95th percentile of estimated / actual]; share whose 95% "
                   "interval holds the actual", "| job | " + " | ".join(f"n={n}" for n in sizes) + " |",
                   "|---|" + "---|" * len(sizes)]

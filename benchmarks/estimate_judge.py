@@ -9,7 +9,10 @@ job's judge calls, their prompt and completion tokens, and cost_total (with its 
 the sweep made: the judge's figures counted from the stage cache after the sweep (which then holds every call the
 runs made), cost_total as logged. Prices as in benchmarks/estimate.py.
 
-Usage: python benchmarks/estimate_judge.py [--data DIR] [--sample N]
+`--smallest` (what `make test` runs): the first 2 questions (dataset.limit=2), answers of at most 16 tokens,
+--sample 1.
+
+Usage: python benchmarks/estimate_judge.py [--data DIR] [--sample N] [--smallest]
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from racing import provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = 24
-JUDGED = [*FIXED, f"dataset.limit={QUESTIONS}", "judge=llm", "judge.decompose=true", "query=none"]
+SMALLEST = 2  # --smallest's questions
+JUDGED = [*FIXED, "judge=llm", "judge.decompose=true", "query=none"]
 FIRST = ["k=3"]
 GRID = ["k=3,5"]
 FIGURES = ("judge calls", "judge's prompt tokens", "judge's completion tokens", "cost_total")
@@ -38,11 +42,15 @@ def judge_figures(job) -> list:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--sample", type=int, default=8, help="questions asked first per job (default 8)")
+    parser.add_argument("--sample", type=int, default=None, help="questions asked first per job (default 8)")
+    parser.add_argument("--smallest", action="store_true", help="2 questions, --sample 1 (make test runs it)")
     args = parser.parse_args()
+    questions = SMALLEST if args.smallest else QUESTIONS
+    args.sample = args.sample or (1 if args.smallest else 8)
     with tempfile.TemporaryDirectory(prefix="ragsweep-estimate-judge-") as scratch:
         folder = Path(scratch)
-        where = [*JUDGED, f"paths.root={folder}", f"paths.data={args.data.resolve()}", f"cache.dir={folder / 'cache'}"]
+        where = [*JUDGED, f"dataset.limit={questions}", *(["generator.max_tokens=16"] if args.smallest else []),
+                 f"paths.root={folder}", f"paths.data={args.data.resolve()}", f"cache.dir={folder / 'cache'}"]
         (plain, _), (sampled, _) = measured(where, FIRST, GRID, args.sample, judge_figures)
         made, *_ = estimated([*where, *GRID], 0, judge_figures)  # every call held now: what the runs made
         costs = {label: figures[-1] for label, figures in logged(folder).items()}

@@ -16,7 +16,10 @@ Prints a table and, as its last line, `calls_over_distinct_prompts=X judge_calls
 warm_over_cold=Y seconds_per_answer_p50=Z prompt_tokens_per_s=P generation_tokens_per_s=G`.
 Seconds per claim of each judge are measured by `benchmarks/judges.py` (docs/benchmarks/judges.md).
 
-Usage: python benchmarks/generation.py [--workdir DIR]
+`--smallest` (what `make test` runs): 2 configurations (recursive, bm25, k 3 and 5) on sotu_qa's first 3 questions,
+answers of at most 16 tokens.
+
+Usage: python benchmarks/generation.py [--workdir DIR] [--smallest]
 """
 
 from __future__ import annotations
@@ -35,10 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 CHUNKERS = ["recursive", "sentence"]
 STORES = ["numpy", "chroma", "qdrant"]
 KS = [3, 5]
+SMALLEST = {"chunkers": ["recursive"], "stores": ["numpy"], "ks": KS,  # bm25: no embedding of the six addresses
+            "overrides": ["dataset.limit=3", "retriever=bm25", "generator.max_tokens=16"]}
+FULL = {"chunkers": CHUNKERS, "stores": STORES, "ks": KS, "overrides": []}
 
 
-def grid(workdir: Path, label: str) -> float:
-    """Seconds for the 12 configurations, run through the runner as a multirun's jobs are."""
+def grid(workdir: Path, label: str, size: dict = FULL) -> float:
+    """Seconds for the configurations of `size` (12), run through the runner as a multirun's jobs are."""
     from hydra import compose, initialize_config_dir
 
     from ragsweep.runner.plan import plan_job
@@ -46,11 +52,12 @@ def grid(workdir: Path, label: str) -> float:
 
     started = time.perf_counter()
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        for chunker in CHUNKERS:
-            for store in STORES:
-                for k in KS:
+        for chunker in size["chunkers"]:
+            for store in size["stores"]:
+                for k in size["ks"]:
                     overrides = [f"chunker={chunker}", f"store={store}", f"k={k}", "generator=llama_cpp",
-                                 "judge=embedding", f"paths.root={workdir}", "embedder.progress=false", f"experiment=generation-{label}"]
+                                 "judge=embedding", f"paths.root={workdir}", "embedder.progress=false",
+                                 f"experiment=generation-{label}", *size["overrides"]]
                     run(plan_job(compose("config", overrides=overrides)),
                         RunContext(workdir / "outputs" / label / f"{chunker}_{store}_k{k}"))
     return time.perf_counter() - started
@@ -88,53 +95,58 @@ def distinct_pairs(workdir: Path, label: str) -> int:
     return len(pairs)
 
 
-def calls(workdir: Path, label: str, stage: str) -> int:
+def calls(workdir: Path, label: str, stage: str, size: dict = FULL) -> int:
     """What the grid's runs computed at a stage (their `cache_misses_<stage>`, summed)."""
     import mlflow
 
     mlflow.set_tracking_uri(f"sqlite:///{workdir}/mlruns/mlflow.db")
     runs = mlflow.search_runs(experiment_names=[f"generation-{label}"])
-    assert len(runs) == len(CHUNKERS) * len(STORES) * len(KS), len(runs)
+    assert len(runs) == len(size["chunkers"]) * len(size["stores"]) * len(size["ks"]), len(runs)
     return int(runs[f"metrics.cache_misses_{stage}"].sum())
 
 
 def model_speed() -> tuple[float, float]:
-    """Tokens per second of SmolLM2 on this machine's cores: a 500-token prompt, then 64 generated tokens."""
+    """Tokens per second of SmolLM2 on this process's share of the machine's cores (all of them on an idle
+    machine), taken as ragsweep's generator takes it: a 500-token prompt, then 64 generated tokens."""
     from llama_cpp import Llama
 
-    from ragsweep.embedding.base import default_threads
+    from ragsweep.cores import model_threads
     from ragsweep.generation.llama_cpp import packaged_model
 
-    model = Llama(model_path=str(packaged_model()), n_ctx=2048, n_threads=default_threads(), verbose=False)
-    model.create_completion("Hello", max_tokens=1)
-    prompt = " ".join(f"word{i % 97}" for i in range(250))
-    started = time.perf_counter()
-    read = model.create_completion(prompt, max_tokens=1)["usage"]["prompt_tokens"]
-    prompt_rate = read / (time.perf_counter() - started)
-    model.reset()
-    started = time.perf_counter()
-    made = model.create_completion("Once upon a time", max_tokens=64, temperature=0, repeat_penalty=1.1)
-    generation_rate = made["usage"]["completion_tokens"] / (time.perf_counter() - started)
-    model.close()
+    with model_threads(None) as threads:
+        model = Llama(model_path=str(packaged_model()), n_ctx=2048, n_threads=threads, verbose=False)
+        model.create_completion("Hello", max_tokens=1)
+        prompt = " ".join(f"word{i % 97}" for i in range(250))
+        started = time.perf_counter()
+        read = model.create_completion(prompt, max_tokens=1)["usage"]["prompt_tokens"]
+        prompt_rate = read / (time.perf_counter() - started)
+        model.reset()
+        started = time.perf_counter()
+        made = model.create_completion("Once upon a time", max_tokens=64, temperature=0, repeat_penalty=1.1)
+        generation_rate = made["usage"]["completion_tokens"] / (time.perf_counter() - started)
+        model.close()
     return prompt_rate, generation_rate
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--smallest", action="store_true", help="2 configurations on 3 questions (make test runs it)")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ragsweep-generation-"))
-    cold = grid(workdir, "cold")
-    warm = grid(workdir, "warm")
+    size = SMALLEST if args.smallest else FULL
+    configurations = len(size["chunkers"]) * len(size["stores"]) * len(size["ks"])
+    cold = grid(workdir, "cold", size)
+    warm = grid(workdir, "warm", size)
     distinct, seconds = distinct_prompts(workdir, "cold")
-    generated = calls(workdir, "cold", "answers")
+    generated = calls(workdir, "cold", "answers", size)
     on_disk = sum(1 for _ in (workdir / ".cache" / "ragsweep" / "answers").rglob("*.npz"))
-    warm_generated = calls(workdir, "warm", "answers")
-    pairs, judged, warm_judged = distinct_pairs(workdir, "cold"), calls(workdir, "cold", "verdicts"), \
-        calls(workdir, "warm", "verdicts")
+    warm_generated = calls(workdir, "warm", "answers", size)
+    pairs, judged, warm_judged = distinct_pairs(workdir, "cold"), calls(workdir, "cold", "verdicts", size), \
+        calls(workdir, "warm", "verdicts", size)
     prompt_rate, generation_rate = model_speed()
     p50 = float(np.percentile(seconds, 50))
-    print(f"{'cold grid (12 configurations)':<36}{cold:>10.1f} s")
+    print(f"{f'cold grid ({configurations} configurations)':<36}{cold:>10.1f} s")
     print(f"{'warm grid (same, new runs)':<36}{warm:>10.1f} s")
     print(f"{'distinct prompts (from per_query)':<36}{distinct:>10d}")
     print(f"{'generator calls, cold grid':<36}{generated:>10d}")

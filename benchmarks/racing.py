@@ -33,7 +33,8 @@ race's sequence at the defaults.
 
 `--smallest` (what `make test` runs): 1 and 2 on benchmarks/grid.py's smallest grid (6 configurations) over
 benchmarks/smallest.py's short addresses, 3 orders, in a temporary folder (cache and scores); with --real, the
-generation grid cut to bm25 x k 1, 3 on 4 questions, raced from a first round of 2 questions.
+generation grid cut to bm25 x k 1, 3 on 4 questions (answers of at most 16 tokens), raced from a first round of
+2 questions.
 
 Usage: python benchmarks/racing.py [--data ../shared/data/chroma_general] [--cache .cache/ragsweep]
                                    [--scores /tmp/ragsweep-racing-scores.json] [--orders 100] [--smallest]
@@ -343,8 +344,9 @@ class SweptRuns:
         return sum(1 for path in (self.folder / "outputs").rglob("per_query.jsonl") for _ in path.open())
 
 
-SMALLEST_REAL = {"full": ["dataset.limit=4", "retriever=bm25", "k=1,3"],
-                 "race": ["dataset.limit=4", "retriever=bm25", "k=1,3", "hydra.sweeper.racing.min_questions=2"]}
+SMALLEST_REAL = {"full": ["dataset.limit=4", "generator.max_tokens=16", "retriever=bm25", "k=1,3"],
+                 "race": ["dataset.limit=4", "generator.max_tokens=16", "retriever=bm25", "k=1,3",
+                          "hydra.sweeper.racing.min_questions=2"]}
 
 
 def sweep_from_empty(name: str, shared: Path, folder: Path, smallest: bool = False) -> RealRun:

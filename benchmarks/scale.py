@@ -26,7 +26,8 @@ shards in turn. `spread_embed_ratio` is the job's embedding (its `seconds_embedd
 shards included) over the same configuration's embedding alone.
 
 `--smallest` (what `make test` runs): benchmarks/smallest.py's three short addresses with 1 and 2 distractors,
-static/numpy (and its spread on two workers) alone, unless --docs, --configs or --spread say otherwise.
+static/numpy alone, and its spread on two workers at the larger size, unless --docs, --configs or --spread say
+otherwise.
 
 Usage: python benchmarks/scale.py [--docs 1000 10000 100000] [--configs bm25 static/numpy ...] [--spread [CONFIG]]
                                   [--data ../shared/data/chroma_general] [--workdir DIR] [--keep] [--smallest]
@@ -278,7 +279,8 @@ def main() -> None:
                 if name == "minilm/numpy" and result["seconds"]["embed"] > 0:
                     rate = result["embedded"] / result["seconds"]["embed"]
                     print(f"  minilm encodes {rate:.0f} texts/s here: {1e6 / rate / 60:.0f} min for 1 M chunks", flush=True)
-            if args.spread and size in results.get(args.spread, {}):
+            spread_here = size in results.get(args.spread, {}) and not (args.smallest and size != sizes[-1])
+            if args.spread and spread_here:
                 spread = spreads[size] = run_spread(corpus, workdir / f"runs-{size}", args.spread,
                                                     results[args.spread][size])
                 print(f"  {args.spread} embedding by 2 workers: {spread['embed']:.1f} s against {spread['embed_alone']:.1f} s "
