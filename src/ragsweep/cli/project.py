@@ -4,10 +4,11 @@ priced before it runs."""
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ragsweep.numbers import finite_number
 
 if TYPE_CHECKING:
     from ragsweep.runner.estimating.estimates import SweepEstimate
@@ -105,7 +106,8 @@ def estimate(argv: list[str], conf: Path) -> int:
     problems = []  # the options', before any work
     if sample is not None and not sample.isdigit():
         problems.append(f"--sample {sample}: give a whole number of questions >= 0, e.g. --sample 8")
-    if within is not None and not 0 < _number(within) < 1:
+    share = finite_number(within)
+    if within is not None and (share is None or not 0 < share < 1):
         problems.append(f"--within {within}: give the share of each figure the estimate may miss by, between 0 and 1, "
                         "e.g. --within 0.05 (±5%)")
     if not problems:
@@ -133,14 +135,6 @@ def _taken(argv: list[str], *options: str) -> tuple[list[str | None], list[str]]
                 break
         values.append(value)
     return values, argv
-
-
-def _number(text: str) -> float:
-    """The text as a number (nan where it is none)."""
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
 
 
 def estimate_table(estimate: SweepEstimate) -> str:

@@ -112,7 +112,7 @@ def error_rates(judged: Sequence[float], labels: Sequence[int], inclusion: Seque
 
 def corrected_mean(per_question: Sequence[float], rates: ErrorRates, confidence: float = 0.95) -> Corrected:
     """The share of supported claims from each question's judged value (module doc: p_hat and its Var)."""
-    values = _finite(per_question, "per_question")
+    values = _finite_sample(per_question, "per_question")
     judged, separation = float(values.mean()), rates.separation
     share = (judged - rates.mu0) / separation
     variance = (values.var(ddof=1) / values.size + (1 - share) ** 2 * rates.var0 + share**2 * rates.var1) / separation**2
@@ -122,7 +122,7 @@ def corrected_mean(per_question: Sequence[float], rates: ErrorRates, confidence:
 def corrected_difference(a: Sequence[float], b: Sequence[float], rates: ErrorRates,
                          confidence: float = 0.95) -> Corrected:
     """A − B from two configurations' judged values on the same questions, in the same order (module doc)."""
-    left, right = _finite(a, "a"), _finite(b, "b")
+    left, right = _finite_sample(a, "a"), _finite_sample(b, "b")
     if left.size != right.size:
         raise ValueError(f"a has {left.size} questions and b {right.size}: pair the questions both answered")
     differences = left - right
@@ -172,7 +172,8 @@ def _interval(value: float, variance: float, confidence: float, n: int, rates: E
     return Corrected(value, value - half, value + half, n, rates.n0 + rates.n1)
 
 
-def _finite(values: Sequence[float], name: str) -> np.ndarray:
+def _finite_sample(values: Sequence[float], name: str) -> np.ndarray:
+    """The values as an array; ValueError unless there are 2 or more, all finite (a sample to estimate from)."""
     array = np.asarray(values, dtype=np.float64).ravel()
     if array.size < 2 or not np.isfinite(array).all():
         raise ValueError(f"{name} needs 2 or more finite values, got {array.size}: leave unanswered questions out")

@@ -42,11 +42,11 @@ class Diff:
                  f"{len(self.table)} questions in both, sorted by |B - A| on {self.metric}; "
                  f"{int((self.table['difference'] != 0).sum())} differ", ""]
         for _, row in (self.table if top is None else self.table.head(top)).iterrows():
-            lines.append(f"{row['id']}  {self.metric}: A {_number(row['a'])}  B {_number(row['b'])}  "
-                         f"B - A {_number(row['difference'], signed=True)}")
+            lines.append(f"{row['id']}  {self.metric}: A {_four_places(row['a'])}  B {_four_places(row['b'])}  "
+                         f"B - A {_four_places(row['difference'], signed=True)}")
             lines.append(f"  question: {row['question']}")
             for side in ("a", "b"):
-                metrics = ", ".join(f"{name} {_number(value)}" for name, value in row[f"{side}_metrics"].items())
+                metrics = ", ".join(f"{name} {_four_places(value)}" for name, value in row[f"{side}_metrics"].items())
                 lines.append(f"  {side.upper()} spans: {row[f'{side}_spans']}")
                 if row[f"{side}_answer"] is not None:
                     lines.append(f"  {side.upper()} answer: {row[f'{side}_answer']}")
@@ -63,7 +63,7 @@ class Diff:
         body = []
         for _, row in self.table.iterrows():
             cells = [f"<b>{html.escape(str(row['id']))}</b><br>{html.escape(str(row['question']))}",
-                     _number(row["a"]), _number(row["b"]), _number(row["difference"], signed=True),
+                     _four_places(row["a"]), _four_places(row["b"]), _four_places(row["difference"], signed=True),
                      *(_side_html(row, side) for side in ("a", "b"))]
             body.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
         title = html.escape(f"ragsweep diff: {self.a.label} vs {self.b.label}")
@@ -130,7 +130,8 @@ def _shown(record: dict, sorted_by: str) -> dict[str, float]:
             if name != sorted_by and name in record["metrics"]}
 
 
-def _number(value, signed: bool = False) -> str:
+def _four_places(value, signed: bool = False) -> str:
+    """A metric as the diff prints it: four decimals (signed for a difference), `-` where a run has none."""
     if value is None or pd.isna(value):
         return "-"
     return f"{value:+.4f}" if signed else f"{value:.4f}"
@@ -138,7 +139,7 @@ def _number(value, signed: bool = False) -> str:
 
 def _side_html(row: pd.Series, side: str) -> str:
     answer = row[f"{side}_answer"]
-    metrics = ", ".join(f"{name} {_number(value)}" for name, value in row[f"{side}_metrics"].items())
+    metrics = ", ".join(f"{name} {_four_places(value)}" for name, value in row[f"{side}_metrics"].items())
     return ((f"{html.escape(answer)}<br>" if answer is not None else "")
             + f"<small>{html.escape(row[f'{side}_spans'])}</small>" + (f"<br><i>{metrics}</i>" if metrics else ""))
 

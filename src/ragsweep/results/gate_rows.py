@@ -11,6 +11,7 @@ import numpy as np
 from scipy import stats
 
 from ragsweep.metrics import registry
+from ragsweep.numbers import finite_number
 from ragsweep.results.best import ResultsError
 from ragsweep.results.corrected import CorrectedDifference
 
@@ -36,7 +37,7 @@ class MaxDrop:
 def parse_max_drop(text: str) -> MaxDrop:
     """`5%` (of the recorded value) or `0.02` (absolute, in the metric's units); ResultsError otherwise."""
     percent = _PERCENT.match(text)
-    number = _finite(percent.group(1) if percent else text)
+    number = finite_number(percent.group(1) if percent else text)
     fix = "give a share of the recorded value like 5% or an absolute drop like 0.02"
     if number is None:
         raise ResultsError(f"--max-drop {text}: not a number; {fix}")
@@ -51,7 +52,7 @@ def parse_max_drop(text: str) -> MaxDrop:
 
 def parse_significance(text: str) -> float:
     """The p-value below which a worse paired bootstrap fails the gate; strictly between 0 and 1."""
-    number = _finite(text)
+    number = finite_number(text)
     if number is None or not 0 < number < 1:
         raise ResultsError(f"--significance {text}: give a p-value threshold strictly between 0 and 1, e.g. 0.05")
     return number
@@ -131,11 +132,3 @@ def failure_reasons(metric: registry.Metric, before: float, after: float, test: 
 
 def _percent(before: float, after: float) -> str:
     return f"{(after - before) / before * 100:+.1f}%" if before else ""
-
-
-def _finite(text: str) -> float | None:
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None

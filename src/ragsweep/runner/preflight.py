@@ -256,7 +256,7 @@ def _points(primary: DictConfig, overrides: list[Override]) -> list[list[str]]:
 def _search_values(override: Override) -> list[str]:
     value = override.value()
     if isinstance(value, IntervalSweep):
-        return [_number(value.start), _number(value.end)]
+        return [_plain_number(value.start), _plain_number(value.end)]
     if isinstance(value, RangeSweep):
         values = list(override.sweep_string_iterator())
         return values if len(values) <= 10 else [values[0], values[-1]]
@@ -265,5 +265,6 @@ def _search_values(override: Override) -> list[str]:
     return [override.get_value_element_as_str()]
 
 
-def _number(value: float) -> str:
+def _plain_number(value: float) -> str:
+    """A bound as a command line writes it: `3`, not `3.0`."""
     return str(int(value)) if float(value).is_integer() else str(value)

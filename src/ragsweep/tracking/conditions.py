@@ -9,6 +9,7 @@ import re
 
 import pandas as pd
 
+from ragsweep.numbers import finite_number
 from ragsweep.tracking.table import metric_names, param, param_keys, tag
 
 _COMPARISONS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "=": operator.eq,
@@ -58,12 +59,13 @@ def _term(runs: pd.DataFrame, name: str, op: str, value: str) -> pd.Series:
         hint = f"did you mean params.{name}?" if param(name) in runs else _param_names(runs)
         raise ValueError(f"--where: no column {name!r}; {hint}")
     present = [cell for cell in runs[column] if not missing(cell)]
-    numbers = [_number(cell) for cell in present]
+    numbers = [finite_number(cell) for cell in present]
     if present and None not in numbers:
-        if _number(value) is None:
+        if finite_number(value) is None:
             raise ValueError(f"--where: {name} holds numbers ({_examples(numbers)}): {value!r} is not a number")
         compare = _COMPARISONS[op]
-        return runs[column].map(lambda cell: not missing(cell) and bool(compare(_number(cell), _number(value))))
+        return runs[column].map(lambda cell: not missing(cell) and bool(compare(finite_number(cell),
+                                                                                finite_number(value))))
     if op not in _EQUALITY:
         raise ValueError(f"--where: {name} holds text ({_examples(present)}): compare it with = or !=, not {op}")
     return runs[column].map(lambda cell: (str(cell) == value) == (op != "!=") and not missing(cell))
@@ -72,14 +74,6 @@ def _term(runs: pd.DataFrame, name: str, op: str, value: str) -> pd.Series:
 def missing(cell) -> bool:
     """No value: a run without the column (NaN), or a param logged from a null config value."""
     return cell is None or cell == "None" or (isinstance(cell, float) and math.isnan(cell))
-
-
-def _number(cell) -> float | None:
-    try:
-        number = float(cell)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _examples(values: list, most: int = 5) -> str:

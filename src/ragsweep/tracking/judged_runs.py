@@ -3,13 +3,12 @@ them (placing the draw on traces is MLflow's: `RunStore.place_draw`)."""
 
 from __future__ import annotations
 
-import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ragsweep import per_query
+from ragsweep.numbers import finite_number
 from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.runs import download_per_query, finished_jobs
 from ragsweep.tracking.table import param, tag
@@ -41,7 +40,7 @@ def judged_runs(tracker: RunStore) -> list[JudgedRun]:
     found = []
     with tempfile.TemporaryDirectory() as folder:
         for _, run in runs.iterrows():
-            threshold = _number(run.get(param("judge.threshold")))
+            threshold = finite_number(run.get(param("judge.threshold")))  # a run without it reads as NaN
             if threshold is None:
                 raise ValueError(f"run {run['run_id']} logged no numeric judge.threshold param: rerun its "
                                  "configuration with this ragsweep (python sweep.py ... +force=true)")
@@ -50,11 +49,3 @@ def judged_runs(tracker: RunStore) -> list[JudgedRun]:
             records = tuple(per_query.records(path))
             found.append(JudgedRun(run["run_id"], str(run["label"]), str(run[column]), threshold, records))
     return found
-
-
-def _number(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None  # a run without the param reads as NaN

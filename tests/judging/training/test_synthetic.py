@@ -10,7 +10,8 @@ from collections import Counter
 
 import pytest
 
-from ragsweep.judging.training.claim_rules import _BACKSHIFT, FRAMES, Corpus, _entity, _negation, _number, _pronoun
+from ragsweep.judging.training.claim_rules import (_BACKSHIFT, FRAMES, Corpus, _changed_number, _entity, _negation,
+                                                  _pronoun)
 from ragsweep.judging.training.synthetic import SUPPORTED, UNSUPPORTED, claims_passages, make_examples
 
 WORDS = re.compile(r"[a-z0-9]+")
@@ -70,8 +71,9 @@ CORPUS = Corpus(["In 1862 Lincoln wrote to Congress about the blockade of 3,000 
 
 
 @pytest.mark.parametrize(("rule", "source", "changed"), [
-    (_number, "The blockade covered 3,000 miles in 1862.", r"^The blockade covered (?!3,000 miles in 1862)"),
-    (_number, "We have two ships and twenty men here.", r"^We have (?!two ships and twenty)\w+ ships and \w+ men here"),
+    (_changed_number, "The blockade covered 3,000 miles in 1862.", r"^The blockade covered (?!3,000 miles in 1862)"),
+    (_changed_number, "We have two ships and twenty men here.",
+     r"^We have (?!two ships and twenty)\w+ ships and \w+ men here"),
     (_negation, "The treaty was signed by both nations.", r"^The treaty was (not|never) signed by both nations\.$"),
     (_negation, "Peace was likely and the army is ready.", r"^Peace was (not|never) likely and the army is ready\.$"
                                                          r"|^Peace was likely and the army is not ready\.$"),
@@ -89,7 +91,7 @@ def test_each_corruption_changes_exactly_its_target(rule, source, changed):
 
 
 def test_a_rule_that_does_not_apply_says_so():
-    assert _number("No digits in this sentence at all.", CORPUS, "", random.Random(0)) is None
+    assert _changed_number("No digits in this sentence at all.", CORPUS, "", random.Random(0)) is None
     assert _negation("Bananas yellow ripen quickly.", CORPUS, "", random.Random(0)) is None
 
 

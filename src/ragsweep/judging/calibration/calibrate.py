@@ -193,8 +193,8 @@ def format_table(result: Calibration, use: str | None = None) -> str:
         lines += ["", f"  {'kind':<24}{'n':>5}{'label':>7}{'auc':>8}{'accuracy':>10}{'failed':>8}"]
         for kind in result.kinds:
             label = "both" if kind.label is None else str(kind.label)
-            lines.append(f"  {kind.kind or '(none)':<24}{kind.n:>5}{label:>7}{_number(kind.auc):>8}"
-                         f"{_number(kind.accuracy):>10}{kind.failures:>8}")
+            lines.append(f"  {kind.kind or '(none)':<24}{kind.n:>5}{label:>7}{_three_places(kind.auc):>8}"
+                         f"{_three_places(kind.accuracy):>10}{kind.failures:>8}")
         lines.append("  (auc of a one-label kind: its claims against every claim of the other label; "
                      "accuracy: share right at the threshold)")
     if result.auc < 0.55:
@@ -204,7 +204,8 @@ def format_table(result: Calibration, use: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def _number(value: float | None) -> str:
+def _three_places(value: float | None) -> str:
+    """A table cell: three decimals, `-` where there is no value."""
     return "-" if value is None else f"{value:.3f}"
 
 

@@ -128,7 +128,7 @@ def merge(source: str, other: str, corpus: Corpus, rng: random.Random) -> str:
     return f"{_upper_first(first)}, and {second}."
 
 
-def _number(source: str, corpus: Corpus, passage: str, rng: random.Random) -> str | None:
+def _changed_number(source: str, corpus: Corpus, passage: str, rng: random.Random) -> str | None:
     """One number changed: digits (a year by 1-15, others scaled), a number word, an ordinal or a month."""
     spots = [(m.start(), m.end(), _new_number(m.group(), rng)) for m in _NUMBER.finditer(source)]
     spots += [(m.start(), m.end(), _swap_word(m.group(), rng)) for m in _WORD.finditer(source)
@@ -183,7 +183,7 @@ def _negation(source: str, corpus: Corpus, passage: str, rng: random.Random) -> 
 
 RULES: dict[str, Callable[[str, Corpus, str, random.Random], str | None]] = {
     "sentence": lambda source, corpus, passage, rng: source, "clause_drop": _clause_drop, "fragment": _fragment,
-    "reorder": _reorder, "number": _number, "entity": _entity, "pronoun": _pronoun, "negation": _negation,
+    "reorder": _reorder, "number": _changed_number, "entity": _entity, "pronoun": _pronoun, "negation": _negation,
 }
 
 
