@@ -1,8 +1,11 @@
-"""The import-linter contracts in .importlinter hold, and they would catch an arrow that points up."""
+"""The import-linter contracts in .importlinter hold, and they would catch an arrow that points up; one class per
+name."""
 
 from __future__ import annotations
 
+import ast
 import re
+from collections import defaultdict
 import shutil
 import subprocess
 import sys
@@ -68,3 +71,14 @@ def test_within_tracking_only_the_mlflow_backend_and_mlflows_own_features_reach_
     tracking = ROOT / "src" / "ragsweep" / "tracking"
     users = sorted(path.name for path in tracking.glob("*.py") if MLFLOW_USE.search(path.read_text(encoding="utf-8")))
     assert users == MLFLOW_BACKEND, "read and annotate runs through tracking.base.RunStore, not MLflow's client"
+
+
+def test_no_two_classes_share_a_name():
+    """Two ideas under one name read as one (a report written and a question set's audit were both `Report`)."""
+    defined: dict[str, list[str]] = defaultdict(list)
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                defined[node.name].append(f"{path.relative_to(ROOT / 'src')}:{node.lineno}")
+    twice = {name: places for name, places in defined.items() if len(places) > 1}
+    assert not twice, f"name each class for what it holds: {twice}"

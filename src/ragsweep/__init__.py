@@ -15,7 +15,7 @@ _EXPORTS = {"Evaluation": "ragsweep.api.evaluation", "Component": "ragsweep.api.
             "Result": "ragsweep.api.evaluation", "ConfigError": "ragsweep.runner.errors",
             "DatasetError": "ragsweep.data.base", "Dataset": "ragsweep.types",
             "load_pipeline": "ragsweep.api.loaded", "LoadedPipeline": "ragsweep.api.loaded",
-            "Passage": "ragsweep.api.loaded"}
+            "RetrievedPassage": "ragsweep.api.loaded"}
 __all__ = [*_EXPORTS, "__version__"]
 
 

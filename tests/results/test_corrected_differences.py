@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from ragsweep.results.corrected import JudgedRun, difference_line, paired_corrected, ranking_metric
+from ragsweep.results.corrected import ComparedRun, difference_line, paired_corrected, ranking_metric
 from ragsweep.results.gate import corrections, gate_table
 from ragsweep.results.gate_rows import parse_max_drop
 
@@ -15,10 +15,10 @@ RATES = {"mu0": 0.2, "var0": 0.01, "n0": 4, "mu1": 0.7, "var1": 0.02, "n1": 6}  
 Z95 = 1.959963984540054
 
 
-def _run(name: str, values: dict[str, float], rates: dict | None = RATES, metric: str = "faithfulness") -> JudgedRun:
+def _run(name: str, values: dict[str, float], rates: dict | None = RATES, metric: str = "faithfulness") -> ComparedRun:
     summary = {} if rates is None else {f"{metric}_corrected": {"value": 0.5, "ci95": [0.4, 0.6], "n": len(values),
                                                                   "n_labelled": 10, "error_rates": rates}}
-    return JudgedRun(name, summary, {q: {metric: v, "token_iou": 0.5} for q, v in values.items()})
+    return ComparedRun(name, summary, {q: {metric: v, "token_iou": 0.5} for q, v in values.items()})
 
 
 # A answered q0..q3 and q4 (which B did not); B lists its questions in another order

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Passage:
+class RetrievedPassage:
     """A retrieved passage: `text == document[start:end]` of document `doc_id`, and the score it ranked by."""
 
     doc_id: str
@@ -48,7 +48,7 @@ class LoadedPipeline:
         self._documents = dataset.documents
         pipeline.retriever.component.index(self._chunks)  # the chunks' embeddings come from the stage cache
 
-    def retrieve(self, question: str, k: int | None = None) -> list[Passage]:
+    def retrieve(self, question: str, k: int | None = None) -> list[RetrievedPassage]:
         """The passages the configuration passes on for `question`: its top `k` (default: the configuration's k),
         reranked, cut and widened as configured."""
         context = self._context(question, k or self.k)
@@ -74,8 +74,8 @@ class LoadedPipeline:
         return passed_on(pipeline, [question], self._chunks, [hits[:k]], self._documents)
 
     @staticmethod
-    def _passage(chunk: Chunk, score: float) -> Passage:
-        return Passage(chunk.doc_id, chunk.start, chunk.end, chunk.text, float(score))
+    def _passage(chunk: Chunk, score: float) -> RetrievedPassage:
+        return RetrievedPassage(chunk.doc_id, chunk.start, chunk.end, chunk.text, float(score))
 
 
 def load_pipeline(path: str | Path) -> LoadedPipeline:

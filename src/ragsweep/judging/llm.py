@@ -23,7 +23,7 @@ from ragsweep.generation.base import JSON, Request, check_gives
 from ragsweep.generation.prompts import read_template
 from ragsweep.generation.reask import Reply, ask_until_parsed
 from ragsweep.judging.base import Listed, Pair, Verdict, check_threshold
-from ragsweep.judging.parsing import Parsed, parse_choice, parse_list, parse_yes_no
+from ragsweep.judging.parsing import ParsedVerdict, parse_choice, parse_list, parse_yes_no
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ def _read(task: str, text: str) -> object:
 
 
 def _parsed(result: object) -> bool:
-    return result.ok if isinstance(result, Parsed) else result is not None
+    return result.ok if isinstance(result, ParsedVerdict) else result is not None
 
 
 def _verdict(reply: Reply) -> Verdict:
@@ -177,10 +177,10 @@ def _verdict(reply: Reply) -> Verdict:
     if reply.error is not None:
         return Verdict(None, "error", reply.raw, *spent)
     parsed = reply.parsed
-    if isinstance(parsed, Parsed) and parsed.ok:
+    if isinstance(parsed, ParsedVerdict) and parsed.ok:
         return Verdict(parsed.value, "ok", reply.raw, *spent)
-    return Verdict(None, "parse_failed", reply.raw + (f"\n[{parsed.reason}]" if isinstance(parsed, Parsed) else ""),
-                   *spent)
+    why = f"\n[{parsed.reason}]" if isinstance(parsed, ParsedVerdict) else ""
+    return Verdict(None, "parse_failed", reply.raw + why, *spent)
 
 
 def load_judge_prompt(task: str, name: str) -> JudgePrompt:

@@ -32,7 +32,7 @@ _CLOSINGS = ("", "}", "]", "]}", '"}', '"]', '"]}')
 
 
 @dataclass(frozen=True)
-class Parsed:
+class ParsedVerdict:
     """A parsed verdict: `value` in [0, 1], or None with `reason` saying why not (on success, how it was read)."""
 
     value: float | None
@@ -43,14 +43,14 @@ class Parsed:
         return self.value is not None
 
 
-def parse_yes_no(raw: str) -> Parsed:
+def parse_yes_no(raw: str) -> ParsedVerdict:
     """A support verdict: YES/true/supported -> 1.0, NO/false/not supported -> 0.0, a number in [0, 1]
     (or a percentage) as a probability; from JSON objects (fenced, inside prose, or missing their
     closing brace) or from plain text."""
     return _parse(raw, _yes_no_value)
 
 
-def parse_choice(raw: str, choices: Mapping[str, float]) -> Parsed:
+def parse_choice(raw: str, choices: Mapping[str, float]) -> ParsedVerdict:
     """A multiple-choice verdict: the letter chosen (`B`, `(b)`, `Answer: C`, `{"answer": "A"}`) mapped
     through `choices` (e.g. {"A": 1.0, "B": 0.5, "C": 0.0}); a bare number in [0, 1] is also read."""
     letters = {letter.upper(): float(score) for letter, score in choices.items()}
@@ -95,17 +95,17 @@ class _Found:
     truncated: bool = False      # JSON starts, but stops inside a string no closing can finish
 
 
-def _parse(raw: str, read: Callable[[object], Parsed]) -> Parsed:
+def _parse(raw: str, read: Callable[[object], ParsedVerdict]) -> ParsedVerdict:
     text = _unfence(raw or "").strip()
     if not text:
-        return Parsed(None, "empty output")
+        return ParsedVerdict(None, "empty output")
     if "{" not in text:
         return read(text)
     found = _json_values(text)
     objects = [value for value in found.values if isinstance(value, dict)]
     if not objects:
         if found.truncated:
-            return Parsed(None, "truncated JSON (cut off inside a value)")
+            return ParsedVerdict(None, "truncated JSON (cut off inside a value)")
         match = _KEY_VALUE.search(text)  # not JSON, e.g. {'verdict': 'yes'}
         return read(match.group(1).strip() if match else text)
     readings = []
@@ -114,19 +114,19 @@ def _parse(raw: str, read: Callable[[object], Parsed]) -> Parsed:
         if key is None:
             continue
         if key == found.cut and number == len(objects) - 1 and obj is found.values[-1]:
-            return Parsed(None, f"truncated JSON (the {key!r} value is cut off)")
+            return ParsedVerdict(None, f"truncated JSON (the {key!r} value is cut off)")
         readings.append(read(obj[key]))
     if not readings:
-        return Parsed(None, f"JSON without a verdict key ({', '.join(VERDICT_KEYS[:3])}, ...)")
+        return ParsedVerdict(None, f"JSON without a verdict key ({', '.join(VERDICT_KEYS[:3])}, ...)")
     values = {reading.value for reading in readings if reading.ok}
     if len(values) > 1:
-        return Parsed(None, "contradictory: JSON objects with different verdicts")
+        return ParsedVerdict(None, "contradictory: JSON objects with different verdicts")
     return next((reading for reading in readings if reading.ok), readings[0])
 
 
-def _yes_no_value(value: object) -> Parsed:
+def _yes_no_value(value: object) -> ParsedVerdict:
     if isinstance(value, bool):
-        return Parsed(float(value), "boolean")
+        return ParsedVerdict(float(value), "boolean")
     if isinstance(value, (int, float)):
         return _in_range(float(value), str(value))
     text = str(value).strip().strip("\"'").lower()
@@ -135,13 +135,13 @@ def _yes_no_value(value: object) -> Parsed:
     rest, negatives = _NEGATIVE.subn(" ", text)
     positives = len(_POSITIVE.findall(rest))
     if positives and negatives:
-        return Parsed(None, "contradictory: says both yes and no")
+        return ParsedVerdict(None, "contradictory: says both yes and no")
     if positives or negatives:
-        return Parsed(1.0 if positives else 0.0, "yes/no")
-    return Parsed(None, f"no yes/no verdict in {_short(text)}")
+        return ParsedVerdict(1.0 if positives else 0.0, "yes/no")
+    return ParsedVerdict(None, f"no yes/no verdict in {_short(text)}")
 
 
-def _choice_value(value: object, letters: dict[str, float]) -> Parsed:
+def _choice_value(value: object, letters: dict[str, float]) -> ParsedVerdict:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return _in_range(float(value), str(value))
     text = str(value).strip().strip("\"'")
@@ -154,21 +154,21 @@ def _choice_value(value: object, letters: dict[str, float]) -> Parsed:
                 rf"\b(?:answer|choice|option)\s*(?:is\s*)?[:=\-]?\s*\(?([{options}])\b")
     found = {m.group(1).upper() for pattern in patterns for m in re.finditer(pattern, text, re.IGNORECASE)}
     if len(found) > 1:
-        return Parsed(None, f"contradictory: names {' and '.join(sorted(found))}")
+        return ParsedVerdict(None, f"contradictory: names {' and '.join(sorted(found))}")
     if found:
-        return Parsed(letters[found.pop()], "choice")
-    return Parsed(None, f"no choice among {', '.join(letters)} in {_short(text)}")
+        return ParsedVerdict(letters[found.pop()], "choice")
+    return ParsedVerdict(None, f"no choice among {', '.join(letters)} in {_short(text)}")
 
 
-def _probability(text: str) -> Parsed:
+def _probability(text: str) -> ParsedVerdict:
     match = _NUMBER.match(text)
     return _in_range(float(match.group(1)) / (100 if match.group(2) else 1), match.group(0).strip())
 
 
-def _in_range(number: float, shown: str) -> Parsed:
+def _in_range(number: float, shown: str) -> ParsedVerdict:
     if not 0.0 <= number <= 1.0:
-        return Parsed(None, f"number {shown} is outside [0, 1]")
-    return Parsed(number, "number")
+        return ParsedVerdict(None, f"number {shown} is outside [0, 1]")
+    return ParsedVerdict(number, "number")
 
 
 def _json_values(text: str) -> _Found:

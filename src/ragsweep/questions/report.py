@@ -13,7 +13,7 @@ EXAMPLES_PER_REASON = 3
 SAMPLE_SIZE = 10
 
 
-class Report:
+class QuestionSetAudit:
     """Counts per document and overall, filled one screened draft at a time (`add`)."""
 
     def __init__(self, wanted: Mapping[str, int], settings: Mapping[str, Any]) -> None:

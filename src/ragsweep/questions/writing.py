@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ragsweep.questions.report import Report
+from ragsweep.questions.report import QuestionSetAudit
 from ragsweep.questions.screening import Screened
 from ragsweep.types import Document
 
@@ -27,7 +27,8 @@ def record(number: int, screened: Screened) -> dict[str, Any]:
             "excerpt_similarity": [found.similarity for _, found in screened.spans]}
 
 
-def write_dataset(out: Path, documents: dict[str, Document], records: list[dict[str, Any]], report: Report) -> None:
+def write_dataset(out: Path, documents: dict[str, Document], records: list[dict[str, Any]],
+                  report: QuestionSetAudit) -> None:
     """`out/documents/<id>.txt`, `queries.jsonl` (each span's `content` is the document's text there), the same
     questions with their evidence as quotes (`questions.jsonl`, as `dataset=files` reads them: any parser's text
     can be searched for them) and the reports."""

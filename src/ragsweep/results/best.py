@@ -27,7 +27,7 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.metrics import registry
-from ragsweep.results.corrected import (CorrectedDifference, JudgedRun, corrected_entries, paired_corrected,
+from ragsweep.results.corrected import (ComparedRun, CorrectedDifference, corrected_entries, paired_corrected,
                                        ranking_metric)
 from ragsweep.tracking import judges
 from ragsweep.tracking.judges import JUDGE_HINT, JUDGED_RANKABLE
@@ -149,8 +149,8 @@ def best(tracker: RunStore, metric: str | None, project: Path, name: str | None 
     comparison = None
     if found.ranked_by != metric and len(found.runs) > 1 and not pd.isna(found.runs[metric].iloc[1]):
         runner_up = found.runs.iloc[1]
-        comparison = paired_corrected(metric, JudgedRun(winner.label, written.corrected, written.per_query),
-                                      JudgedRun(runner_up.label, *_job_files(tracker, runner_up, "the runner-up")))
+        comparison = paired_corrected(metric, ComparedRun(winner.label, written.corrected, written.per_query),
+                                      ComparedRun(runner_up.label, *_job_files(tracker, runner_up, "the runner-up")))
     return Export(written.config, written.manifest, written.questions, found.runs, found.dataset, found.datasets,
                   metric, found.ranked_by, comparison)
 

@@ -30,7 +30,7 @@ CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
-class JudgedRun:
+class ComparedRun:
     """One side of a comparison: its name, its metrics.json (or just its `_corrected` entries) and its
     per-question metrics (question id -> metrics)."""
 
@@ -69,7 +69,7 @@ def corrected_entries(summary: Mapping[str, Any]) -> dict[str, dict]:
             if name.endswith("_corrected") and isinstance(value, Mapping) and "error_rates" in value}
 
 
-def paired_corrected(metric: str, a: JudgedRun, b: JudgedRun) -> CorrectedDifference:
+def paired_corrected(metric: str, a: ComparedRun, b: ComparedRun) -> CorrectedDifference:
     """A − B on `metric` (faithfulness, groundedness) over the questions both runs have it for, corrected by
     the error rates both runs share."""
     names, key = (a.name, b.name), f"{metric}_corrected"

@@ -42,7 +42,8 @@ from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.results.best import RANKABLE
 from ragsweep.results.exported import ResultsError, read_per_query
 from ragsweep.results.gate_rows import MaxDrop, corrected_row, failure_reasons, gate_row, latency_row, rate_row
-from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedRun, corrected_entries, paired_corrected
+from ragsweep.results.corrected import (CORRECTABLE, ComparedRun, CorrectedDifference, corrected_entries,
+                                       paired_corrected)
 from ragsweep.tracking.judges import JUDGED_RECORDED, JudgeInfo, auc_text, from_params
 from ragsweep.tracking.tags import FINGERPRINT_TAG, RACE_QUESTIONS_TAG, STOPPED_ROUND_TAG
 from ragsweep.tracking.base import RunStore
@@ -100,8 +101,8 @@ def corrections(manifest: dict, current: dict, baseline: dict[str, dict[str, flo
                 ) -> dict[str, CorrectedDifference]:
     """current − baseline corrected by people's labels, per guarded faithfulness or groundedness: from the
     manifest's `corrected` entries and the current run's (`job_result`, `Rerun.corrected`)."""
-    now = JudgedRun("current", current.get("corrected") or {}, current["per_query"])
-    before = JudgedRun("baseline", manifest.get("corrected") or {}, baseline)
+    now = ComparedRun("current", current.get("corrected") or {}, current["per_query"])
+    before = ComparedRun("baseline", manifest.get("corrected") or {}, baseline)
     return {metric: paired_corrected(metric, now, before) for metric in metrics if metric in CORRECTABLE}
 
 

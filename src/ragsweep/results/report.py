@@ -26,7 +26,7 @@ from ragsweep.metrics.aggregate import paired_test
 from ragsweep.tracking import judges
 from ragsweep.results.best import candidates
 from ragsweep.results.exported import read_per_query
-from ragsweep.results.corrected import CORRECTABLE, CorrectedDifference, JudgedRun, difference_line, paired_corrected
+from ragsweep.results.corrected import CORRECTABLE, ComparedRun, CorrectedDifference, difference_line, paired_corrected
 from ragsweep.results.effects import display_table, runs_effects
 from ragsweep.results.plots import MAX_BARS, bars, effects_chart, heatmap, img_or_note, img_tag, k_curves, pareto
 from ragsweep.tracking.judges import JUDGED_RANKABLE, JUDGED_RECORDED
@@ -43,7 +43,9 @@ RUNNERS_UP = 5  # configs the winner is tested against
 
 
 @dataclass
-class Report:
+class ExperimentReport:
+    """The HTML report `write_report` wrote of an experiment's runs, and what it compared."""
+
     path: Path
     dataset: str  # the dataset whose runs it compares
     datasets: list[str]  # every dataset the experiment has FINISHED runs on
@@ -51,7 +53,7 @@ class Report:
 
 
 def write_report(tracker: RunStore, metric: str | None, output: Path, dataset: str | None = None,
-                 bootstrap_samples: int = 10_000) -> Report:
+                 bootstrap_samples: int = 10_000) -> ExperimentReport:
     """The HTML report of the experiment's runs on one dataset (by default the newest run's), ranked by `metric`
     (None: the metric of the stage the runs vary)."""
     found = candidates(tracker, metric, dataset)
@@ -93,7 +95,7 @@ def write_report(tracker: RunStore, metric: str | None, output: Path, dataset: s
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(_PAGE.format(title=html.escape(f"ragsweep report: {tracker.experiment}"),
                                    subtitle=html.escape(subtitle), body=body))
-    return Report(output, found.dataset, found.datasets, metric)
+    return ExperimentReport(output, found.dataset, found.datasets, metric)
 
 
 def _significance(tracker: RunStore, runs: pd.DataFrame, metric: str, folder: str, samples: int,
@@ -127,7 +129,7 @@ def _significance(tracker: RunStore, runs: pd.DataFrame, metric: str, folder: st
                "95% CI": f"[{test['ci_low']:.4f}, {test['ci_high']:.4f}]",
                "p-value": round(test["p_value"], 4), "verdict": test["verdict"]}
         if labelled:
-            found = paired_corrected(metric, *(JudgedRun(runs.label[at], summaries.get(run_id, {}), questions[run_id])
+            found = paired_corrected(metric, *(ComparedRun(runs.label[at], summaries.get(run_id, {}), questions[run_id])
                                                for at, run_id in ((0, best_id), (position, other_id))))
             cells = _corrected_cells(found)  # the verdict, from the corrected interval when there is one, goes last
             row = {**{key: value for key, value in row.items() if key != "verdict"}, **cells,

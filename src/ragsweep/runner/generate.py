@@ -27,7 +27,7 @@ from ragsweep.generation.base import JSON, Request, check_gives
 from ragsweep.generation.reask import SEPARATOR, ask_until_parsed
 from ragsweep.questions.drafts import (DIFFICULTIES, REASK, TYPES, Draft, check_mix, load_draft_prompt,
                                       parse_draft)
-from ragsweep.questions.report import Report
+from ragsweep.questions.report import QuestionSetAudit
 from ragsweep.questions.sampling import attempt_order, quotas
 from ragsweep.questions.screening import (FILTERS, UNSUPPORTED_ANSWER, Attempt, DraftScreen, Screened,
                                          attempts_for)
@@ -94,7 +94,7 @@ class QuestionSetWriter:
         verdicts = partial(cached_verdicts, self.judge, self.cache) if self.judge is not None else None
         screen = DraftScreen(documents, settings["filters"], self.embedder, self.retriever, chunks, verdicts,
                              self.judge_threshold)
-        report = Report(wanted, settings)
+        report = QuestionSetAudit(wanted, settings)
         kept: list[Screened] = []
         for doc_id in tqdm(sorted(documents), desc="documents", unit="doc"):
             order = attempt_order(len(passages[doc_id]), wanted[doc_id], settings["seed"], doc_id)
@@ -116,7 +116,8 @@ class QuestionSetWriter:
         write_dataset(out, documents, records, report)
         return report.to_dict(records)
 
-    def _drafts(self, attempts: Sequence[Attempt], report: Report) -> list[tuple[Draft | None, tuple[str, str]]]:
+    def _drafts(self, attempts: Sequence[Attempt],
+                report: QuestionSetAudit) -> list[tuple[Draft | None, tuple[str, str]]]:
         """The draft of each attempt (cached per generator, prompt and passage; failed calls are not), or
         None with (reason, detail): `generation_failed` or `unparseable`."""
         generator = self.generator

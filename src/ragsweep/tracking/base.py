@@ -19,7 +19,7 @@ from ragsweep.tracking.tags import LABEL_TAG
 if TYPE_CHECKING:
     from ragsweep.judging.calibration.draw import Draw
     from ragsweep.tracking.judged_runs import JudgedRun
-    from ragsweep.tracking.label_draws import Placed
+    from ragsweep.tracking.label_draws import PlacedDraw
 
 
 @dataclass(frozen=True)
@@ -158,4 +158,4 @@ class RunStore(Tracker, Protocol):
 
     def human_labels(self) -> list[dict[str, Any]]: ...
 
-    def place_draw(self, runs: Sequence[JudgedRun], drawn: Draw) -> Placed: ...
+    def place_draw(self, runs: Sequence[JudgedRun], drawn: Draw) -> PlacedDraw: ...

@@ -27,7 +27,7 @@ REBUILT_TAG = "ragsweep.rebuilt_from"  # on a trace `labels sample` made: what i
 
 
 @dataclass(frozen=True)
-class Placed:
+class PlacedDraw:
     """What placing a draw did: traces made, traces of the runs reused, judge feedback added to them."""
 
     new_traces: int
@@ -35,7 +35,7 @@ class Placed:
     feedback_added: int
 
 
-def place_draw(tracker: MlflowTracker, runs: Sequence[JudgedRun], drawn: Draw) -> Placed:
+def place_draw(tracker: MlflowTracker, runs: Sequence[JudgedRun], drawn: Draw) -> PlacedDraw:
     """Give every drawn claim a trace of its run with its judge feedback, and mark it with its inclusion
     probability; marks of claims this draw left out are removed (module doc). Traces and their feedback are
     MLflow's: another tracker's store has no place for them."""
@@ -68,7 +68,7 @@ def place_draw(tracker: MlflowTracker, runs: Sequence[JudgedRun], drawn: Draw) -
     for trace_id in made.values():
         client.set_trace_tag(trace_id, REBUILT_TAG, "per_query.jsonl")
     _mark(client, {trace.info.trace_id: _marks_of(trace) for trace in traces}, marks)
-    return Placed(len(made), len(wanted) - len(made), added)
+    return PlacedDraw(len(made), len(wanted) - len(made), added)
 
 
 def _by_question(traces: Sequence[Any]) -> dict[tuple[str, str], Any]:

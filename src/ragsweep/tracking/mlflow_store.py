@@ -16,7 +16,7 @@ from ragsweep.tracking.tags import RERUN_TAG, ROLE_TAG, run_tags
 if TYPE_CHECKING:
     from ragsweep.judging.calibration.draw import Draw
     from ragsweep.tracking.judged_runs import JudgedRun
-    from ragsweep.tracking.label_draws import Placed
+    from ragsweep.tracking.label_draws import PlacedDraw
 
 RUN_NAME_TAG = "mlflow.runName"  # MLflow's tags of a run's name and of its parent run (a sweep's)
 PARENT_TAG = "mlflow.parentRunId"
@@ -162,7 +162,7 @@ class MlflowRunStore:
 
         return human_labels(self.uri, self.experiment)
 
-    def place_draw(self, runs: Sequence[JudgedRun], drawn: Draw) -> Placed:
+    def place_draw(self, runs: Sequence[JudgedRun], drawn: Draw) -> PlacedDraw:
         """Give every drawn claim a trace with its judge feedback and inclusion probability
         (`tracking.label_draws`)."""
         from ragsweep.tracking.label_draws import place_draw
