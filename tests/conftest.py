@@ -28,12 +28,16 @@ _LLAMA_CPP = frozenset(path.relative_to(ROOT).as_posix() for path in (ROOT / "te
 _ran: Counter[str] = Counter()
 
 
+# Files whose tests share nothing (each runs a script in its own process): each test is a scope of its own.
+EACH_TEST_ALONE = frozenset({"tests/test_benchmarks.py"})
+
+
 def scope(nodeid: str) -> str:
     """What one worker runs whole: a test file (its module fixtures' sweeps run once), and every file marked
     `llama_cpp` together, one at a time, as two llama.cpp processes on the same cores each slow ~10x (their
-    threads spin while they wait)."""
+    threads spin while they wait); a test of a file whose tests share nothing alone."""
     path = nodeid.split("::", 1)[0]
-    return "llama_cpp" if path in _LLAMA_CPP else path
+    return "llama_cpp" if path in _LLAMA_CPP else nodeid if path in EACH_TEST_ALONE else path
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -6,8 +6,10 @@ A run must exit 0 and print its figures' line, the one its page of docs/benchmar
 crashes or stops before measuring fails; the figures mean nothing at this size and are not checked. The inputs
 are made from the embedded sotu_qa (benchmarks/smallest.py), but judges.py's second claims set, whose passages are
 spans of ../shared/data/chroma_general (present wherever the suite runs, as its chroma_general tests need it).
-Each multi-mode script runs once per mode. All of them run; what each smallest size leaves out of the full one is
-in the script's docstring (contention.py --beside-tests runs beside one quick test, not the suite's heavy files).
+Every script runs once, in its default mode (contention.py's and racing.py's other modes take minutes more); what each
+smallest size leaves out of the full one is in the script's docstring. Each run is a test of its own, which either
+worker takes (tests/conftest.py); those running llama.cpp are tests/test_benchmarks_llama.py's, one at a time with
+the other llama.cpp tests.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 NUMBER = r"(?:-?\d+(?:\.\d+)?|nan)"  # nan: a ratio with nothing to compare at this size
-LLAMA = pytest.mark.llama_cpp  # runs llama.cpp: the file joins the llama_cpp scope (tests/conftest.py)
 
 # (script, its arguments, a line it must print); {tmp} is the test's own folder
 RUNS = [
@@ -49,22 +50,11 @@ RUNS = [
     ("parsing", ["--smallest", "--grow", "4"],
      r"^sweep\.py on the grown folder, k=10: \d+ s, files parsed \(new cache entries\): 0$"),
     ("tracking_load", ["--smallest"], rf"^sqlite_runs_per_s_at_1={NUMBER} .* sqlite_first_refusing_writers=\w+$"),
-    pytest.param("generation", ["--smallest", "--workdir", "{tmp}"],
-                 rf"^calls_over_distinct_prompts={NUMBER} judge_calls_over_distinct_pairs={NUMBER} ", marks=LLAMA),
-    pytest.param("contention", ["--smallest"], rf"^together_over_alone_default={NUMBER} ", marks=LLAMA),
-    pytest.param("contention", ["--smallest", "--staggered"], rf"^staggered_generation_slowdown={NUMBER} ",
-                 marks=LLAMA, id="contention-staggered"),
-    pytest.param("contention", ["--smallest", "--beside-tests"], rf"^beside_tests_generation_slowdown={NUMBER} ",
-                 marks=LLAMA, id="contention-beside-tests"),
-    pytest.param("racing", ["--smallest", "--real"], rf"^real_wall_ratio={NUMBER} real_answers_ratio={NUMBER} ",
-                 marks=LLAMA, id="racing-real"),
-    pytest.param("estimate", ["--smallest"], r"^\| the sweep \| --sample 2 / logged \|", marks=LLAMA),
-    pytest.param("estimate_judge", ["--smallest"], r"^\| \| --sample 1 / made \|", marks=LLAMA),
 ]
 
 
 def _script(run) -> str:
-    return run.values[0] if hasattr(run, "values") else run[0]
+    return run[0]
 
 
 def _as_a_user_runs_it() -> dict[str, str]:
@@ -75,16 +65,22 @@ def _as_a_user_runs_it() -> dict[str, str]:
 
 
 def test_every_script_has_a_smallest_run():
+    from tests.test_benchmarks_llama import LLAMA_RUNS
+
     scripts = {path.stem for path in (ROOT / "benchmarks").glob("*.py")}
-    listed = {_script(run) for run in RUNS}
+    listed = {_script(run) for run in (*RUNS, *LLAMA_RUNS)}
     assert scripts <= listed, f"no smallest run for {sorted(scripts - listed)}: add one to RUNS"
     assert listed <= scripts, f"RUNS names scripts benchmarks/ lacks: {sorted(listed - scripts)}"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("script", "arguments", "printed"), RUNS,
-                         ids=[run.id or _script(run) if hasattr(run, "values") else run[0] for run in RUNS])
+@pytest.mark.parametrize(("script", "arguments", "printed"), RUNS, ids=[run[0] for run in RUNS])
 def test_the_script_runs_at_its_smallest_size(script, arguments, printed, tmp_path):
+    run_at_smallest_size(script, arguments, printed, tmp_path)
+
+
+def run_at_smallest_size(script: str, arguments: list[str], printed: str, tmp_path: Path) -> None:
+    """`python benchmarks/<script>.py <arguments>` exits 0 and prints a line matching `printed`."""
     if script == "judges":
         assert SHARED.is_dir(), f"{SHARED} is missing: clone ragsweep beside ../shared (judges.py's chroma claims)"
     command = [sys.executable, f"benchmarks/{script}.py", *(argument.format(tmp=tmp_path) for argument in arguments)]
