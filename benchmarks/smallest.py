@@ -58,6 +58,16 @@ def chroma_general(data: Path) -> Path:
     return data
 
 
+def chroma_general_folder(given: Path | None, smallest: bool, work: Path) -> Path:
+    """The chroma_general folder a benchmark measures: the one given (`--data`), else with `--smallest` a tiny one
+    made under `work`, else ../shared/data's."""
+    if given is not None:
+        return given.resolve()
+    if smallest:
+        return chroma_general(work / "smallest") / "chroma_general"
+    return Path(__file__).resolve().parents[2] / "shared" / "data" / "chroma_general"
+
+
 def filings(folder: Path) -> Path:
     """`folder/pdfs/*.pdf` (each address as a PDF of two pages) and `folder/questions.jsonl` in FinanceBench's
     form (`doc_name`, `evidence` as a Python literal of evidence_text and its 0-based page); returns `folder`."""

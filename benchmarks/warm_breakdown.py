@@ -23,8 +23,8 @@ from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults)
 from grid import composed_as_launched
+from smallest import chroma_general_folder
 
-ROOT = Path(__file__).resolve().parents[1]
 MLFLOW_CALLS = ("create_run", "log_batch", "log_inputs", "set_terminated", "search_runs", "get_run")
 
 
@@ -90,14 +90,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ragsweep-warm-breakdown-") as scratch:
         work = Path(scratch)
-        if args.data is not None:
-            data = args.data.resolve()
-        elif args.smallest:
-            from smallest import chroma_general
-
-            data = chroma_general(work / "smallest") / "chroma_general"
-        else:
-            data = ROOT.parent / "shared" / "data" / "chroma_general"
+        data = chroma_general_folder(args.data, args.smallest, work)
         ks = (1,) if args.smallest else (1, 3, 5, 10)
         spent: Counter = Counter()
         timed_mlflow_calls(spent)

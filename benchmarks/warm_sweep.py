@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from smallest import chroma_general_folder
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -53,14 +55,7 @@ def main() -> None:
     jobs = len(stores.split(",")) * len(ks.split(","))
     with tempfile.TemporaryDirectory(prefix="ragsweep-warm-sweep-") as scratch:
         work = Path(scratch)
-        if args.data is not None:
-            data = args.data.resolve()
-        elif args.smallest:
-            from smallest import chroma_general
-
-            data = chroma_general(work / "smallest") / "chroma_general"
-        else:
-            data = ROOT.parent / "shared" / "data" / "chroma_general"
+        data = chroma_general_folder(args.data, args.smallest, work)
         cold = sweep(work, data, "cold", stores, ks)
         warm = sweep(work, data, "warm", stores, ks)
         one = sweep(work, data, "one", "numpy", "1")
