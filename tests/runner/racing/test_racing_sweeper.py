@@ -113,7 +113,7 @@ def test_later_rounds_continue_the_configurations_kept_in_the_sweeping_process(r
     for folder in folders:
         overrides = {line.removeprefix("- ") for line in (folder / ".hydra" / "overrides.yaml").read_text().split("\n")}
         log = next(folder.glob("*.log")).read_text()  # Hydra's job log, named after the entry point
-        rounds = sum(1 for line in log.splitlines() if "[ragsweep.runner.run][INFO] - " in line and " recall=" in line)
+        rounds = sum(1 for line in log.splitlines() if "[ragsweep.runner.job][INFO] - " in line and " recall=" in line)
         assert rounds == 1 + sum(set(point.split()) <= overrides for point in continued)  # its rounds, no other's
 
 
