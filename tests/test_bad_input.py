@@ -31,6 +31,7 @@ def _native(folder: Path, queries: list | str | None = None, docs: dict[str, str
     root = folder / "data"
     (root / "documents").mkdir(parents=True)
     for name, text in (docs if docs is not None else {"fox": DOC}).items():
+        (root / "documents" / f"{name}.txt").parent.mkdir(parents=True, exist_ok=True)
         (root / "documents" / f"{name}.txt").write_text(text)
     if queries is None:
         queries = [_query()]
@@ -56,9 +57,10 @@ def _labels(folder: Path) -> Path:
     return path
 
 
-def _files(folder: Path, files: dict[str, str], doc: str = "fox", locked: bool = False) -> Path:
+def _files(folder: Path, files: dict[str, str], doc: str = "fox", locked: bool = False,
+           fields: dict | None = None) -> Path:
     """A folder of files (`dataset=files`) under `folder/data`, and a question quoting `doc`; `locked` adds a PDF
-    encrypted with a password."""
+    encrypted with a password; `fields` are added to the quote."""
     root = folder / "data"
     root.mkdir()
     for name, text in files.items():
@@ -71,8 +73,9 @@ def _files(folder: Path, files: dict[str, str], doc: str = "fox", locked: bool =
         writer.encrypt("secret", algorithm="AES-128")
         with open(root / "locked.pdf", "wb") as handle:
             writer.write(handle)
-    (root / "questions.jsonl").write_text(json.dumps(
-        {"id": "q1", "question": "What jumps?", "evidence": [{"doc": doc, "quote": "quick brown fox"}]}) + "\n")
+    quote = {"doc": doc, "quote": "quick brown fox", **(fields or {})}
+    question = {"id": "q1", "question": "What jumps?", "evidence": [quote]}
+    (root / "questions.jsonl").write_text(json.dumps(question) + "\n")
     return root
 
 
@@ -90,6 +93,7 @@ def _a_file(folder: Path) -> Path:
     return path
 
 
+ON_CRLF = {"doc_id": "fox", "start": 11, "end": 26, "content": "quick brown fox"}  # counted on "Title\r\n" + DOC
 RACE = ["-m", "hydra/sweeper=racing", "k=1,3", "hydra.sweeper.racing.metric=recall"]
 
 
@@ -216,9 +220,27 @@ CASES = {
         "content 'slow' differs from the document text"),
     "native unknown document": Case(_native_args(queries=[_query(references=[{"doc_id": "cat", "start": 0, "end": 3}])]),
                                     "unknown doc_id 'cat'"),
+    "native unknown field in a question": Case(_native_args(queries=[_query(query="What jumps?")]),
+                                               "queries.jsonl:1: unknown field 'query'; did you mean 'question'?"),
+    "native unknown field in a reference": Case(
+        _native_args(queries=[_query(references=[{"doc_id": "fox", "start": 4, "end": 19, "text": "brown fox"}])]),
+        "queries.jsonl:1 references[0]: unknown field 'text'; did you mean 'content'?"),
+    "native doc_id with its .txt": Case(
+        _native_args(queries=[_query(references=[{"doc_id": "fox.txt", "start": 4, "end": 19}])]),
+        "unknown doc_id 'fox.txt'; drop the '.txt': the document's id is 'fox'"),
+    "native doc_id without its subfolder": Case(
+        _native_args(queries=[_query(references=[{"doc_id": "fox", "start": 4, "end": 19}])],
+                     docs={"animals/fox": DOC}),
+        "unknown doc_id 'fox'; did you mean 'animals/fox'? a document in a subfolder is named by its path"),
+    "native offsets counted on CRLF": Case(
+        _native_args(queries=[_query(references=[ON_CRLF])], docs={"fox": "Title\r\n" + DOC}),
+        "its offsets were counted on the text with \\r\\n (CRLF) line endings, 1 line break(s) before 11"),
     "beir folder without corpus": Case(lambda f: ["dataset=beir", f"dataset.path={f}"], "corpus.jsonl: missing"),
     "files of a type no parser reads": Case(_files_args({"fox.md": DOC, "table.xlsx": "x"}),
                                             "table.xlsx: no parser reads .xlsx"),
+    "files unknown field in evidence": Case(
+        lambda f: ["dataset=files", f"dataset.path={_files(f, {'fox.md': DOC}, fields={'doc_id': 'fox'})}"],
+        "evidence[0]: unknown field 'doc_id'; did you mean 'doc'?"),
     "files quoting an unknown document": Case(_files_args({"fox.md": DOC}, doc="fax"),
                                               "evidence[0] doc: unknown document 'fax'"),
     # the files read before the refusal stay parsed in the stage cache: removing the file, the user pays nothing again

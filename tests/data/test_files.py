@@ -211,6 +211,12 @@ REFUSALS = {  # files of the folder (an empty dict: the folder is missing), and 
     "csv bad page": ({"a.md": "Alpha", "questions.csv": "id,question,doc,quote,page\n1,?,a.md,Alpha,two\n"},
                      "questions.csv:2: column 'page'"),
     "duplicate question id": ({"a.md": "Alpha beta", "questions.jsonl": OK + OK}, "duplicate query id 'q'"),
+    "unknown field in a question": ({"a.md": "Alpha beta", "questions.jsonl": OK.replace('"question"', '"query"')},
+                                    "questions.jsonl:1: unknown field 'query'; did you mean 'question'?",
+                                    "keep your own fields under 'metadata'"),
+    "unknown field in evidence": ({"a.md": "Alpha beta", "questions.jsonl": OK.replace('"quote"', '"text"')},
+                                  "evidence[0]: unknown field 'text'; did you mean 'quote'? the fields read are "
+                                  "doc, quote, page"),
     "no text at all": ({"a.md": " \n", "questions.jsonl": OK}, "no file gave any text"),
 }
 

@@ -24,6 +24,7 @@ def _native(tmp_path: Path, queries: list[dict] | str, docs: dict[str, str | byt
     (tmp_path / "documents").mkdir()
     for name, text in (docs or {"fox": DOC}).items():
         path = tmp_path / "documents" / f"{name}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text if isinstance(text, bytes) else text.encode())
     lines = queries if isinstance(queries, str) else "\n".join(json.dumps(q) for q in queries)
     (tmp_path / "queries.jsonl").write_text(lines)
@@ -105,6 +106,102 @@ def test_native_bad_references_name_file_record_and_field(tmp_path, reference, m
 def test_native_bad_files(tmp_path, queries, docs, message):
     with pytest.raises(DatasetError, match=message):
         NativeDataset(str(_native(tmp_path, queries, docs))).load()
+
+
+def test_native_documents_in_subfolders_are_named_by_their_path_without_txt(tmp_path):
+    """A document under documents/guides/ is read as `dataset=files` reads a folder, its id its path; a hidden
+    folder is left, and a top-level document keeps its id (and so the dataset its fingerprint)."""
+    root = _native(tmp_path, [_query(), _query(id="q2", references=[{"doc_id": "guides/dog", "start": 4, "end": 8}])])
+    (root / "documents" / "guides").mkdir()
+    (root / "documents" / "guides" / "dog.txt").write_text("The dog naps.")
+    (root / "documents" / ".ipynb_checkpoints").mkdir()
+    (root / "documents" / ".ipynb_checkpoints" / "fox-checkpoint.txt").write_text("old")
+    dataset = NativeDataset(str(root)).load()
+    assert sorted(dataset.documents) == ["fox", "guides/dog"]
+    assert dataset.documents["guides/dog"].text == "The dog naps."
+    assert dataset.queries[1].references == (Span("guides/dog", 4, 8),)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"questoin": "What jumps?"}, r"queries.jsonl:1: unknown field 'questoin'; did you mean 'question'\? the "
+                                      r"fields read are id, question, references, answers, answer, corpus; keep your "
+                                      r"own fields under 'metadata'"),
+        ({"query": "What jumps?"}, r"unknown field 'query'; did you mean 'question'\?"),
+        ({"references": [{"doc_id": "fox", "start": 4, "end": 19, "text": "quick brown fox"}]},
+         r"queries.jsonl:1 references\[0\]: unknown field 'text'; did you mean 'content'\? the fields read are "
+         r"doc_id, start, end, content$"),
+        ({"references": [{"doc_id": "fox", "start": 4, "end": 19, "page": 1}]}, r"unknown field 'page'; the fields"),
+    ],
+)
+def test_native_unknown_fields_are_refused_naming_the_one_meant(tmp_path, change, message):
+    """A field the loader does not read is a check never made (a `text` meant as `content` leaves the span
+    unchecked), so it is refused; `metadata` and the fields `ragsweep generate` writes are kept."""
+    record = {**_query(), **change}
+    with pytest.raises(DatasetError, match=message):
+        NativeDataset(str(_native(tmp_path, [record]))).load()
+
+
+def test_native_keeps_metadata_and_what_generate_writes(tmp_path):
+    record = _query(metadata={"team": "docs"}, type="factoid", difficulty="easy", excerpt_similarity=[1.0])
+    assert NativeDataset(str(_native(tmp_path, [record]))).load().queries[0].id == "q1"
+
+
+@pytest.mark.parametrize(
+    ("doc_id", "message"),
+    [
+        ("fox.txt", r"unknown doc_id 'fox.txt'; drop the '.txt': the document's id is 'fox'"),
+        ("guides/dog.txt", r"drop the '.txt': the document's id is 'guides/dog'"),
+        ("dog", r"unknown doc_id 'dog'; did you mean 'guides/dog'\? a document in a subfolder is named by its path"),
+        ("foxx", r"unknown doc_id 'foxx'; did you mean 'fox'\? it must name one of the documents"),
+    ],
+)
+def test_an_unknown_doc_id_says_what_was_meant(tmp_path, doc_id, message):
+    root = _native(tmp_path, [_query(references=[{"doc_id": doc_id, "start": 0, "end": 3}])],
+                   {"fox": DOC, "guides/dog": "The dog naps."})
+    with pytest.raises(DatasetError, match=message):
+        NativeDataset(str(root)).load()
+
+
+CRLF_DOC = "First line.\r\nSecond line.\r\nThe quick brown fox.\r\n"
+
+
+@pytest.mark.parametrize("content", ["quick brown fox", "line.\r\nThe quick"])
+def test_offsets_counted_on_crlf_text_are_named_as_such(tmp_path, content):
+    """Documents are read with universal newlines, so offsets counted on the file's \\r\\n text run ahead by the
+    line breaks before them: the refusal says so and where the span is on the text as read."""
+    start = CRLF_DOC.index(content)
+    root = _native(tmp_path, [_query(references=[{"doc_id": "fox", "start": start, "end": start + len(content),
+                                                   "content": content}])], {"fox": CRLF_DOC.encode()})
+    with pytest.raises(DatasetError) as refused:
+        NativeDataset(str(root)).load()
+    on_lf = CRLF_DOC.replace("\r\n", "\n").index(content.replace("\r\n", "\n"))
+    breaks = CRLF_DOC[:start].count("\r\n")
+    assert (f"its offsets were counted on the text with \\r\\n (CRLF) line endings, {breaks} line break(s) before "
+            f"{start}, and ragsweep reads each line ending as \\n: on that text the span is [{on_lf}, "
+            f"{on_lf + len(content.replace(chr(13), ''))})") in str(refused.value)
+    assert str(refused.value).endswith("count the offsets on the text with \\n line endings, as ragsweep reads it: "
+                                       "subtract from each offset the line breaks before it")
+
+
+def test_a_mismatch_line_endings_do_not_explain_is_not_blamed_on_them(tmp_path):
+    reference = {"doc_id": "fox", "start": 27, "end": 42, "content": "slow red cat"}
+    root = _native(tmp_path, [_query(references=[reference])], {"fox": CRLF_DOC.encode()})
+    with pytest.raises(DatasetError) as refused:
+        NativeDataset(str(root)).load()
+    assert "CRLF" not in str(refused.value) and "set dataset.on_span_mismatch=repair" in str(refused.value)
+
+
+def test_questions_asked_twice_are_warned_about_once_with_their_ids(tmp_path, caplog):
+    from ragsweep.data.loading import warn_if_questions_repeat
+
+    records = [_query(), _query(id="q2", question="what  JUMPS?"), _query(id="q3", question="Who sleeps?")]
+    dataset = NativeDataset(str(_native(tmp_path, records))).load()
+    warn_if_questions_repeat(dataset)
+    warn_if_questions_repeat(dataset)
+    assert caplog.text.count(f"{dataset.name}: 1 question(s) asked more than once, by ids q1, q2: a repeated "
+                             "question weighs more than once in every mean") == 1
 
 
 def test_missing_folder_names_the_key_and_fix(tmp_path):

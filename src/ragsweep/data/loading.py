@@ -1,5 +1,6 @@
 """A loader's dataset as the engine asks for it: loaded once per process while its files are unchanged, the
-seconds that took told once, and a dataset of few questions said once to give numbers that mean little.
+seconds that took told once, and a dataset of few questions said once to give numbers that mean little, one that
+asks a question twice said once to count it twice.
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,27 @@ def warn_if_few_questions(dataset: Dataset) -> None:
 
 FEW_QUESTIONS = 10
 _FEW_WARNED: set[str] = set()
+
+
+def warn_if_questions_repeat(dataset: Dataset) -> None:
+    """Say once per process which questions ask the same (their text alike once case and spacing are folded), by
+    their ids: each counts in every mean, so a question asked twice weighs twice (a run still scores it)."""
+    if dataset.fingerprint in _REPEATS_WARNED:
+        return
+    _REPEATS_WARNED.add(dataset.fingerprint)
+    asked: dict[str, list[str]] = defaultdict(list)
+    for query in dataset.queries:
+        asked[" ".join(query.text.split()).casefold()].append(query.id)
+    repeated = [ids for ids in asked.values() if len(ids) > 1]
+    if repeated:
+        named = "; ".join(", ".join(ids) for ids in repeated[:SHOWN]) + (
+            f"; and {len(repeated) - SHOWN} more" if len(repeated) > SHOWN else "")
+        log.warning("%s: %d question(s) asked more than once, by ids %s: a repeated question weighs more than once in "
+                    "every mean; keep one of each (or word them apart)", dataset.name, len(repeated), named)
+
+
+SHOWN = 5  # groups of repeated questions a warning names before it says how many more
+_REPEATS_WARNED: set[str] = set()
 
 
 def _stamps(loader: DatasetLoader) -> tuple[tuple[str, int, int], ...]:

@@ -5,7 +5,8 @@
     {"id": "q1", "question": "...", "answers": ["..."],
      "evidence": [{"doc": "reports/2023.pdf", "quote": "...", "page": 12}]}
 
-`doc` is the path, or the path or file name without its suffix when that names one document; `page` counts from 1.
+`doc` is the path, or the path or file name without its suffix when that names one document; `page` counts from 1;
+`answer` (one string) may stand for `answers`, `metadata` holds anything of your own, and any other field is refused.
 FinanceBench's rows load as published (`financebench_id`, `doc_name`, and `evidence` holding `evidence_text` and
 `evidence_page_num` counted from 0, as a list or a Python-literal string). A CSV has a row per piece of evidence,
 columns `id`, `question`, `doc`, `quote` and optionally `page` and `answer`; rows of one id are one question.
@@ -24,7 +25,7 @@ from typing import Any
 
 from ragsweep.data.base import DatasetError
 from ragsweep.data.native import read_answers
-from ragsweep.data.reading import field, listed_objects, read_jsonl
+from ragsweep.data.reading import field, known_fields, listed_objects, read_jsonl
 
 
 @dataclass(frozen=True)
@@ -88,10 +89,21 @@ def read_questions(path: Path, names: DocumentNames) -> Iterator[Asked]:
                else _ours(record, where, names))
 
 
+QUESTION_FIELDS = ("id", "question", "answers", "answer", "evidence")
+EVIDENCE_FIELDS = ("doc", "quote", "page")
+MEANT_IN_QUESTION = {"query": "question", "text": "question", "qid": "id", "query_id": "id",
+                     "references": "evidence", "quotes": "evidence", "ground_truth": "answers"}
+MEANT_IN_EVIDENCE = {"doc_id": "doc", "document": "doc", "file": "doc", "path": "doc", "text": "quote",
+                     "content": "quote", "evidence_text": "quote", "page_number": "page", "page_num": "page"}
+
+
 def _ours(record: dict[str, Any], where: str, names: DocumentNames) -> Asked:
-    cited = [_evidence(item, "doc", "quote", "page", 1, at, names)
-             for _, at, item in listed_objects(record, "evidence", where, "doc, quote and optionally page",
-                                               "every question needs at least one quote")]
+    known_fields(record, QUESTION_FIELDS, where, MEANT_IN_QUESTION, ("metadata",), own="metadata")
+    cited = []
+    for _, at, item in listed_objects(record, "evidence", where, "doc, quote and optionally page",
+                                      "every question needs at least one quote"):
+        known_fields(item, EVIDENCE_FIELDS, at, MEANT_IN_EVIDENCE)
+        cited.append(_evidence(item, "doc", "quote", "page", 1, at, names))
     return Asked(str(field(record, "id", where, (str, int))), field(record, "question", where),
                  read_answers(record, where), tuple(cited), where)
 

@@ -7,10 +7,11 @@ when needed rather than held in memory.
 
 from __future__ import annotations
 
+import difflib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,20 @@ def field(record: dict[str, Any], name: str, where: str, kind: type | tuple[type
             f"{where}: field {name!r} must be {'/'.join(k.__name__ for k in kinds)}, got {value!r}"
         )
     return value
+
+
+def known_fields(record: dict[str, Any], read: tuple[str, ...], where: str, meant: Mapping[str, str] | None = None,
+                 kept: tuple[str, ...] = (), own: str | None = None) -> None:
+    """Refuse a field the format neither reads (`read`) nor keeps (`kept`), naming the one most likely meant
+    (`meant`: other names for a field, by their lower case; else the closest spelling): a field ignored is a check
+    never made, as a `text` meant as `content` leaves its span unchecked. `own`: where a user's own fields go."""
+    for name in record:
+        if name in read or name in kept:
+            continue
+        close = (meant or {}).get(name.casefold()) or next(iter(difflib.get_close_matches(name, read, 1, 0.6)), None)
+        hint = f"did you mean {close!r}? " if close else ""
+        keep = f"; keep your own fields under {own!r}" if own else ""
+        raise DatasetError(f"{where}: unknown field {name!r}; {hint}the fields read are {', '.join(read)}{keep}")
 
 
 def listed_objects(record: dict[str, Any], name: str, where: str, holding: str, needed: str

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from omegaconf import DictConfig, OmegaConf
 
 import ragsweep
-from ragsweep.data.loading import load_seconds, warn_if_few_questions
+from ragsweep.data.loading import load_seconds, warn_if_few_questions, warn_if_questions_repeat
 from ragsweep.identity import LABEL_KEY, versions_text
 from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import summarize
@@ -65,6 +65,7 @@ def run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunCo
         pipeline.tracker.log_dataset(dataset.name, whole.fingerprint, dataset_source(cfg), len(whole.queries))
         seconds: dict[str, float] = {"loading": load_seconds(whole)}
         warn_if_few_questions(whole)
+        warn_if_questions_repeat(whole)
         busy_elsewhere = say_if_cores_are_taken()
         questions = [query.text for query in dataset.queries]
         shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]
