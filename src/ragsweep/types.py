@@ -222,15 +222,35 @@ class Hit(NamedTuple):
 
 
 @dataclass(frozen=True)
+class MovedSpan:
+    """A reference span a loader moved to its text (`dataset.on_span_mismatch=repair`): where its file gives it, the
+    span given and where it moved, kept so a run can list what was changed in the user's data."""
+
+    where: str
+    given: Span
+    moved: Span
+
+    @property
+    def distance(self) -> int:
+        return abs(self.moved.start - self.given.start)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"where": self.where, "doc_id": self.given.doc_id, "given": [self.given.start, self.given.end],
+                "moved": [self.moved.start, self.moved.end], "by": self.moved.start - self.given.start}
+
+
+@dataclass(frozen=True)
 class Dataset:
     """Documents and questions; `loading` counts what the loader changed or left out (e.g. spans
-    repaired, unanswerable questions skipped), which a run records beside its metrics."""
+    repaired, unanswerable questions skipped), which a run records beside its metrics; `repairs` lists the spans
+    it moved."""
 
     name: str
     documents: dict[str, Document] = field(repr=False)  # a repr stays one line (logs, cache keys of loaders)
     queries: list[Query] = field(repr=False)
     loading: dict[str, int] = field(default_factory=dict, compare=False)
     same_documents_as: InitVar[Dataset | None] = None  # a dataset of these very documents: not hashed again
+    repairs: tuple[MovedSpan, ...] = field(default=(), compare=False, repr=False)
     fingerprint: str = field(init=False)
     documents_fingerprint: str = field(init=False, repr=False)  # the documents alone: what a chunking depends on
 

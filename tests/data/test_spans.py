@@ -38,6 +38,11 @@ def test_native_repair_moves_spans_to_their_text(tmp_path):
     assert [q.references for q in dataset.queries] == [
         (Span("fox", 4, 19),), (Span("fox", 49, 52),), (Span("fox", 0, 3),)]
     assert dataset.loading == {"spans_repaired": 2}
+    where = f"{root / 'queries.jsonl'}"
+    assert [(moved.where, moved.given, moved.moved) for moved in dataset.repairs] == [
+        (f"{where}:1 references[0]", Span("fox", 5, 20), Span("fox", 4, 19)),
+        (f"{where}:2 references[0]", Span("fox", 44, 47), Span("fox", 49, 52))]
+    assert NativeDataset(str(root), on_span_mismatch="repair", limit=1).load().repairs == dataset.repairs
 
 
 def test_native_error_counts_every_affected_record(tmp_path):

@@ -40,6 +40,38 @@ def test_a_depth_below_k_is_recorded_as_the_depth_that_ran(tmp_path, monkeypatch
     assert "depth: 5" in (tmp_path / "out" / "config.yaml").read_text()
 
 
+def test_a_repair_is_said_in_one_line_and_each_moved_span_listed_in_the_output_folder(tmp_path, monkeypatch,
+                                                                                        caplog):
+    """dataset.on_span_mismatch=repair changes the user's data: the job says how many spans moved, the largest move
+    and where each is listed (the run's output folder, whose files the run logs), not only a count in MLflow."""
+    from hydra import compose, initialize_config_dir
+
+    from ragsweep.runner.plan import plan_job
+    from ragsweep.runner.run import RunContext, run
+
+    text = "The quick brown fox jumps over the lazy dog. " * 3
+    data = tmp_path / "data"
+    (data / "documents").mkdir(parents=True)
+    (data / "documents" / "a.txt").write_text(text)
+    references = [{"doc_id": "a", "start": 5, "end": 20, "content": "quick brown fox"},  # one late
+                  {"doc_id": "a", "start": 38, "end": 46, "content": "lazy dog"}]  # three late
+    (data / "queries.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "question": "What?", "references": [ref]})
+                                                + "\n" for i, ref in enumerate(references)))
+    monkeypatch.chdir(tmp_path)
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["dataset=native", f"dataset.path={data}", "retriever=bm25", "k=1",
+                                           "dataset.on_span_mismatch=repair"])
+    run(plan_job(cfg), RunContext(tmp_path / "out"))
+    listed = tmp_path / "out" / "spans_repaired.jsonl"
+    queries = data / "queries.jsonl"
+    said = [record.getMessage() for record in caplog.records if "on_span_mismatch=repair" in record.getMessage()]
+    assert said == [f"dataset.on_span_mismatch=repair moved 2 of the 2 reference spans of data to their text, the "
+                    f"largest by 3 character(s) ({queries}:2 references[0]); each moved span is listed in {listed}"]
+    assert [json.loads(line) for line in listed.read_text().splitlines()] == [
+        {"where": f"{queries}:1 references[0]", "doc_id": "a", "given": [5, 20], "moved": [4, 19], "by": -1},
+        {"where": f"{queries}:2 references[0]", "doc_id": "a", "given": [38, 46], "moved": [35, 43], "by": -3}]
+
+
 def _sweep(folder: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "MLFLOW_"))}
     return run_command([sys.executable, str(ROOT / "sweep.py"), *args], cwd=folder, env=env,

@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ragsweep.data.base import DatasetError
-from ragsweep.types import Dataset, Document, Query
+from ragsweep.types import Dataset, Document, MovedSpan, Query
 
 
 def build_dataset(name: str, documents: Iterable[tuple[str, Document]], queries: Iterable[tuple[str, Query]],
-                  source: str, loading: dict[str, int] | None = None) -> Dataset:
+                  source: str, loading: dict[str, int] | None = None, repairs: Iterable[MovedSpan] = ()) -> Dataset:
     """Assemble a dataset from (where, item) pairs, rejecting duplicate ids and empty texts where they are
     (`where` is the file, or the file and line, that the item came from); `loading` counts what the
-    loader changed or left out (`Dataset.loading`)."""
+    loader changed or left out (`Dataset.loading`), `repairs` the spans it moved (`Dataset.repairs`)."""
     by_id: dict[str, Document] = {}
     found: dict[str, str] = {}
     for where, document in documents:
@@ -35,4 +35,4 @@ def build_dataset(name: str, documents: Iterable[tuple[str, Document]], queries:
         query_list.append(query)
     if not query_list:
         raise DatasetError(f"{source}: no queries found; a dataset needs at least one question")
-    return Dataset(name, by_id, query_list, dict(loading or {}))
+    return Dataset(name, by_id, query_list, dict(loading or {}), repairs=tuple(repairs))

@@ -47,7 +47,7 @@ class ChromaGeneralDataset:
         checker = SpanChecker({d.id: d for _, d in located}, self.on_span_mismatch, self.repair_window)
         questions = require_file(folder / "questions_df.csv", "the columns " + ", ".join(COLUMNS))
         questions = _read_questions(questions, checker)
-        dataset = build_dataset("chroma_general", located, questions, str(folder), checker.finish(str(folder)))
+        dataset = build_dataset("chroma_general", located, questions, str(folder), checker.finish(), checker.moved)
         return self.questions.apply(dataset)
 
 

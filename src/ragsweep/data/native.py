@@ -50,7 +50,7 @@ class NativeDataset:
         located = [(document.path, document) for document in documents.values()]
         checker = SpanChecker(documents, self.on_span_mismatch, self.repair_window)
         queries = read_queries(require_file(folder / "queries.jsonl", "one JSON question per line"), checker)
-        dataset = build_dataset(folder.name, located, queries, str(folder), checker.finish(str(folder)))
+        dataset = build_dataset(folder.name, located, queries, str(folder), checker.finish(), checker.moved)
         return self.questions.apply(dataset)
 
 

@@ -43,7 +43,7 @@ class QuestionChoice:
         else:
             kept = [queries[i] for i in sorted(_stratified(queries, wanted, self.seed))]
         loading = {**dataset.loading, "questions_left_out": len(queries) - len(kept)}
-        return Dataset(dataset.name, dataset.documents, kept, loading)
+        return Dataset(dataset.name, dataset.documents, kept, loading, repairs=dataset.repairs)
 
 
 def _stratified(queries: list[Query], wanted: int, seed: int) -> list[int]:

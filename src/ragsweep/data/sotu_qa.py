@@ -58,8 +58,8 @@ class SotuQADataset:
         with resources.as_file(resources.files("ragsweep.data") / "sotu_qa" / "queries.jsonl") as path:
             try:
                 queries = read_queries(path, checker)
-                loading = checker.finish("sotu_qa")
+                loading = checker.finish()
             except DatasetError as error:
                 raise DatasetError(f"{error} (is the installed sotu package the pinned 0.1.2?)") from None
         located = [(f"sotu speech {d.id}", d) for d in documents.values()]
-        return self.questions.apply(build_dataset("sotu_qa", located, queries, "sotu_qa", loading))
+        return self.questions.apply(build_dataset("sotu_qa", located, queries, "sotu_qa", loading, checker.moved))

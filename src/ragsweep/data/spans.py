@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import logging
 import re
 from collections.abc import Collection
 
 from ragsweep.data.base import DatasetError
-from ragsweep.types import Document, Span
-
-log = logging.getLogger(__name__)
+from ragsweep.types import Document, MovedSpan, Span
 
 SPAN_MISMATCH = ("error", "repair")
 
@@ -46,7 +43,7 @@ class SpanChecker:
         self.documents, self.mode, self.window = documents, on_span_mismatch, repair_window
         self.records: set[str] = set()
         self.mismatches: dict[str, list[str]] = {}  # record -> one message per mismatching span, in file order
-        self.repaired = 0
+        self.moved: list[MovedSpan] = []
         self.crlf = 0  # mismatches whose offsets were counted on \r\n line endings
         self._breaks: dict[str, list[int]] = {}  # a document's line breaks as offsets into its \r\n text
 
@@ -71,8 +68,9 @@ class SpanChecker:
         if self.mode == "repair":
             start = nearest(document.text, content, span.start, self.window)
             if start is not None:
-                self.repaired += 1
-                return Span(span.doc_id, start, start + len(content))
+                moved = Span(span.doc_id, start, start + len(content))
+                self.moved.append(MovedSpan(where, span, moved))
+                return moved
         differs = f"{where}: content {_clip(content)!r} differs from the document text at [{span.start}, {span.end}): "
         on_crlf = self._on_crlf(span, document.text, content)
         if on_crlf is not None:
@@ -101,8 +99,9 @@ class SpanChecker:
             return before, start, end
         return None
 
-    def finish(self, source: str) -> dict[str, int]:
-        """Raise for the mismatches left; else the counts the dataset records (`spans_repaired` under repair)."""
+    def finish(self) -> dict[str, int]:
+        """Raise for the mismatches left; else the counts the dataset records (`spans_repaired` under repair; the
+        spans moved are `moved`, which a run lists in its output folder)."""
         if self.mismatches:
             first = next(iter(self.mismatches.values()))[0]
             spans = sum(len(messages) for messages in self.mismatches.values())
@@ -115,11 +114,7 @@ class SpanChecker:
                 fix = crlf if self.crlf == spans else f"{fix}; for the {self.crlf} counted on \\r\\n, {crlf}"
             raise DatasetError(f"{first}; {len(self.mismatches)} of {len(self.records)} records affected "
                                f"({spans} span{'s' * (spans != 1)}); {fix}")
-        if self.mode != "repair":
-            return {}
-        log.info("%s: moved %d reference span(s) to their text (dataset.on_span_mismatch=repair)",
-                 source, self.repaired)
-        return {"spans_repaired": self.repaired}
+        return {"spans_repaired": len(self.moved)} if self.mode == "repair" else {}
 
 
 def nearest(text: str, content: str, start: int, window: int) -> int | None:

@@ -80,8 +80,8 @@ class SquadDataset:
         skipped = len(questions) - len(queries)
         if skipped:
             log.info("%s: skipped %d unanswerable question(s) of %d", path, skipped, len(questions))
-        loading = {"unanswerable_skipped": skipped, **checker.finish(str(path))}
-        return self.questions.apply(build_dataset(path.stem, located, queries, str(path), loading))
+        loading = {"unanswerable_skipped": skipped, **checker.finish()}
+        return self.questions.apply(build_dataset(path.stem, located, queries, str(path), loading, checker.moved))
 
 
 def _article_name(article: dict, paragraphs: list, index: int, at: str) -> str:

@@ -21,7 +21,7 @@ from ragsweep.runner.context import passed_on
 from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.costing import question_costs
 from ragsweep.runner.failures import fail_on_rewrite_errors
-from ragsweep.runner.outputs import query_traces, write_latency, write_results
+from ragsweep.runner.outputs import query_traces, write_latency, write_repairs, write_results
 from ragsweep.runner.racing.rounds import RACE_KEY, RaceRound, in_dataset_order
 from ragsweep.runner.ranking import rank_questions, timed_stage
 from ragsweep.runner.relevance import relevance_records, span_labels
@@ -66,6 +66,9 @@ def run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunCo
         seconds: dict[str, float] = {"loading": load_seconds(whole)}
         warn_if_few_questions(whole)
         warn_if_questions_repeat(whole)
+        repaired = write_repairs(output_dir, whole)
+        if repaired is not None:
+            pipeline.tracker.log_artifacts(repaired)
         busy_elsewhere = say_if_cores_are_taken()
         questions = [query.text for query in dataset.queries]
         shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]

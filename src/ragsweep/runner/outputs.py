@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from ragsweep.runner.corrections import judge_source
 from ragsweep.runner.judge_stage import Judgement
 from ragsweep.runner.stages import latency_sample
 from ragsweep.types import Chunk, Dataset, Document, Hit, PagedDocument
+
+log = logging.getLogger(__name__)
 
 
 def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset, chunks: Sequence[Chunk],
@@ -64,6 +67,32 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
     config_path = output_dir / "config.yaml"
     config_path.write_text(config_yaml(config))
     return [metrics_path, per_query_file.finish(per_query_path), config_path]
+
+
+REPAIRS_FILE = "spans_repaired.jsonl"
+
+
+def write_repairs(output_dir: Path, dataset: Dataset) -> Path | None:
+    """`spans_repaired.jsonl`: each reference span the loader moved to its text (where its file gives it, as given,
+    as moved), None when none moved. Said once per process in one line with the count and the largest move: a
+    repair changes the user's data, which the run's `dataset_spans_repaired` alone does not show."""
+    if not dataset.repairs:
+        return None
+    output_dir.mkdir(parents=True, exist_ok=True)
+    path = output_dir / REPAIRS_FILE
+    path.write_bytes(b"".join(orjson.dumps(moved.to_dict(), option=orjson.OPT_APPEND_NEWLINE)
+                              for moved in dataset.repairs))
+    if dataset.fingerprint not in _REPAIRS_SAID:
+        _REPAIRS_SAID.add(dataset.fingerprint)
+        largest = max(dataset.repairs, key=lambda moved: moved.distance)
+        references = sum(len(query.references) for query in dataset.queries)
+        log.warning("dataset.on_span_mismatch=repair moved %d of the %d reference spans of %s to their text, the "
+                    "largest by %d character(s) (%s); each moved span is listed in %s", len(dataset.repairs),
+                    references, dataset.name, largest.distance, largest.where, path)
+    return path
+
+
+_REPAIRS_SAID: set[str] = set()
 
 
 def _retrieved(chunk: Chunk, score: float, documents: Mapping[str, Document]) -> dict:
