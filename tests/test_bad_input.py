@@ -142,6 +142,15 @@ CASES = {
     # overrides Hydra cannot read or that need -m
     "several values without -m": Case(["k=1,2"], "k=1,2 gives several values: add -m"),
     "override syntax": Case(["k=[1"], "cannot read the overrides:"),
+    "path with spaces unquoted": Case(["dataset=native", "dataset.path=my", "docs/x"],
+                                      "cannot read the overrides: docs/x is not KEY=VALUE: the shell split the value of "
+                                      """dataset.path at its spaces; quote it: 'dataset.path="my docs/x"'"""),
+    "path with a parenthesis unquoted": Case(["dataset=native", "dataset.path=/data/a(1)"],
+                                             "dataset.path=/data/a(1): Hydra's grammar reads this value only in quotes; "
+                                             """quote it: 'dataset.path="/data/a(1)"'"""),
+    # ~ is the home folder, as a shell reads it (the shell leaves it alone after `dataset.path=`)
+    "path in a home folder missing": Case(["dataset=native", "dataset.path=~/no-such-ragsweep-data"],
+                                          f"dataset.path={Path.home()}/no-such-ragsweep-data does not exist"),
     "append an existing key": Case(["+k=3"], "Could not append to config. An item is already at 'k'"),
     # component values
     "overlap not below size": Case(["chunker.overlap=200"], "chunker.overlap (200) must be smaller than chunker.size (200)"),

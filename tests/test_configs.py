@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from ragsweep.identity import RUNNER_KEYS
 from ragsweep.runner.build import ConfigError, build
-from ragsweep.runner.overrides import unknown_choices
+from ragsweep.runner.overrides import home_expanded, unknown_choices, unquoted_values
 from ragsweep.runner.plan import OPTIONAL_STAGES
 from tests.conf_options import CONTRACT_GROUPS, options
 
@@ -183,3 +183,28 @@ def test_unknown_options_are_named_with_the_choices():
     assert problems == [
         "chunker=nope is not an option of 'chunker'; choose one of fixed, recursive, sections, semantic, sentence (or add conf/chunker/nope.yaml)"
     ]
+
+
+def test_a_home_folder_in_a_value_is_expanded_as_a_shell_would():
+    """The shell leaves `~` alone after `dataset.path=`, and Hydra's grammar cannot read it: it is expanded first,
+    each value of a sweep too, quoted where the expanded path needs quotes; `~key` (delete a key) is left."""
+    home = str(Path.home())
+    assert home_expanded(["dataset.path=~/x", "-m", "cache.dir=~/a,~/b", "~k", "+paths.data=~", "k=3"]) == [
+        f"dataset.path={home}/x", "-m", f"cache.dir={home}/a,{home}/b", "~k", f"+paths.data={home}", "k=3"]
+    assert home_expanded(["dataset.path=~/my (1)"]) == [f'dataset.path="{home}/my (1)"']
+
+
+@pytest.mark.parametrize(
+    ("overrides", "problem"),
+    [
+        (["dataset.path=my", "docs/x", "k=3"], "docs/x is not KEY=VALUE: the shell split the value of dataset.path at "
+                                                """its spaces; quote it: 'dataset.path="my docs/x"'"""),
+        (["dataset.path=/data/a(1).txt"], "dataset.path=/data/a(1).txt: Hydra's grammar reads this value only in "
+                                          """quotes; quote it: 'dataset.path="/data/a(1).txt"'"""),
+        (["dataset.path=it's", "mine"], "mine is not KEY=VALUE: the shell split the value of dataset.path at its "
+                                        """spaces; quote it: "dataset.path=\\"it's mine\\"\""""),
+        (["k=[1"], None),  # not a value quotes would fix: Hydra's own error stands
+    ],
+)
+def test_a_value_that_needs_quotes_is_shown_quoted(overrides, problem):
+    assert unquoted_values(overrides) == ([f"cannot read the overrides: {problem}"] if problem else [])

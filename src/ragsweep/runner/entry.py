@@ -67,9 +67,10 @@ def sweep(argv: Sequence[str], conf: Path) -> None:
 
     from ragsweep.interrupts import interrupt
     from ragsweep.runner.estimating.budget import Budget
+    from ragsweep.runner.overrides import home_expanded
     from ragsweep.runner.preflight import exit_on_bad_command_line
 
-    argv = list(argv)
+    argv = home_expanded(argv)  # `dataset.path=~/x` as a shell reads `~/x`, for the checks and for Hydra
     budget = Budget()
     exit_on_bad_command_line(argv, conf, visit=budget.visit)  # every point checked before Hydra starts anything
     over = budget.problem()

@@ -33,7 +33,7 @@ from ragsweep.runner.errors import ConfigError, first_line
 from ragsweep.runner.plan import plan_job
 from ragsweep.runner.racing.sweep import RACING_SWEEPER, racing_problems
 from ragsweep.packaged import PACKAGED_CONF
-from ragsweep.runner.overrides import repeated_groups, unknown_choices
+from ragsweep.runner.overrides import home_expanded, repeated_groups, unknown_choices, unquoted_values
 from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def check_command_line(argv: Sequence[str], conf_dir: Path,
                        visit: Callable[[list[str], DictConfig], None] | None = None) -> list[str]:
     """One message per problem of `sweep.py argv`; empty when every point can run. `visit` is given each point
     that can run (its overrides and its config), as `ragsweep estimate` needs them."""
-    args = args_parser().parse_args(list(argv))  # a bad flag: argparse's usage and exit 2, as Hydra would
+    args = args_parser().parse_args(home_expanded(argv))  # a bad flag: argparse's usage and exit 2, as Hydra would
     if args.help or args.hydra_help or args.cfg or args.info or args.shell_completion or args.experimental_rerun:
         return []  # Hydra answers these itself without running a job
     conf = (conf_dir.parent / args.config_path).resolve() if args.config_path else conf_dir
@@ -61,7 +61,7 @@ def check_command_line(argv: Sequence[str], conf_dir: Path,
     try:
         overrides = parse_overrides(args.overrides)
     except HydraException as error:
-        return [f"cannot read the overrides: {first_line(error)}"]
+        return unquoted_values(args.overrides) or [f"cannot read the overrides: {first_line(error)}"]
     sweeps = [override for override in overrides if override.is_sweep_override()]
     if sweeps and not args.multirun:
         key = sweeps[0].get_key_element()
