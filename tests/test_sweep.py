@@ -75,7 +75,7 @@ def test_job_folders_hold_the_output_contract(swept):
         lines = (metrics_path.parent / "per_query.jsonl").read_text().splitlines()
         assert len(lines) == 68
         record = json.loads(lines[0])
-        assert list(record) == ["id", "question", "references", "retrieved", "metrics", "relevance"]
+        assert list(record) == ["id", "question", "question_sha256", "references", "retrieved", "metrics", "relevance"]
         assert list(record["references"][0]) == ["doc_id", "start", "end"]
         assert len(record["retrieved"]) == k and len(record["relevance"]["labels"]) == k
         assert list(record["retrieved"][0]) == ["doc_id", "start", "end", "score"]

@@ -17,6 +17,7 @@ NAME = "per_query.jsonl"
 COMPRESSED = f"{NAME}.gz"
 NAMES = (NAME, COMPRESSED)
 COMPRESS_OVER = 8 * 2**20  # bytes: larger files are kept gzipped
+HASH = "question_sha256"  # a record's `Query.sha256`: which questions of two runs are the same (results.question_sets)
 
 
 def finish(path: Path) -> Path:

@@ -194,7 +194,8 @@ class Query:
     """A question whose answer lies in `references`; `answers` are reference answers in words (none, one
     or several, as SQuAD gives), `corpus` groups queries for per-corpus means. `lost` holds the quoted evidence
     this configuration's documents do not hold (a parser lost it): it stays part of what the question asks for,
-    so the question scores nothing of it."""
+    so the question scores nothing of it. `quotes` are its evidence as its file quotes it (document, quote, page)
+    where the spans are found in a parser's text, so they differ by parser (dataset=files)."""
 
     id: str
     text: str
@@ -202,6 +203,17 @@ class Query:
     answers: tuple[str, ...] = ()
     corpus: str | None = None
     lost: tuple[str, ...] = ()
+    quotes: tuple[tuple[str, str, int | None], ...] = field(default=(), compare=False)
+
+    def sha256(self) -> str:
+        """sha256 over canonical JSON of what the question asks: its text, references and reference answers. One
+        question's, where the dataset's fingerprint covers them all, so a gate can name the question that changed;
+        its quotes stand for its spans where it has them, so every parser's run hashes it alike."""
+        references = ([{"doc": doc, "quote": quote, "page": page} for doc, quote, page in self.quotes] if self.quotes
+                      else [span.to_dict() for span in self.references])
+        payload = {"question": self.text, "references": references, "answers": list(self.answers)}
+        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
 
     @property
     def evidence_located(self) -> float:

@@ -188,7 +188,7 @@ def test_gate_in_a_fresh_clone_needs_only_the_committed_export(project, tmp_path
     assert passed.stdout.rstrip().endswith("gate passed")
     questions = clone / "conf" / "best" / "base.per_query.jsonl"
     lines = questions.read_text().splitlines()
-    assert len(lines) == 68 and set(json.loads(lines[0])) == {"id", "metrics"}  # no question text, no spans
+    assert len(lines) == 68 and set(json.loads(lines[0])) == {"id", "question_sha256", "metrics"}  # no text, no spans
     first = json.loads(lines[0])
     first["metrics"]["token_iou"] += 0.5  # one value edited
     questions.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")

@@ -71,7 +71,7 @@ def test_llama_cpp_answers_are_scored_traced_and_paid_for_once(tmp_path, sotu_su
     shipped = [json.loads(line)["answers"] for line in (sotu_subset / "queries.jsonl").read_text().splitlines()]
     assert [r["reference_answers"] for r in records] == shipped
     for record in records:
-        assert list(record)[:5] == ["id", "question", "references", "retrieved", "metrics"]
+        assert list(record)[:6] == ["id", "question", "question_sha256", "references", "retrieved", "metrics"]
         assert record["answer"] and record["generation"]["error"] is None
         assert record["generation"]["latency_ms"] > 0 and record["generation"]["completion_tokens"] > 0
         assert set(ANSWER_METRICS) <= set(record["metrics"])

@@ -23,6 +23,8 @@ from ragsweep.metrics.answers import ANSWER_METRICS
 from ragsweep.metrics.evaluate import METRIC_KEYS
 from ragsweep.tracking.tags import FINGERPRINT_TAG, LABEL_TAG
 from ragsweep.tracking.mlflow_tracker import MlflowTracker
+from ragsweep.per_query import HASH
+from ragsweep.types import Query
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -35,12 +37,14 @@ class Store:
         self.tracker = MlflowTracker(f"sqlite:///{database}", experiment, str(root / "mlruns" / "artifacts"))
 
     def job(self, label: str, scores: list[float], dataset: str = "sotu_qa", ids: list[str] | None = None,
-            name: str | None = None, answers: list[float | None] | None = None) -> str:
+            name: str | None = None, answers: list[float | None] | None = None,
+            texts: list[str] | None = None) -> str:
         """One FINISHED job run: `label` like `chunker=fixed,k=3`; every metric of question i is scores[i].
 
         `name` is the MLflow run name when it differs from the label (a verify rerun of before labels).
         `answers` (label with `generator=extractive`): every answer metric of question i is answers[i], or
-        none when it is None (its generation failed, counted in generation_error_rate).
+        none when it is None (its generation failed, counted in generation_error_rate). `texts`: the questions'
+        texts (default `?`), which their hashes are of, as the runner records them (`Query.sha256`).
         """
         overrides = label.split(",")
         with initialize_config_dir(str(CONF), version_base="1.3"):
@@ -59,8 +63,9 @@ class Store:
         folder = self.root / "jobs" / f"{label}-{dataset}"
         folder.mkdir(parents=True)
         files = [folder / "per_query.jsonl", folder / "metrics.json", folder / "config.yaml"]
-        records = [{"id": i, "question": "?", "references": [], "retrieved": [], "metrics": m}
-                   for i, m in zip(ids, per_query)]
+        texts = texts or ["?"] * len(scores)
+        records = [{"id": i, "question": text, HASH: Query(i, text, ()).sha256(), "references": [], "retrieved": [],
+                    "metrics": m} for i, text, m in zip(ids, texts, per_query)]
         for record, answer in zip(records, answers or [], strict=False):  # what the runner adds with a generator
             failed = "timeout" if answer is None else None
             record.update(answer=None if failed else f"answer to {record['id']}", reference_answers=["reference"],

@@ -1,4 +1,5 @@
-"""`best` exports the winner's per-question values beside its manifest, so the gate needs no store for them."""
+"""`best` exports the winner's per-question values and question hashes beside its manifest, so the gate needs no store
+for them."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import json
 import pytest
 
 from ragsweep.metrics.evaluate import METRIC_KEYS
+from ragsweep.per_query import HASH
 from ragsweep.results.best import best
 from ragsweep.results.exported import ResultsError, exported_questions, read_manifest
+from ragsweep.types import Query
 
 
 def test_best_writes_each_questions_id_and_metrics_with_their_sha256_in_the_manifest(store):
@@ -17,9 +20,11 @@ def test_best_writes_each_questions_id_and_metrics_with_their_sha256_in_the_mani
     store.job("chunker=recursive,k=3", [0.5, 0.25])
     export = best(store.tracker, "token_iou", store.root, "quick")
     lines = export.questions.read_text().splitlines()
-    # the winner's questions in its order; the run's question text, references and spans stay in the store
-    assert [json.loads(line) for line in lines] == [{"id": "q0", "metrics": dict.fromkeys(METRIC_KEYS, 0.5)},
-                                                    {"id": "q1", "metrics": dict.fromkeys(METRIC_KEYS, 0.25)}]
+    # the winner's questions in its order with the hash of what each asks; its text, references and spans stay in
+    # the store
+    assert [json.loads(line) for line in lines] == [
+        {"id": "q0", HASH: Query("q0", "?", ()).sha256(), "metrics": dict.fromkeys(METRIC_KEYS, 0.5)},
+        {"id": "q1", HASH: Query("q1", "?", ()).sha256(), "metrics": dict.fromkeys(METRIC_KEYS, 0.25)}]
     assert export.questions.name == "quick.per_query.jsonl"
     assert read_manifest(export.config)["per_query"] == {
         "file": "quick.per_query.jsonl", "questions": 2,

@@ -17,15 +17,16 @@ def gate_command(args: argparse.Namespace) -> int:
     from ragsweep.results.rerun import rerun
     from ragsweep.results.corrected import difference_line
     from ragsweep.results.gate import (FRESH_TIMING, TIMED, corrections, error_rate_note, gate_table, guarded_metrics,
-                                       job_result, judge_line, latency_samples, other_config)
+                                       job_result, judge_line, latency_samples, on_compared, other_config)
     from ragsweep.results.gate_rows import parse_max_drop, parse_significance
+    from ragsweep.results.question_sets import QuestionsChanged, same_questions
     from ragsweep.tracking.runs import markdown
 
     max_drop, significance = parse_max_drop(args.max_drop), parse_significance(args.significance)
     manifest = read_manifest(args.baseline)
     metrics = guarded_metrics(args.metrics, manifest)
     label = manifest.get("label") or manifest.get("config")
-    baseline = _baseline_questions(args, manifest)
+    baseline, baseline_hashes = _baseline_questions(args, manifest)
     timed = any(metric in TIMED for metric in metrics)
     recorded_ms = (latency_samples(store_tracker(args, manifest["experiment"]), manifest["run_id"],
                                    "the baseline's run") if timed else {})
@@ -39,14 +40,24 @@ def gate_command(args: argparse.Namespace) -> int:
     else:
         result = rerun(args.project, args.baseline, "gate", [FRESH_TIMING] if timed else [])
         current = {"metrics": result.metrics, "per_query": result.per_query, "judge": result.judge,
-                   "corrected": result.corrected}
+                   "corrected": result.corrected, "questions": result.questions}
         current_ms = result.latency
         what = "a rerun of the baseline config" + (" (search, rerank and answers timed afresh)" if timed else "")
     judged = judge_line(manifest, current["judge"], metrics)  # refuses judged metrics of two different judges
+    try:
+        compared = same_questions(baseline_hashes, current["questions"], args.on_changed_questions,
+                                  ("the baseline", "the current run"), "gate a run on the baseline's questions, or "
+                                  "export a new baseline on these with `ragsweep best` once a sweep has run them")
+    except QuestionsChanged as error:
+        print(f"ragsweep: gate failed: {error}", file=sys.stderr)
+        return 1
+    total = len(baseline)
+    recorded, now, baseline, questions = on_compared(manifest["metrics"], current, baseline, compared)
+    current = {**current, "metrics": now, "per_query": questions}
     corrected = corrections(manifest, current, baseline, metrics)
-    table = gate_table(manifest["metrics"], current["metrics"], baseline, current["per_query"],
-                       metrics, max_drop, significance, corrected=corrected, latency=(recorded_ms, current_ms))
-    shared, total = sum(question in current["per_query"] for question in baseline), len(baseline)
+    table = gate_table(recorded, now, baseline, questions, metrics, max_drop, significance, corrected=corrected,
+                       latency=(recorded_ms, current_ms))
+    shared = sum(question in questions for question in baseline)
     print(f"Gate: {what} against {args.baseline} ({label}, run {manifest['run_id']}, dataset {manifest['dataset']})")
     print(f"fails when a metric drops by more than {max_drop}{' of its recorded value' if max_drop.relative else ''}"
           f" or a paired bootstrap on {'the' if shared == total else f'{shared} of the'} baseline's {total} questions"
@@ -54,7 +65,7 @@ def gate_command(args: argparse.Namespace) -> int:
           + (f"; a latency percentile when it rose by more than {max_drop} and a bootstrap over each run's timed "
              f"questions finds it worse at p < {significance:g} (timings vary between runs of the same code)"
              if timed else "")
-          + (f"\n{judged}" if judged else "")
+          + (f"\n{judged}" if judged else "") + "".join(f"\nnote: {line}" for line in compared.lines)
           + ("\nfaithfulness and groundedness corrected by the same people's labels in both runs: the same checks "
              "on their corrected paired difference and its normal interval (labels: how many it rests on)"
              if "labels" in table else "") + "\n")
@@ -80,23 +91,35 @@ def gate_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _baseline_questions(args: argparse.Namespace, manifest: dict) -> dict[str, dict[str, float]]:
-    """The baseline's per-question metrics: from the export's file, which CI has beside the config; from the
-    baseline's run in the store only for an export written before `best` wrote that file."""
-    from ragsweep.results.exported import exported_questions, questions_file
+def _baseline_questions(args: argparse.Namespace, manifest: dict
+                        ) -> tuple[dict[str, dict[str, float]], dict[str, str | None]]:
+    """The baseline's per-question metrics and its questions' hashes: from the export's file, which CI has beside the
+    config; from the baseline's run in the store only for an export written before `best` wrote that file."""
+    from ragsweep.results.exported import exported_questions, questions_file, read_hashes
     from ragsweep.results.gate import job_result
 
     questions = exported_questions(args.baseline, manifest)
     if questions is not None:
-        return questions
+        return questions, read_hashes(questions_file(args.baseline))
     missing = questions_file(args.baseline)
     redo = f"re-run `ragsweep best` to write {missing.name} and commit it beside {args.baseline.name}"
     tracker = store_tracker(args, manifest["experiment"],
                      f"{missing} is missing and there is no MLflow store at {{path}} to read the baseline's run "
                      f"from; {redo}")
-    return job_result(tracker, manifest["run_id"], "the baseline's run",
-                      f"{missing} is missing, so gate reads the run from the store `ragsweep best` read: "
-                      f"point --tracking-uri at it, or {redo}")["per_query"]
+    run = job_result(tracker, manifest["run_id"], "the baseline's run",
+                     f"{missing} is missing, so gate reads the run from the store `ragsweep best` read: "
+                     f"point --tracking-uri at it, or {redo}")
+    return run["per_query"], run["questions"]
+
+
+def add_question_option(parser: argparse.ArgumentParser, common: str) -> None:
+    """--on-changed-questions: what a command comparing runs does when their questions differ
+    (results.question_sets)."""
+    from ragsweep.results.question_sets import CHOICES, COMPARE_COMMON, FAIL, OPTION
+
+    parser.add_argument(OPTION, choices=CHOICES, default=FAIL,
+                        help=f"when the runs' questions differ (removed, added, or a text or reference changed): "
+                             f"{FAIL} (default) names them and fails; {COMPARE_COMMON}: {common}")
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -117,4 +140,5 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     gate.add_argument("--run", help="compare this MLflow run instead of rerunning the baseline")
     gate.add_argument("--allow-other-config", action="store_true",
                       help="let --run be another configuration than the baseline's (other config fingerprint)")
+    add_question_option(gate, "gate the questions the baseline and the current run both have unchanged")
     gate.set_defaults(command=gate_command)

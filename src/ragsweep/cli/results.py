@@ -8,6 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ragsweep.cli.gate import add_question_option
 from ragsweep.cli.store import experiment_tracker
 
 RANKING_HELP = ("metric to rank by (default: answer_f1 when the runs differ in their generator or prompt, ndcg when "
@@ -50,10 +51,21 @@ def best_command(args: argparse.Namespace) -> int:
           f"ragsweep sweep --config-name best/{export.config.stem}")
     if not args.verify:
         return 0
-    from ragsweep.results.exported import read_manifest
+    from ragsweep.results.exported import exported_questions, read_hashes, read_manifest
+    from ragsweep.results.question_sets import means_on, same_questions
 
     manifest = read_manifest(export.config)
-    table = compare(manifest["metrics"], rerun(args.project, export.config).metrics)
+    done = rerun(args.project, export.config)
+    compared = same_questions(read_hashes(export.questions), done.questions, args.on_changed_questions,
+                              ("the recorded run", "the rerun"), "the dataset changed since the runs `best` ranked: "
+                              "sweep again on it, then export and verify")
+    recorded, current = manifest["metrics"], done.metrics
+    if compared.changes.differ:  # compare-common: the per-question metrics' means on the unchanged questions
+        recorded = means_on(exported_questions(export.config, manifest) or {}, compared.questions)
+        current = means_on(done.per_query, compared.questions)
+    table = compare(recorded, current)
+    for line in compared.lines:
+        print(f"note: {line}")
     print("\nVerification rerun (exact match required):\n" + markdown(table))
     if not table.ok.all():
         print(f"ragsweep: error: the rerun differs from run {manifest['run_id']} in "
@@ -109,7 +121,8 @@ def report_command(args: argparse.Namespace) -> int:
 
     tracker = experiment_tracker(args)
     output = args.output or args.project / "reports" / f"{args.experiment}.html"
-    report = write_report(tracker, args.metric, output, args.dataset)
+    report = write_report(tracker, args.metric, output, args.dataset,
+                          on_changed_questions=args.on_changed_questions)
     print(_dataset_line(report.dataset, report.datasets, args.dataset))
     parent = attach_to_latest_sweep(tracker, report.path)
     print(f"wrote {report.path}, ranked by {report.metric}" + (f", and logged it to sweep run {parent}" if parent
@@ -123,7 +136,9 @@ def diff_command(args: argparse.Namespace) -> int:
 
     if args.top < 1:
         raise ResultsError(f"--top {args.top}: give the number of questions to print, 1 or more")
-    found = diff_runs(experiment_tracker(args), args.run_a, args.run_b, args.metric)
+    found = diff_runs(experiment_tracker(args), args.run_a, args.run_b, args.metric, args.on_changed_questions)
+    for line in found.notes:
+        print(f"note: {line}")
     print(found.text(args.top))
     if len(found.table) > args.top:
         print(f"... {len(found.table) - args.top} more questions: --top N, or the HTML page")
@@ -172,6 +187,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     best.add_argument("--name", help="file name under conf/best/ (default: the experiment's name)")
     best.add_argument("--dataset", help="rank the runs on this dataset (default: the newest run's dataset)")
     best.add_argument("--verify", action="store_true", help="rerun the export; fail unless every metric matches")
+    add_question_option(best, "--verify compares the per-question metrics' means on the questions the recorded run "
+                              "and the rerun both have unchanged")
     best.add_argument("--pareto", metavar="M1,M2[,M3]",
                       help="list the configurations no other beats on all these metrics at once, each in the "
                            "direction the metric registry gives it (lower is better for latency and tokens), and "
@@ -182,6 +199,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     report.add_argument("--metric", help=RANKING_HELP)
     report.add_argument("--output", type=Path, help="HTML file (default: reports/<experiment>.html)")
     report.add_argument("--dataset", help="report the runs on this dataset (default: the newest run's dataset)")
+    add_question_option(report, "test the best configuration against each runner-up on the questions both have "
+                                "unchanged")
     report.set_defaults(command=report_command)
     diff = commands.add_parser("diff", help="two runs question by question: answers, metrics and retrieved spans, "
                                             "largest difference first (text and HTML)")
@@ -192,6 +211,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                                        "else token_iou)")
     diff.add_argument("--top", type=int, default=10, help="questions to print (the HTML page has all)")
     diff.add_argument("--output", type=Path, help="HTML file (default: reports/diff-<A>-<B>.html)")
+    add_question_option(diff, "show the questions both runs have unchanged")
     diff.set_defaults(command=diff_command)
     effects = commands.add_parser("effects", help="which swept setting moved a metric, and by how much: main effects "
                                                   "and two-way interactions with 95%% intervals, logged to the sweep")

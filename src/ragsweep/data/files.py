@@ -138,8 +138,9 @@ class FilesDataset:
             if lost:
                 lost_ids.append(question.id)
             corpus = question.evidence[0].doc
+            quotes = tuple((evidence.doc, evidence.quote, evidence.page) for evidence in question.evidence)
             queries.append((question.where, Query(question.id, question.question, tuple(spans), question.answers,
-                                                  corpus, tuple(lost))))
+                                                  corpus, tuple(lost), quotes)))
         if lost_ids:
             log.warning("%d of %d quoted evidence not found in the parsed documents (at least %.0f%% alike), so "
                         "nothing can retrieve it; question(s) %s: try another parser or lower dataset.min_similarity",

@@ -5,9 +5,10 @@ so `python sweep.py --config-name best/<name>` needs nothing else; it also carri
 and group choices, so that rerun is named and filterable like the winner. Beside it,
 `<name>.manifest.json` records what the numbers depend on (dataset and config fingerprints,
 package versions, git sha) and the numbers themselves, which `--verify` and `ragsweep gate`
-compare a rerun against. `<name>.per_query.jsonl` holds the winner's metrics per question (id and
-metrics, one line each, so a review diff is per question; the spans stay in the store), which the
-gate's paired bootstrap needs: committed with the config, it lets CI gate without the MLflow store.
+compare a rerun against. `<name>.per_query.jsonl` holds the winner's metrics per question (id, the sha256 of
+the question's text, references and reference answers, and metrics, one line each, so a review diff is per
+question; the spans stay in the store), which the gate's paired bootstrap needs, and by which it tells a changed
+question set (results.question_sets): committed with the config, it lets CI gate without the MLflow store.
 The manifest records its sha256, so an edited or stale file is refused rather than trusted.
 A judged winner's manifest also names its judge (option, class, scoring settings, AUC): judged metrics
 compare only under the same judge, which the gate checks. A winner corrected by people's labels (`judge.labels`)
@@ -42,7 +43,8 @@ from ragsweep.tracking.runs import (datasets, default_ranking_metric, download_p
 from ragsweep.tracking.table import param, row_metrics, row_tags
 from ragsweep.tracking.tags import (DATASET_FINGERPRINT_TAG, DATASET_TAG, FINGERPRINT_TAG, GIT_SHA_TAG,
                                     VERSION_TAG)
-from ragsweep.results.exported import ResultsError, normalised_sha256, questions_file, read_per_query
+from ragsweep.per_query import HASH
+from ragsweep.results.exported import ResultsError, normalised_sha256, questions_file, read_hashes, read_per_query
 
 # answer metrics only where a generator ran, judged metrics only where a judge did
 RANKABLE = registry.names(rankable=True)
@@ -149,8 +151,9 @@ def best(tracker: RunStore, metric: str | None, project: Path, name: str | None 
     comparison = None
     if found.ranked_by != metric and len(found.runs) > 1 and not pd.isna(found.runs[metric].iloc[1]):
         runner_up = found.runs.iloc[1]
+        corrected, per_query, _ = _job_files(tracker, runner_up, "the runner-up")
         comparison = paired_corrected(metric, ComparedRun(winner.label, written.corrected, written.per_query),
-                                      ComparedRun(runner_up.label, *_job_files(tracker, runner_up, "the runner-up")))
+                                      ComparedRun(runner_up.label, corrected, per_query))
     return Export(written.config, written.manifest, written.questions, found.runs, found.dataset, found.datasets,
                   metric, found.ranked_by, comparison)
 
@@ -173,9 +176,9 @@ def export(tracker: RunStore, run: pd.Series, metric: str, project: Path, name: 
     exported."""
     folder = project / "conf" / "best"
     config, choices = _standalone_config(tracker, run, project)
-    corrected, per_query = _job_files(tracker, run, f"run {run.run_id} ({run.label})")
-    questions = "".join(json.dumps({"id": question, "metrics": metrics}) + "\n"
-                        for question, metrics in per_query.items())
+    corrected, per_query, hashes = _job_files(tracker, run, f"run {run.run_id} ({run.label})")
+    questions = "".join(json.dumps({"id": question, **({HASH: hashes[question]} if hashes.get(question) else {}),
+                                    "metrics": metrics}) + "\n" for question, metrics in per_query.items())
     folder.mkdir(parents=True, exist_ok=True)
     config_path = folder / f"{name}.yaml"
     ensure_project_config(project)  # so that `ragsweep sweep` here finds conf/best/
@@ -194,18 +197,20 @@ def export(tracker: RunStore, run: pd.Series, metric: str, project: Path, name: 
     return Written(config_path, manifest_path, questions_path, corrected, per_query)
 
 
-def _job_files(tracker: RunStore, run: pd.Series, what: str) -> tuple[dict, dict[str, dict[str, float]]]:
-    """A job run's `<metric>_corrected` entries of its metrics.json (read only when it logged one) and its
-    per-question metrics."""
+def _job_files(tracker: RunStore, run: pd.Series, what: str
+               ) -> tuple[dict, dict[str, dict[str, float]], dict[str, str | None]]:
+    """A job run's `<metric>_corrected` entries of its metrics.json (read only when it logged one), its
+    per-question metrics and its questions' hashes."""
     corrected = [name for name in row_metrics(run) if name.endswith("_corrected")]
     try:
         with tempfile.TemporaryDirectory(prefix="ragsweep-best-") as folder:
-            per_query = read_per_query(download_per_query(tracker, run.run_id, folder))
+            path = download_per_query(tracker, run.run_id, folder)
+            per_query, hashes = read_per_query(path), read_hashes(path)
             summary = (json.loads(tracker.download(run.run_id, "metrics.json", folder).read_text())
                        if corrected else {})
     except ValueError as error:
         raise ResultsError(f"{what}: {error}") from None
-    return corrected_entries(summary), per_query
+    return corrected_entries(summary), per_query, hashes
 
 
 def _standalone_config(tracker: RunStore, winner: pd.Series, project: Path) -> tuple[DictConfig, dict[str, str]]:

@@ -3,7 +3,8 @@
 A mean hides which questions moved. Each row pairs one question's answers, metric values and retrieved
 spans from both runs' `per_query.jsonl`; rows are sorted by the absolute difference of one metric
 (default: answer_f1 when both runs answered, else token_iou), so the questions a change helped or hurt
-most come first.
+most come first. Two runs whose questions differ (removed, added or reworded) are refused, naming them, unless
+told to compare the ones both have unchanged (results.question_sets).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pandas as pd
 from ragsweep.metrics import registry
 from ragsweep import per_query
 from ragsweep.results.exported import ResultsError
+from ragsweep.results.question_sets import FAIL, record_hashes, same_questions
 from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.runs import download_per_query
 
@@ -34,7 +36,8 @@ class Diff:
     a: RunSide
     b: RunSide
     metric: str
-    table: pd.DataFrame  # one row per question both runs have, largest |b - a| on `metric` first
+    table: pd.DataFrame  # one row per question both runs have (unchanged), largest |b - a| on `metric` first
+    notes: tuple[str, ...] = ()  # on the questions compared (results.question_sets)
 
     def text(self, top: int | None = None) -> str:
         """The table as plain text: per question, its metric in both runs, both answers and both spans."""
@@ -76,13 +79,18 @@ class Diff:
                 f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></body></html>\n")
 
 
-def diff_runs(tracker: RunStore, run_a: str, run_b: str, metric: str | None = None) -> Diff:
-    """The question-by-question comparison of two job runs; ResultsError naming the run or metric that is missing."""
+def diff_runs(tracker: RunStore, run_a: str, run_b: str, metric: str | None = None,
+              on_changed_questions: str = FAIL) -> Diff:
+    """The question-by-question comparison of two job runs; ResultsError naming the run or metric that is missing,
+    or the questions that differ between them (unless `on_changed_questions` is compare-common)."""
     a, b = _side(tracker, run_a), _side(tracker, run_b)
-    shared = [question for question in a.records if question in b.records]
-    if not shared:
+    if not any(question in b.records for question in a.records):
         raise ResultsError(f"runs {run_a} and {run_b} share no question id (different datasets?); diff two runs "
                            "on one dataset")
+    compared = same_questions(record_hashes(a.records.values()), record_hashes(b.records.values()),
+                              on_changed_questions, (f"run A ({run_a})", f"run B ({run_b})"),
+                              "diff two runs on the same questions")
+    shared = compared.questions
     answered = all(_has(side, registry.DEFAULT_ANSWER_RANKING) for side in (a, b))
     metric = metric or (registry.DEFAULT_ANSWER_RANKING if answered else registry.DEFAULT_RANKING)
     if metric not in registry.METRICS or not registry.METRICS[metric].per_question:
@@ -103,7 +111,7 @@ def diff_runs(tracker: RunStore, run_a: str, run_b: str, metric: str | None = No
     table = pd.DataFrame(rows)
     order = table["difference"].abs().fillna(-1.0)  # a question only one run could score goes last
     table = table.assign(order=order).sort_values(["order", "id"], ascending=[False, True], kind="stable")
-    return Diff(a, b, metric, table.drop(columns="order").reset_index(drop=True))
+    return Diff(a, b, metric, table.drop(columns="order").reset_index(drop=True), compared.lines)
 
 
 def _side(tracker: RunStore, run_id: str) -> RunSide:

@@ -46,6 +46,13 @@ def read_per_query(path: Path) -> dict[str, dict[str, float]]:
     return {record["id"]: {name: float(value) for name, value in record["metrics"].items()} for record in records}
 
 
+def read_hashes(path: Path) -> dict[str, str | None]:
+    """A per_query.jsonl (or a job folder holding one, or an export's per-question file) as question id -> its
+    `Query.sha256`, None where the run recorded none (results.question_sets)."""
+    records = per_query_file.records(per_query_file.find(path) if Path(path).is_dir() else path)
+    return {record["id"]: record.get(per_query_file.HASH) for record in records}
+
+
 MANIFEST_KEYS = ("experiment", "run_id", "metric", "metrics", "dataset", "config_fingerprint")
 
 

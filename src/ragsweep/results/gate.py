@@ -10,6 +10,11 @@ are gated the same way, but only between runs scored by the same judge: another 
 puts the same answers on another scale, so the gate refuses rather than read a change of judge as a
 change of quality. Micro averages (`faithfulness_micro`) have no per-question values to pair.
 
+Both runs must have answered the same questions: a question removed, added or reworded since the baseline moves
+the means with nothing in the pipeline changed, so the gate fails naming them (results.question_sets), or, told
+`--on-changed-questions=compare-common`, gates the means and the bootstrap on the questions both have unchanged
+(`on_compared`).
+
 Faithfulness and groundedness corrected by people's labels in both runs, with equal error rates (the same
 judge and labelled pool: results.corrected), are gated by their corrected paired difference instead: the
 same two checks, on what the labels say the judge's numbers mean. The corrected current − baseline may drop
@@ -40,7 +45,8 @@ import pandas as pd
 from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_bootstrap
 from ragsweep.results.best import RANKABLE
-from ragsweep.results.exported import ResultsError, read_per_query
+from ragsweep.results.exported import ResultsError, read_hashes, read_per_query
+from ragsweep.results.question_sets import Compared, means_on
 from ragsweep.results.gate_rows import MaxDrop, corrected_row, failure_reasons, gate_row, latency_row, rate_row
 from ragsweep.results.corrected import (CORRECTABLE, ComparedRun, CorrectedDifference, corrected_entries,
                                        paired_corrected)
@@ -52,6 +58,7 @@ from ragsweep.tracking.runs import download_per_query
 
 TIMED = registry.names(stage="latency")  # one value per run, compared on fresh timings (`latency_row`)
 RATES = ("generation_error_rate",)  # a share of questions, compared by Fisher's exact test (`rate_row`)
+PerQuestion = dict[str, dict[str, float]]  # question id -> its metrics
 FRESH_TIMING = "+cache.fresh=[retrieval,rerank,answers]"  # the stages whose milliseconds a latency gate retakes
 
 
@@ -75,7 +82,8 @@ def guarded_metrics(text: str | None, manifest: dict) -> list[str]:
 
 
 def job_result(tracker: RunStore, run_id: str, what: str, hint: str = "") -> dict:
-    """A FINISHED job run's label, fingerprint, metrics, per-question metrics and `<metric>_corrected` entries;
+    """A FINISHED job run's label, fingerprint, metrics, per-question metrics, its questions' hashes (`questions`)
+    and `<metric>_corrected` entries;
     ResultsError naming `what` when the store has no such run, it did not finish, or it has no per_query.jsonl
     (a sweep's parent run)."""
     try:
@@ -86,15 +94,16 @@ def job_result(tracker: RunStore, run_id: str, what: str, hint: str = "") -> dic
             raise ValueError(f"run {run_id} was stopped in a race after {run.tags.get(RACE_QUESTIONS_TAG)} "
                              "questions; gate a run that ran every question (the race's winner, or rerun it)")
         with tempfile.TemporaryDirectory(prefix="ragsweep-gate-") as folder:
-            per_query = read_per_query(download_per_query(tracker, run_id, folder))
+            path = download_per_query(tracker, run_id, folder)
+            per_query, questions = read_per_query(path), read_hashes(path)
             labelled = any(name.endswith("_corrected") for name in run.metrics)
             summary = json.loads(tracker.download(run_id, "metrics.json", folder).read_text()) if labelled else {}
     except ValueError as error:
         raise ResultsError(f"{what}: {error}" + (f"; {hint}" if hint else "")) from None
     return {"run_id": run_id, "status": run.status, "tags": dict(run.tags), "metrics": dict(run.metrics),
-            "params": dict(run.params), "per_query": per_query, "fingerprint": run.tags.get(FINGERPRINT_TAG),
-            "label": run.label or None, "judge": from_params(run.params, run.metrics),
-            "corrected": corrected_entries(summary)}
+            "params": dict(run.params), "per_query": per_query, "questions": questions,
+            "fingerprint": run.tags.get(FINGERPRINT_TAG), "label": run.label or None,
+            "judge": from_params(run.params, run.metrics), "corrected": corrected_entries(summary)}
 
 
 def corrections(manifest: dict, current: dict, baseline: dict[str, dict[str, float]], metrics: list[str]
@@ -139,6 +148,19 @@ def other_config(current: dict, manifest: dict, allowed: bool) -> bool:
                            f"{str(current['fingerprint'])[:12]}) than the baseline ({manifest.get('label')}, "
                            f"{manifest['config_fingerprint'][:12]}); pass --allow-other-config to gate it anyway")
     return True
+
+
+def on_compared(recorded: dict[str, float], current: dict, baseline: PerQuestion, compared: Compared
+                ) -> tuple[dict[str, float], dict[str, float], PerQuestion, PerQuestion]:
+    """The recorded and current means and each run's per-question metrics on the questions `compared` keeps: as they
+    are when both runs have the same questions; else each per-question metric's mean over the questions both have
+    unchanged, so the drop limit and the bootstrap look at the same questions."""
+    if not compared.changes.differ:
+        return recorded, current["metrics"], baseline, current["per_query"]
+    before = {question: baseline[question] for question in compared.questions}
+    after = {question: current["per_query"][question] for question in compared.questions}
+    return ({**recorded, **means_on(before, compared.questions)},
+            {**current["metrics"], **means_on(after, compared.questions)}, before, after)
 
 
 def gate_table(recorded: dict[str, float], current: dict[str, float], baseline: dict[str, dict[str, float]],

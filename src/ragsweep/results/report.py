@@ -25,7 +25,8 @@ from ragsweep.metrics import registry
 from ragsweep.metrics.aggregate import paired_test
 from ragsweep.tracking import judges
 from ragsweep.results.best import candidates
-from ragsweep.results.exported import read_per_query
+from ragsweep.results.exported import read_hashes, read_per_query
+from ragsweep.results.question_sets import FAIL, same_questions
 from ragsweep.results.corrected import CORRECTABLE, ComparedRun, CorrectedDifference, difference_line, paired_corrected
 from ragsweep.results.effects import display_table, runs_effects
 from ragsweep.results.plots import MAX_BARS, bars, effects_chart, heatmap, img_or_note, img_tag, k_curves, pareto
@@ -53,9 +54,11 @@ class ExperimentReport:
 
 
 def write_report(tracker: RunStore, metric: str | None, output: Path, dataset: str | None = None,
-                 bootstrap_samples: int = 10_000) -> ExperimentReport:
+                 bootstrap_samples: int = 10_000, on_changed_questions: str = FAIL) -> ExperimentReport:
     """The HTML report of the experiment's runs on one dataset (by default the newest run's), ranked by `metric`
-    (None: the metric of the stage the runs vary)."""
+    (None: the metric of the stage the runs vary). QuestionsChanged when the best configuration and a runner-up it
+    is tested against answered other questions, unless `on_changed_questions` is compare-common
+    (results.question_sets)."""
     found = candidates(tracker, metric, dataset)
     metric = found.metric
     runs = found.runs
@@ -64,7 +67,7 @@ def write_report(tracker: RunStore, metric: str | None, output: Path, dataset: s
     with tempfile.TemporaryDirectory(prefix="ragsweep-report-") as folder:
         summaries = {run_id: json.loads(_artifact(tracker, run_id, "metrics.json", folder).read_text())
                      for run_id in {*scored.run_id[:MAX_BARS], *judged.run_id[:MAX_BARS]}}
-        tests = _significance(tracker, scored, metric, folder, bootstrap_samples, summaries)
+        tests = _significance(tracker, scored, metric, folder, bootstrap_samples, summaries, on_changed_questions)
     without = "a judge" if metric in JUDGED_RANKABLE else "a generator"
     unscored = (f"<p>{len(runs) - len(scored)} configurations without {without} have no {html.escape(metric)}: "
                 "they are in the ranking table only.</p>" if len(scored) < len(runs) else "")
@@ -99,28 +102,37 @@ def write_report(tracker: RunStore, metric: str | None, output: Path, dataset: s
 
 
 def _significance(tracker: RunStore, runs: pd.DataFrame, metric: str, folder: str, samples: int,
-                  summaries: dict[str, dict]) -> str:
+                  summaries: dict[str, dict], on_changed_questions: str = FAIL) -> str:
     if len(runs) < 2:
         return "<p>Only one configuration: nothing to compare.</p>"
     if not registry.metric(metric).per_question:
         return _micro_note(metric)
     scorers = judges.run_judges(runs) if metric in JUDGED_RANKABLE else [None] * len(runs)
-    questions = {run_id: read_per_query(download_per_query(tracker, run_id, tempfile.mkdtemp(dir=folder)))
-                 for run_id in runs.run_id[: RUNNERS_UP + 1]}
+    paths = {run_id: download_per_query(tracker, run_id, tempfile.mkdtemp(dir=folder))
+             for run_id in runs.run_id[: RUNNERS_UP + 1]}
+    questions = {run_id: read_per_query(path) for run_id, path in paths.items()}
+    hashes = {run_id: read_hashes(path) for run_id, path in paths.items()}
     per_query = {run_id: {question: values[metric] for question, values in found.items()  # answer metrics:
                           if metric in values} for run_id, found in questions.items()}  # answered questions
     best_id = runs.run_id[0]
     labelled = metric in CORRECTABLE and any(f"{metric}_corrected" in summaries.get(run_id, {}) for run_id in questions)
-    rows, corrections = [], []
+    rows, corrections, notes = [], [], []
     for position in range(1, min(RUNNERS_UP + 1, len(runs))):
         other_id = runs.run_id[position]
-        shared = sorted(set(per_query[best_id]) & set(per_query[other_id]))
+        compared = same_questions(hashes[best_id], hashes[other_id], on_changed_questions,
+                                  (f"the best configuration ({runs.label[0]})", f"runner-up {runs.label[position]}"),
+                                  "report runs on the same questions: sweep them again on the dataset as it is now")
+        notes += [line for line in compared.lines if line not in notes]
+        kept = set(compared.questions)
+        shared = sorted(set(per_query[best_id]) & set(per_query[other_id]) & kept)
+        pair = {run_id: {question: value for question, value in per_query[run_id].items() if question in kept}
+                for run_id in (best_id, other_id)}
         scorer = scorers[position]
         if scorers[0] is not None and (scorer is None or not scorers[0].same_judge(scorer)):  # another scale
             verdict = f"not comparable: judged by {scorer or 'an unknown judge'}, the best by {scorers[0]}"
             rows.append({"runner-up": runs.label[position], "queries": len(shared), "verdict": verdict})
             continue
-        test = paired_test(per_query[best_id], per_query[other_id], samples)
+        test = paired_test(pair[best_id], pair[other_id], samples)
         if not test["queries"]:  # same dataset name, other questions (e.g. an edited native dataset)
             rows.append({"runner-up": runs.label[position], "queries": 0, "verdict": test["verdict"]})
             continue
@@ -129,7 +141,8 @@ def _significance(tracker: RunStore, runs: pd.DataFrame, metric: str, folder: st
                "95% CI": f"[{test['ci_low']:.4f}, {test['ci_high']:.4f}]",
                "p-value": round(test["p_value"], 4), "verdict": test["verdict"]}
         if labelled:
-            found = paired_corrected(metric, *(ComparedRun(runs.label[at], summaries.get(run_id, {}), questions[run_id])
+            found = paired_corrected(metric, *(ComparedRun(runs.label[at], summaries.get(run_id, {}),
+                                                           {q: questions[run_id][q] for q in compared.questions})
                                                for at, run_id in ((0, best_id), (position, other_id))))
             cells = _corrected_cells(found)  # the verdict, from the corrected interval when there is one, goes last
             row = {**{key: value for key, value in row.items() if key != "verdict"}, **cells,
@@ -145,7 +158,7 @@ def _significance(tracker: RunStore, runs: pd.DataFrame, metric: str, folder: st
                   f"the difference of their {html.escape(metric)} corrected by them, with its 95% interval and the "
                   "labels it rests on; the verdict then follows that interval (better: above 0).</p>")
     lines = "".join(f"<p>{html.escape(difference_line(found))}</p>" for found in corrections if difference_line(found))
-    return intro + _table_html(pd.DataFrame(rows)) + lines
+    return intro + _notes(notes) + _table_html(pd.DataFrame(rows)) + lines
 
 
 def _effects(tracker: RunStore, runs: pd.DataFrame, metric: str, samples: int) -> str:

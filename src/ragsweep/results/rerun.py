@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
-from ragsweep.results.exported import ResultsError, read_per_query
+from ragsweep.results.exported import ResultsError, read_hashes, read_per_query
 from ragsweep.results.corrected import corrected_entries
 from ragsweep.runner.outputs import LATENCY_FILE, read_latency
 from ragsweep.tracking import judges
@@ -38,6 +38,7 @@ class Rerun:
     judge: JudgeInfo | None = None  # the judge that scored its judged metrics; None when none ran
     corrected: dict[str, dict] = field(default_factory=dict)  # its `<metric>_corrected` entries (judge.labels)
     latency: dict[str, np.ndarray] = field(default_factory=dict)  # its latency.json: milliseconds per question
+    questions: dict[str, str | None] = field(default_factory=dict)  # question id -> its sha256 (Query.sha256)
 
 
 def rerun(project: Path, config_path: Path, why: str = "verify", overrides: Sequence[str] = ()) -> Rerun:
@@ -53,7 +54,7 @@ def rerun(project: Path, config_path: Path, why: str = "verify", overrides: Sequ
         if done.returncode != 0:
             raise ResultsError(f"the rerun of {config_path} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         summary = json.loads((Path(output) / "metrics.json").read_text())
-        per_query = read_per_query(Path(output))
+        per_query, questions = read_per_query(Path(output)), read_hashes(Path(output))
         timed = Path(output) / LATENCY_FILE
         latency = read_latency(timed) if timed.is_file() else {}
         ran = OmegaConf.to_container(OmegaConf.load(Path(output) / "config.yaml"), resolve=True)
@@ -61,7 +62,8 @@ def rerun(project: Path, config_path: Path, why: str = "verify", overrides: Sequ
     choices = OmegaConf.to_container(exported.hydra.runtime.choices) if OmegaConf.select(
         exported, "hydra.runtime.choices") is not None else {}
     metrics = logged_metrics(summary)
-    return Rerun(metrics, per_query, judges.from_config(ran, choices, metrics), corrected_entries(summary), latency)
+    return Rerun(metrics, per_query, judges.from_config(ran, choices, metrics), corrected_entries(summary), latency,
+                 questions)
 
 
 def logged_metrics(summary: dict[str, dict]) -> dict[str, float]:

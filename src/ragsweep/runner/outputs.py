@@ -44,7 +44,7 @@ def write_results(output_dir: Path, config: Mapping[str, Any], dataset: Dataset,
         for position, (query, query_hits, scores) in enumerate(zip(dataset.queries, context.kept, per_query,
                                                                    strict=True)):
             retrieved = [_retrieved(chunks[hit.index], hit.score, documents) for hit in query_hits]
-            record = {"id": query.id, "question": query.text,
+            record = {"id": query.id, "question": query.text, per_query_file.HASH: query.sha256(),
                       "references": [ref.to_dict() for ref in query.references],
                       "retrieved": retrieved, "metrics": scores}
             if query.lost:
