@@ -92,13 +92,49 @@ def small_documents(tmp_path) -> Path:
 
 @pytest.mark.slow
 def test_chunkings_of_whole_documents_are_warned_about_once_per_sweep(small_documents, tmp_path):
+    """Once, at the sweep's end, naming the chunkers, and only when every chunker of the sweep kept every document
+    whole: the fixed chunker keeping them whole while the recursive one splits a document is no warning."""
     args = ["-m", "dataset=native", f"dataset.path={small_documents}", "retriever=bm25"]
     whole = _sweep(tmp_path, *args, "chunker=recursive,fixed", "k=1,2")
     assert whole.returncode == 0, whole.stderr[-3000:]
-    assert (whole.stdout + whole.stderr).count(WHOLE_DOCUMENTS) == 1, whole.stdout[-3000:]  # Hydra logs to stdout
+    said = whole.stdout + whole.stderr  # Hydra logs to stdout
+    assert said.count(WHOLE_DOCUMENTS) == 1, whole.stdout[-3000:]
+    assert "is a single chunk under each of the 2 chunkers that ran: chunker=recursive (chunker.size=200), " \
+           "chunker=fixed (chunker.size=800)" in said, said[-3000:]
     split = _sweep(tmp_path, *args, "chunker.size=20", "k=1", "experiment=split")
     assert split.returncode == 0, split.stderr[-3000:]
     assert WHOLE_DOCUMENTS not in split.stdout + split.stderr
+    (small_documents / "documents" / "a.txt").write_text("The quick brown fox jumps over the lazy dog. " * 40)
+    mixed = _sweep(tmp_path, *args, "chunker=recursive,fixed", "k=1", "experiment=mixed")  # recursive splits a.txt
+    assert mixed.returncode == 0, mixed.stderr[-3000:]
+    assert WHOLE_DOCUMENTS not in mixed.stdout + mixed.stderr, mixed.stdout[-3000:]
+
+
+def test_whole_documents_are_said_for_what_ran_since_the_last_time_naming_the_chunker(caplog):
+    """A run's one chunker is named; what ran before the last warning is forgotten, so the next sweep is judged on
+    its own chunkers."""
+    from types import SimpleNamespace
+
+    from ragsweep.runner.whole_documents import record_chunking, say_whole_documents
+    from ragsweep.types import Dataset, Document, Query, Span
+
+    dataset = Dataset("notes", {"a": Document("a", "One."), "b": Document("b", "Two words.")},
+                      [Query("q", "?", (Span("a", 0, 3),))])
+    fixed = SimpleNamespace(params={"chunker": "fixed", "chunker.size": 800}, targets={})
+    sentence = SimpleNamespace(params={}, targets={"chunker": "ragsweep.chunking.sentence.SentenceChunker"})
+    say_whole_documents()  # what other tests' jobs in this process chunked
+    caplog.clear()
+    record_chunking(fixed, dataset, 2)
+    say_whole_documents()
+    record_chunking(fixed, dataset, 2)
+    record_chunking(sentence, dataset, 3)  # splits a document: no warning for this sweep
+    say_whole_documents()
+    record_chunking(fixed, dataset, 2)
+    say_whole_documents()
+    said = [record.getMessage() for record in caplog.records]
+    assert said == 2 * ["every document of notes is a single chunk under chunker=fixed (chunker.size=800) (the longest "
+                        "has 10 characters), so the chunks are the documents whatever the chunker and a comparison of "
+                        "chunkers shows nothing; lower chunker.size"]
 
 
 def test_a_job_returns_its_sweeper_one_value_or_one_per_metric():

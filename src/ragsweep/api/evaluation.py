@@ -38,6 +38,7 @@ from ragsweep.runner.failures import sweep_job_failed
 from ragsweep.runner.preflight import check_config, writable
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
 from ragsweep.runner.run import RunContext, run as run_job
+from ragsweep.runner.whole_documents import say_whole_documents
 from ragsweep.tracking.sweep import Sweep
 from ragsweep.tracking.base import RunStore
 from ragsweep.tracking.tags import FINGERPRINT_TAG
@@ -106,7 +107,10 @@ class Evaluation:
         work for a configuration that cannot run; a run that fails is recorded FAILED and its error raised."""
         cfg, objects = self._compose(choices, overrides)
         output_dir = _folder(_fresh_folder(Path(str(cfg.hydra.run.dir))))
-        run_job(_plan(cfg), RunContext(output_dir), objects)
+        try:
+            run_job(_plan(cfg), RunContext(output_dir), objects)
+        finally:
+            say_whole_documents()
         return _result(output_dir)
 
     def sweep(self, grid: Mapping[str, Sequence[Any]], overrides: Sequence[str] = (),
@@ -154,6 +158,8 @@ class Evaluation:
         except BaseException:  # fail_fast or an error outside the jobs
             log.error("%s; run the same sweep again to run the rest", sweep.stop("FAILED"))
             raise
+        finally:
+            say_whole_documents()
         jobs, _, _, table = sweep.close()
         if table is None:
             return jobs

@@ -7,7 +7,6 @@ exactly when everything it depends on is the same.
 from __future__ import annotations
 
 import hashlib
-import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,10 +22,8 @@ from ragsweep.retrieval.base import Retriever
 from ragsweep.query.base import Rewrite
 from ragsweep.runner.build import ConfigError, Pipeline
 from ragsweep.runner.rewriting import fuse_rewrites, per_question_ms, search_texts
+from ragsweep.runner.whole_documents import record_chunking
 from ragsweep.types import Chunk, Dataset, Hit
-
-log = logging.getLogger(__name__)
-
 
 def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], str]:
     """All chunks of the dataset, in document-id order, and the key identifying them."""
@@ -70,12 +67,7 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
     if k > len(chunks):
         raise ConfigError(f"k={k} is more than the {len(chunks)} chunks this chunker made of {dataset.name}, "
                           f"so every chunk would be retrieved; set k to {len(chunks)} or less")
-    if len(chunks) == len(doc_ids) and dataset.fingerprint not in _WHOLE_DOCUMENTS_WARNED:
-        _WHOLE_DOCUMENTS_WARNED.add(dataset.fingerprint)
-        longest = max(document.length for document in dataset.documents.values())
-        log.warning("every document of %s is a single chunk (the longest has %d characters), so every chunker "
-                    "gives the same chunks and a comparison of chunkers shows nothing; lower chunker.size",
-                    dataset.name, longest)
+    record_chunking(pipeline.plan, dataset, len(chunks))  # whole documents are said at the run's or sweep's end
     return chunks, key
 
 
@@ -89,7 +81,6 @@ def located_counts(chunks_key: str) -> dict[str, int]:
     return _LOCATED.get(chunks_key, {})
 
 
-_WHOLE_DOCUMENTS_WARNED: set[str] = set()  # datasets warned about, once per process
 LATENCY_QUERIES = 20  # questions timed one at a time for the latency percentiles
 
 
