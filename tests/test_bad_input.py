@@ -150,7 +150,7 @@ CASES = {
                                              """quote it: 'dataset.path="/data/a(1)"'"""),
     # ~ is the home folder, as a shell reads it (the shell leaves it alone after `dataset.path=`)
     "path in a home folder missing": Case(["dataset=native", "dataset.path=~/no-such-ragsweep-data"],
-                                          f"dataset.path={Path.home()}/no-such-ragsweep-data does not exist"),
+                                          "/no-such-ragsweep-data does not exist; point dataset.path at a folder"),
     "append an existing key": Case(["+k=3"], "Could not append to config. An item is already at 'k'"),
     # component values
     "overlap not below size": Case(["chunker.overlap=200"], "chunker.overlap (200) must be smaller than chunker.size (200)"),
