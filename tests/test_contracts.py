@@ -72,6 +72,7 @@ BUILT = {"component", "signature"}  # a built stage's own fields (`runner.build.
 RECEIVERS: dict[str, dict[str, tuple[str, ...]]] = {
     "api/choices.py": {"value": ()},  # a caller's own object, before the wrapper class its group names (own.py)
     "cli/__init__.py": {"parser": ()},
+    "cli/gate.py": {"parser": ()},
     "hydra_internals.py": {"loader": ()},
     "identity.py": {"component": EVERY},  # the class of every `_target_` (its version)
     "judging/ensemble.py": {"member": ("judge",), "judge": ()},
@@ -83,7 +84,9 @@ RECEIVERS: dict[str, dict[str, tuple[str, ...]]] = {
     "retrieval/hybrid.py": {"side": ("retriever",)},
     "runner/build.py": {"component in _preflight": PREFLIGHTED, "inner": ("embedder",), "dataset": ()},
     "runner/compose.py": {"error": ()},
-    "runner/costing.py": {"component": ASKING, "model": ("generator",)},  # a generator's own read the same way
+    "runner/costing.py": {"component": ASKING, "model": ("generator",),  # a generator's own read the same way
+                          "searcher": ("embedder", "reranker")},
+    "runner/estimating/endpoints.py": {"cached": ("embedder",)},
     "runner/distinct.py": {"loader": ()},
     "runner/embedding_helpers.py": {"side": ("retriever",)},
     "runner/errors.py": {"error": ()},

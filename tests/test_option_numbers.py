@@ -44,6 +44,8 @@ UNPINNED = {  # option -> why it is not run here
        for option in ("auto", "pdfium", "pypdf", "pdfminer")},
     "generator=llama_cpp": "a llama.cpp server (tests/generation/test_generation_sweep.py checks its answers)",
     "generator=openai": "an endpoint (tests/generation/test_openai.py runs it against a real server)",
+    "embedder=openai": "an endpoint (tests/endpoints/test_embedder.py: Infinity's numbers equal embedder=minilm's)",
+    "reranker=endpoint": "an endpoint (tests/endpoints/test_reranker.py: Infinity's equal reranker=cross_encoder's)",
     "judge=llm": "an LLM behind a server (tests/generation/test_llm_judge_server.py)",
     "relevance_judge=llm": "an LLM behind a server (tests/generation/test_llm_judge_server.py)",
     "judge=nli": "no NLI model can be installed here; MiniLM's untrained head gives random numbers",

@@ -53,6 +53,10 @@ PRELOAD = OptionalAttribute("modules", "libraries its work imports, imported onc
 VERSION = OptionalAttribute("text", "what its numbers come from, as a version (class attribute): raised when a change "
                                     "changes them, so configurations using it get a new fingerprint and a FINISHED "
                                     "run made before runs again, with a warning (`ragsweep.identity.code_versions`)")
+MODEL_NAME = OptionalAttribute("text", "the model `prices.models` prices its tokens by (a local file's name without its "
+                                       "suffix, an endpoint's model); none: no token price")
+REMOTE = OptionalAttribute("flag", "True for an endpoint: its calls are priced by their tokens only, a local model's "
+                                   "also by `prices.cpu_second`")
 ASKS = OptionalAttribute("generator", "the LLM it asks (a generator built from its own config group), whose "
                                       "`model_name` and `remote` price its calls (`prices`)")
 ENABLED = OptionalAttribute("flag", "False on a `none` option's class: the stage does no work and the plan leaves "

@@ -3,44 +3,31 @@ SmolLM2 model the project installs; started and stopped by the tests that need o
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from ragsweep.generation.llama_cpp import packaged_model
+from tests.servers import ServerProcess, free_port
 
 
-class LlamaServer:
-    """One server process; `log` collects its output lines (uvicorn logs each request it answered)."""
+class LlamaServer(ServerProcess):
+    """llama-cpp-python's server; uvicorn logs each request it answered."""
+
+    name = "llama.cpp server"
 
     def __init__(self, port: int) -> None:
-        self.port = port
+        super().__init__(port)
         self.base_url = f"http://127.0.0.1:{port}/v1"
-        self.log: list[str] = []
-        self.process: subprocess.Popen | None = None
 
-    def start(self) -> LlamaServer:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(packaged_model()), "--host", "127.0.0.1",
-             "--port", str(self.port), "--n_threads", "1", "--n_ctx", "2048"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        threading.Thread(target=self._read, args=(self.process,), daemon=True).start()
-        deadline = time.monotonic() + 90
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "llama.cpp server exited:\n" + "".join(self.log[-20:])
-            try:
-                with opener.open(f"{self.base_url}/models", timeout=2):
-                    return self
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError("llama.cpp server did not answer within 90 s")
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "llama_cpp.server", "--model", str(packaged_model()), "--host", "127.0.0.1",
+                "--port", str(self.port), "--n_threads", "1", "--n_ctx", "2048"]
+
+    def ready_url(self) -> str:
+        return f"{self.base_url}/models"
 
     def answered(self, settle: float = 0.0) -> int:
         """Chat completions the server logged as answered. uvicorn logs a request after sending its
@@ -55,21 +42,6 @@ class LlamaServer:
 
     def _answered(self) -> int:
         return sum('"POST /v1/chat/completions HTTP/1.1" 200' in line for line in self.log)
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(30)
-
-    def _read(self, process: subprocess.Popen) -> None:
-        for line in process.stdout:
-            self.log.append(line)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from ragsweep.rerank.cross_encoder import CrossEncoderReranker
 from ragsweep.rerank.embedding import EmbeddingReranker
 from ragsweep.rerank.none import NoReranker
 from ragsweep.types import Chunk, Hit
+from tests.cross_encoder import build_cross_encoder
 
 TEXTS = ["Bananas are yellow fruit.", "The senate passed the budget bill.", "Volcanoes erupt molten rock."]
 CHUNKS = [Chunk("d", i, i + 1, text) for i, text in enumerate(TEXTS)]
@@ -27,19 +28,7 @@ def test_no_reranker_keeps_the_order():
 
 @pytest.fixture(scope="module")
 def local_cross_encoder(tmp_path_factory):
-    """No trained cross-encoder can be installed here, so this builds a real CrossEncoder folder
-    from MiniLM's encoder with a seeded, untrained scoring head: the plumbing (loading by path,
-    scoring pairs, reordering) is real; the scores carry no meaning."""
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    from ragsweep.embedding.minilm import minilm_path
-
-    folder = tmp_path_factory.mktemp("cross_encoder")
-    torch.manual_seed(0)
-    AutoModelForSequenceClassification.from_pretrained(minilm_path(), num_labels=1).save_pretrained(folder)
-    AutoTokenizer.from_pretrained(minilm_path()).save_pretrained(folder)
-    return str(folder)
+    return build_cross_encoder(tmp_path_factory.mktemp("cross_encoder"))
 
 
 def test_cross_encoder_orders_candidates_by_its_scores(local_cross_encoder):

@@ -220,6 +220,8 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
     ("generator=transformers", "judge=lexical"):
         "9b5f32e8ceddd8053e7236b62d3b9c76167787e2e8ba3dac5393d4812ff0d649",
     ("generator=none", "judge=lexical"): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",
+    ("embedder=openai", "embedder.model=m", "embedder.base_url=http://127.0.0.1:9/v1"):
+        "cbd5c60b3dbe687b2174b9a64e8ccd232a713daef7f28ec7c17e4b429fd894f2",
     ("generator=openai", "generator.model=m", "generator.base_url=http://127.0.0.1:9/v1"):
         "1d79440fe6df8be814b2e3c35d605f018df01dfc6844131b74d44dd130e61d2f",
     ("metrics=chroma_compat",): "bea2e550bc568101183f7b6b447e2ef0171c38afc653a74c731d495aa5b2a484",
@@ -231,6 +233,8 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
     ("relevance_judge=span_trained",): "cd1adb5de75d0e685412a527616a5833734080c30f0f9676bbb2b926ffad68cf",
     ("reranker=cross_encoder", "reranker.model=/models/ms-marco-MiniLM-L-6-v2"):
         "1ae40899d634478e1155e92ad8bb2a12d256b07be68ed5a98452486f59006b5b",
+    ("reranker=endpoint", "reranker.model=m", "reranker.base_url=http://127.0.0.1:9"):
+        "b2bb452e67dd75f7ea59baac2726c0fb5e906810b75eb087325b7b350407aa74",
     ("reranker=embedding", "k=5", "depth=3"):
         "b95507204f6a377bcd49d30c1a617482ea6e1392d7efec10ba533223673db1da",
     ("reranker=none",): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",

@@ -138,16 +138,20 @@ def _taken(argv: list[str], *options: str) -> tuple[list[str | None], list[str]]
 
 
 def estimate_table(estimate: SweepEstimate) -> str:
-    """One line per job (its rewrites', answers', judge's and relevance judge's calls, how many are cached, their
-    tokens, its cost; each figure's 95% interval beside it when a job is scaled by a sample), then the sweep's new
+    """One line per job (its rewrites', answers', judge's and relevance judge's calls, and where its embedder or
+    reranker is an endpoint the texts it embeds and the questions it reranks, how many are cached, their tokens, its
+    cost; each figure's 95% interval beside it when a job is scaled by a sample), then the sweep's new
     spending; ~ marks a count predicted with no call of its model cached (cl100k tokens and max_tokens: a bound)."""
     from ragsweep.runner.estimating.intervals import INTERVALS
 
     intervals = any(job.intervals for job in estimate.jobs)
+    at_endpoints = [stage for stage in ("embedding", "rerank") if any(stage in job.stages for job in estimate.jobs)]
+    names = ("query", "generation", "judge", "relevance", *at_endpoints)
     rows = [("job", "questions", "rewrites", "answers", "judge", "relevance",
+             *({"embedding": "embedded texts", "rerank": "reranks"}[stage] for stage in at_endpoints),
              *(column for name in INTERVALS for column in (name, f"{name}_95%")[:1 + intervals]), "new_cost")]
     for job in estimate.jobs:
-        stages = [job.stages.get(stage) for stage in ("query", "generation", "judge", "relevance")]
+        stages = [job.stages.get(stage) for stage in names]
         calls = [f"{s.calls} ({s.cached} cached)" if s else "-" for s in stages]
         rough = "~" if any(s and s.rough for s in stages) else ""
         figures = []
@@ -172,7 +176,9 @@ def estimate_table(estimate: SweepEstimate) -> str:
                      "draws of their questions; - where no call of the job's own scales it")
     if any(s.rough for job in estimate.jobs for s in job.stages.values()):
         lines.append("~: no call of that model is cached yet: prompt tokens counted with cl100k, completions at "
-                     "max_tokens (a bound), seconds not known")
+                     "max_tokens (a bound), seconds not known" +
+                     ("; reranks: each question's candidates at the chunks' mean tokens" if "rerank" in at_endpoints
+                      else ""))
     return "\n".join(lines)
 
 

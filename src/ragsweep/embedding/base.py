@@ -9,7 +9,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ragsweep._memory import release_memory
-from ragsweep.contract import PREFLIGHT, PRELOAD, VERSION, OptionalAttribute
+from ragsweep.contract import MODEL_NAME, PREFLIGHT, PRELOAD, REMOTE, VERSION, OptionalAttribute
 
 Role = Literal["query", "passage"]
 
@@ -22,8 +22,12 @@ class Embedder(Protocol):
 
 # What the engine reads on a embedder beyond the protocol, when it has it (`ragsweep.contract`).
 OPTIONAL = {
+    "absent": OptionalAttribute("method", "absent(texts, role) -> list[str]: the texts it would embed anew (the "
+                                          "cache's wrapper, `embedding.cached`), which an estimate prices"),
     "fill": OptionalAttribute("method", "fill(texts, role) -> int: embed into the cache without returning vectors "
                                         "(the cache's wrapper, `embedding.cached`)"),
+    "model_name": MODEL_NAME,
+    "remote": REMOTE,
     "preflight": PREFLIGHT,
     "preload": PRELOAD,
     "version": VERSION,
@@ -49,6 +53,10 @@ def encode_in_batches(
     release_memory()
     if not parts:
         return np.empty((0, 0), dtype=np.float32)
-    vectors = np.vstack(parts)
+    return unit_length(np.vstack(parts))
+
+
+def unit_length(vectors: np.ndarray) -> np.ndarray:
+    """Each row divided by its L2 norm (a zero row left as it is), so a dot product is a cosine."""
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms == 0, 1, norms)

@@ -44,6 +44,16 @@ class CachedEmbedder:
         self.cache = cache
         self._index = shard_index(folder)
 
+    @property
+    def remote(self) -> bool:
+        """The wrapped embedder's: whether it is an endpoint, whose tokens are priced."""
+        return bool(getattr(self.embedder, "remote", False))
+
+    @property
+    def model_name(self) -> str | None:
+        """The wrapped embedder's model, as `prices.models` names it."""
+        return getattr(self.embedder, "model_name", None)
+
     def preflight(self) -> None:
         """The wrapped embedder's own check (loading its model), so a bad model fails before work."""
         check = getattr(self.embedder, "preflight", None)
@@ -67,6 +77,13 @@ class CachedEmbedder:
         self._embed_missing(texts, role)
         return self.cache.misses["embeddings"] - embedded
 
+    def absent(self, texts: Sequence[str], role: Role = "passage") -> list[str]:
+        """The texts no shard holds yet, each once: what embedding `texts` would ask the embedder for."""
+        keys = _keys(texts, role)
+        self._index.load_new()
+        missing = np.flatnonzero(self._index.rows(keys) < 0)
+        return [texts[position] for position in np.sort(missing[np.unique(keys[missing], return_index=True)[1]])]
+
     def _encode(self, texts: Sequence[str], role: Role) -> np.ndarray:
         keys = self._embed_missing(texts, role)
         if not len(keys):
@@ -76,8 +93,7 @@ class CachedEmbedder:
 
     def _embed_missing(self, texts: Sequence[str], role: Role) -> np.ndarray:
         """Embed the texts no shard holds yet; return every text's key."""
-        keys = np.fromiter((hashlib.sha256(f"{role}\0{text}".encode()).digest() for text in texts), dtype=KEY,
-                           count=len(texts))
+        keys = _keys(texts, role)
         self._index.load_new()
         absent = np.flatnonzero(self._index.rows(keys) < 0)
         missing = np.sort(absent[np.unique(keys[absent], return_index=True)[1]])  # each text once, where first asked
@@ -118,6 +134,12 @@ class CachedEmbedder:
                 self.cache.misses["embeddings"] += len(todo)
             self.cache.hits["embeddings"] += len(shard) - len(todo)
         return True
+
+
+def _keys(texts: Sequence[str], role: Role) -> np.ndarray:
+    """Each text's cache key: the sha256 of its role and text."""
+    return np.fromiter((hashlib.sha256(f"{role}\0{text}".encode()).digest() for text in texts), dtype=KEY,
+                       count=len(texts))
 
 
 class ShardIndex:

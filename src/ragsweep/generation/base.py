@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ragsweep.contract import ENABLED, PREFLIGHT, PRELOAD, VERSION, OptionalAttribute
+from ragsweep.contract import ENABLED, MODEL_NAME, PREFLIGHT, PRELOAD, REMOTE, VERSION, OptionalAttribute
 
 
 @dataclass(frozen=True)
@@ -56,10 +56,8 @@ OPTIONAL = {
                                         "text only), which a component whose prompts need one checks when built"),
     "max_tokens": OptionalAttribute("count", "the answer's token budget, which `ragsweep generate` reads to size its "
                                              "questions"),
-    "model_name": OptionalAttribute("text", "the model `prices.models` prices its tokens by (a local file's name "
-                                            "without its suffix, an endpoint's model); none: no token price"),
-    "remote": OptionalAttribute("flag", "True for an endpoint: its calls are priced by their tokens only, a local "
-                                        "model's also by `prices.cpu_second`"),
+    "model_name": MODEL_NAME,
+    "remote": REMOTE,
     "enabled": ENABLED,
     "preflight": PREFLIGHT,
     "preload": PRELOAD,

@@ -1,17 +1,17 @@
 """Any OpenAI-compatible chat-completions endpoint: vLLM, Ollama, a llama.cpp server, TGI or OpenAI.
 
-Retries (with exponential backoff and jitter, on timeouts, connection errors, 408/409/429 and 5xx)
-are the official `openai` client's own; a question that still fails is returned with its error.
+Retries are the official `openai` client's own (`ragsweep.endpoints`); a question that still fails is returned
+with its error.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from ragsweep.endpoints import check_endpoint, client, error_text
 from ragsweep.generation.base import JSON, Generation, Request, check_positive
 
 log = logging.getLogger(__name__)
@@ -40,17 +40,9 @@ class OpenAIGenerator:
     def __init__(self, base_url: str, model: str, api_key_env: str | None = None, timeout: float = 60.0,
                  max_retries: int = 3, concurrency: int = 1, max_tokens: int = 128, temperature: float = 0.0,
                  seed: int = 0) -> None:
-        if not str(base_url).startswith(("http://", "https://")):
-            raise ValueError(f"generator.base_url={base_url} must be an http(s) URL, e.g. http://127.0.0.1:8080/v1")
-        check_positive(max_retries, "max_retries", allow_zero=True)
-        check_positive(concurrency, "concurrency")
+        check_endpoint("generator", base_url, api_key_env, timeout, max_retries, concurrency)
         check_positive(max_tokens, "max_tokens")
         check_positive(seed, "seed", allow_zero=True)
-        if not timeout > 0:
-            raise ValueError(f"generator.timeout must be > 0 seconds, got {timeout}")
-        if api_key_env and not os.environ.get(api_key_env):
-            raise ValueError(f"generator.api_key_env={api_key_env} names an environment variable that is not set; "
-                             "export it, or set generator.api_key_env=null for a server that needs no key")
         self.base_url, self.model, self.model_name = str(base_url), model, str(model)
         self.api_key_env, self.timeout, self.max_retries = api_key_env, timeout, max_retries
         self.concurrency, self.max_tokens, self.temperature, self.seed = concurrency, max_tokens, temperature, seed
@@ -86,17 +78,14 @@ class OpenAIGenerator:
         except openai.APIError as error:  # still failing after the client's retries
             log.warning("generation failed after %d retries: %s", self.max_retries, error)
             return Generation(None, 1000 * (time.perf_counter() - started),
-                              error=f"{type(error).__name__}: {error}")
+                              error=error_text(error))
         milliseconds = 1000 * (time.perf_counter() - started)
         usage = completion.usage
         return Generation((completion.choices[0].message.content or "").strip(), milliseconds,
                           usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0)
 
     def _client(self, retries: int):
-        import openai
-
-        key = os.environ.get(self.api_key_env, "") if self.api_key_env else "no-key"
-        return openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout, max_retries=retries)
+        return client(self.base_url, self.api_key_env, self.timeout, retries)
 
 
 _ANSWERING: set[str] = set()  # endpoints that answered this process's preflight

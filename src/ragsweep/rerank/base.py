@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ragsweep.contract import PREFLIGHT, PRELOAD, VERSION
+from ragsweep.contract import MODEL_NAME, PREFLIGHT, PRELOAD, REMOTE, VERSION, OptionalAttribute
 from ragsweep.types import Chunk, Hit
 
 
@@ -23,7 +23,11 @@ class Reranker(Protocol):
 
 # What the engine reads on a reranker beyond the protocol, when it has it (`ragsweep.contract`).
 OPTIONAL = {
+    "model_name": MODEL_NAME,
     "preflight": PREFLIGHT,
     "preload": PRELOAD,
+    "remote": REMOTE,
+    "request_ms": OptionalAttribute("object", "with `remote`: each question's request milliseconds in its last "
+                                              "`rerank`, its rerank latency (an endpoint is not asked twice to time it)"),
     "version": VERSION,
 }

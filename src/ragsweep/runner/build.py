@@ -63,6 +63,7 @@ class Pipeline:
     relevance_max_failure_rate: float = 0.05
     relevance_context_weight: float = 0.0  # how far a passage's score moves by its margin over the others retrieved
     prices: Prices = field(default_factory=Prices)  # what each question's calls cost in money (`prices`)
+    embedder: Built | None = None  # the retriever's, cached per text; None for a job that embeds nothing
 
 
 def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[str, Any] | None = None) -> Pipeline:
@@ -99,6 +100,7 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
         cutoff=instantiate_stage(cfg, "cutoff", {}, cache) if "cutoff" in plan.targets else None,
         augmenter=instantiate_stage(cfg, "augment", {}, cache) if "augment" in plan.targets else None,
         compressor=instantiate_stage(cfg, "compress", stages, cache) if "compress" in plan.targets else None,
+        embedder=stages.get("embedder"),
     )
     try:
         pipeline.prices = Prices.from_config(OmegaConf.to_container(cfg.prices) if "prices" in cfg else None)
@@ -112,7 +114,7 @@ def build(plan: JobPlan | DictConfig, preflight: bool = True, objects: Mapping[s
     check_objectives(cfg.get("optimized_metric"), plan)
     if preflight:
         for group in ("chunker", "query", "retriever", "reranker", "embedder", "generator", "judge", "relevance_judge"):
-            stage = stages.get(group) if group == "embedder" else getattr(pipeline, group)
+            stage = getattr(pipeline, group)
             if stage is not None:
                 _preflight(stage.component, group if isinstance(cfg[group].get("generator"), DictConfig) else None)
     return pipeline

@@ -1,4 +1,5 @@
-"""What each question of a job cost in money (`prices`): its rewrite, its search, its answer and its judges' calls.
+"""What each question of a job cost in money (`prices`): its rewrite, its search, its answer and its judges' calls;
+and what embedding its passages at an endpoint cost (`passages_cost`), which its `cost_total` adds.
 
 Every call counts as it was made, cached or not (a cached answer keeps the tokens and milliseconds it took), so
 a configuration's cost is what running it costs, the same in every run of it; a failed call counts too.
@@ -7,7 +8,7 @@ a configuration's cost is what running it costs, the same in every run of it; a 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from ragsweep.metrics.costs import Call, cost_per_question
 from ragsweep.query.base import Rewrite
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.judge_stage import Judgement
+from ragsweep.types import Chunk, Hit
 
 log = logging.getLogger(__name__)
 
@@ -29,14 +31,50 @@ def priced_as(component: Any) -> tuple[str | None, bool]:
     return getattr(model, "model_name", None), bool(getattr(model, "remote", False))
 
 
+def endpoint_model(searcher: Any) -> str | None:
+    """The model an embedder or reranker reaches at an endpoint (its `model_name` when `remote`); None for one that
+    runs here, priced by its time."""
+    return getattr(searcher, "model_name", None) if getattr(searcher, "remote", False) else None
+
+
+def search_calls(pipeline: Pipeline, searched: Sequence[Sequence[str]], chunks: Sequence[Chunk],
+                 first: Sequence[Sequence[Hit]], count_tokens: Callable[[str], int]) -> list[list[Call]]:
+    """Per question, its calls to endpoints while it is searched: the texts it is searched with embedded (the
+    question, or its rewrites), and the reranker reading the question beside each of its candidates."""
+    embedder = endpoint_model(pipeline.embedder.component) if pipeline.embedder else None
+    reranker = endpoint_model(pipeline.reranker.component)
+    candidates = getattr(pipeline.reranker.component, "candidates", 0)
+    calls: list[list[Call]] = [[] for _ in searched]
+    for question, texts, hits in zip(calls, searched, first, strict=True):
+        if embedder is not None:
+            question.append(Call(embedder, True, sum(count_tokens(text) for text in texts)))
+        if reranker is not None:
+            read = hits[:candidates]
+            question.append(Call(reranker, True, len(read) * count_tokens(texts[0])
+                                 + sum(count_tokens(chunks[hit.index].search_text) for hit in read)))
+    return calls
+
+
+def passages_cost(pipeline: Pipeline, passages: Sequence[str], count_tokens: Callable[[str], int]) -> float:
+    """What embedding `passages` at a priced endpoint costs: input price x their tokens / 10^6 (0, without counting
+    them, for an embedder that runs here or whose model has no price)."""
+    model = endpoint_model(pipeline.embedder.component) if pipeline.embedder else None
+    if model is None or model not in pipeline.prices.models:
+        return 0.0
+    return pipeline.prices.of(Call(model, True, sum(count_tokens(text) for text in passages)))
+
+
 def question_costs(pipeline: Pipeline, count: int, samples: Mapping[str, np.ndarray],
                    rewrites: Sequence[Rewrite] | None, generations: Sequence[Generation] | None,
                    judgements: Sequence[Judgement] | None,
-                   relevance: Sequence[Sequence[Verdict]] | None) -> list[float]:
+                   relevance: Sequence[Sequence[Verdict]] | None,
+                   searched: Sequence[Sequence[Call]] | None = None) -> list[float]:
     """Each of the `count` questions' cost: embedding and searching it (the timed questions' mean search and
-    rerank seconds, as every question's), rewriting it, answering it, and judging its answer and passages."""
-    calls: list[list[Call]] = [[Call(None, False, seconds=_mean_seconds(samples, "search_ms", "rerank_ms"))]
-                               for _ in range(count)]
+    rerank seconds, as every question's, and its calls to endpoints while searched, `search_calls`), rewriting it,
+    answering it, and judging its answer and passages."""
+    calls: list[list[Call]] = [[Call(None, False, seconds=_mean_seconds(samples, "search_ms", "rerank_ms")),
+                                *(searched[position] if searched is not None else ())]
+                               for position in range(count)]
     if rewrites is not None:
         model, remote = priced_as(pipeline.query.component)
         for question, made in zip(calls, rewrites, strict=True):

@@ -19,7 +19,7 @@ from ragsweep.runner.build import Pipeline
 from ragsweep.runner.contention import say_if_cores_are_taken
 from ragsweep.runner.context import passed_on
 from ragsweep.runner.corrections import judge_source
-from ragsweep.runner.costing import question_costs
+from ragsweep.runner.costing import passages_cost, question_costs, search_calls
 from ragsweep.runner.failures import fail_on_rewrite_errors
 from ragsweep.runner.outputs import query_traces, write_latency, write_repairs, write_results
 from ragsweep.runner.racing.rounds import RACE_KEY, RaceRound, in_dataset_order
@@ -90,12 +90,17 @@ def run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunCo
             seconds, "scoring",
             lambda: score_questions(pipeline, dataset, chunks, context, generations, judgements, labels, relevance))
         samples = latency_samples(search_ms, rerank_ms, generations, timed)
-        costs = question_costs(pipeline, len(per_query), samples, rewrites, generations, judgements, relevance)
+        count_tokens = pipeline.evaluator.tokenizer.count
+        searched = search_calls(pipeline, [made.texts for made in rewrites] if rewrites is not None
+                                else [(question,) for question in questions], chunks, first, count_tokens)
+        costs = question_costs(pipeline, len(per_query), samples, rewrites, generations, judgements, relevance,
+                               searched)
         for scores, cost in zip(per_query, costs, strict=True):
             scores["cost_per_question"] = cost
         corpora = [query.corpus for query in dataset.queries]
+        passages = passages_cost(pipeline, [chunk.search_text for chunk in chunks], count_tokens)
         summary = {**summarize(per_query, corpora, cfg.get("bootstrap_samples", 1000)),
-                   "cost_total": {"value": float(sum(costs)), "n": len(costs)}}
+                   "cost_total": {"value": float(sum(costs)) + passages, "n": len(costs)}}
         timings = latency_metrics(samples)
         stages = answer_stages(pipeline, dataset, generations, judgements, relevance, labels, samples)
         for stage in stages:

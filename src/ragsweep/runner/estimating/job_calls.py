@@ -17,6 +17,7 @@ from ragsweep.runner.build import Built, Pipeline
 from ragsweep.runner.context import passed_on
 from ragsweep.runner.costing import priced_as
 from ragsweep.runner.estimating.calls import Made, Planned
+from ragsweep.runner.estimating.endpoints import EndpointCalls, endpoint_calls, remote_search
 from ragsweep.runner.estimating.sampling import ask, failed_in_sample, spread
 from ragsweep.runner.generating import answer_requests, unpack_generation
 from ragsweep.runner.judge_stage import held_claims, judge_lists, unpack_listed
@@ -40,6 +41,7 @@ class JobCalls:
     samples: dict[str, np.ndarray]
     questions: int
     claims: dict[str, list[tuple[int, int]]]
+    endpoints: EndpointCalls | None = None  # its embedder's and reranker's calls, when either is an endpoint
 
 
 def planned_calls(pipeline: Pipeline, sample: int = 0) -> JobCalls:
@@ -63,6 +65,10 @@ def planned_calls(pipeline: Pipeline, sample: int = 0) -> JobCalls:
         return [call.held if call.held is not None else Rewrite((question,))
                 for call, question in zip(rewriting, asked, strict=True)]
 
+    endpoints = endpoint_calls(pipeline, dataset, questions)
+    if remote_search(pipeline) and not pipeline.plan.generates and not pipeline.plan.judges_relevance \
+            and "query" not in pipeline.plan.targets:
+        return JobCalls([], {}, len(questions), {}, endpoints)  # priced without embedding: nothing needs a ranking
     ranked = rank_questions(pipeline, dataset, questions, [(0, len(questions))], held_rewrites, {})
     context = passed_on(pipeline, questions, ranked.chunks, ranked.hits, dataset.documents)
     if asked_now:
@@ -78,7 +84,7 @@ def planned_calls(pipeline: Pipeline, sample: int = 0) -> JobCalls:
             claims[_model(pipeline.judge, "judge")[0]] = sizes
     if pipeline.plan.judges_relevance:
         planned += _relevance(pipeline, *relevance_pairs(pipeline, questions, context.chunks, context.hits), guessed)
-    return JobCalls(planned, latency_samples(ranked.search_ms, ranked.rerank_ms), len(questions), claims)
+    return JobCalls(planned, latency_samples(ranked.search_ms, ranked.rerank_ms), len(questions), claims, endpoints)
 
 
 def _rewrites(pipeline: Pipeline, questions: Sequence[str]) -> list[Planned]:

@@ -14,6 +14,7 @@ from ragsweep.query.base import Rewrite
 from ragsweep.runner.build import Pipeline
 from ragsweep.runner.costing import priced_as, question_costs
 from ragsweep.runner.estimating.calls import Held, Made, Planned
+from ragsweep.runner.estimating.endpoints import EndpointCalls
 from ragsweep.runner.estimating.estimates import JobEstimate, StageCount
 from ragsweep.runner.judge_stage import Judgement
 
@@ -21,10 +22,11 @@ MODEL_STAGES = ("query", "generation", "judge", "relevance")  # the stages whose
 
 
 def job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], samples: dict[str, np.ndarray],
-                 questions: int, predict: Callable[[Planned], tuple[Held, bool]]
-                 ) -> tuple[JobEstimate, dict[str, tuple[float, int]]]:
-    """The job's estimate, and the cost and number of the calls it would make anew, by cache key."""
-    job = JobEstimate(label, questions)
+                 questions: int, predict: Callable[[Planned], tuple[Held, bool]],
+                 endpoints: EndpointCalls | None = None) -> tuple[JobEstimate, dict[str, tuple[float, int]]]:
+    """The job's estimate, and the cost and number of the calls it would make anew, by cache key; `endpoints`, its
+    embedder's and reranker's calls at endpoints, priced as its run prices them."""
+    job = JobEstimate(label, questions, dict(endpoints.stages) if endpoints else {})
     made: dict[str, list[Made]] = {stage: [] for stage in MODEL_STAGES}
     judged: dict[str, list[list[Verdict]]] = {stage: [[] for _ in range(questions)] for stage in ("judge", "relevance")}
     missing: dict[str, tuple[float, int]] = {}
@@ -48,8 +50,10 @@ def job_estimate(label: str, pipeline: Pipeline, planned: Sequence[Planned], sam
     judgements = [Judgement(support=[verdicts]) for verdicts in judged["judge"]]
     costs = question_costs(pipeline, questions, samples, made["query"] or None, made["generation"] or None,
                            judgements if pipeline.plan.judges else None,
-                           judged["relevance"] if pipeline.plan.judges_relevance else None)
-    job.cost_total = float(sum(costs))
+                           judged["relevance"] if pipeline.plan.judges_relevance else None,
+                           endpoints.searched if endpoints else None)
+    job.cost_total = float(sum(costs)) + (endpoints.passages if endpoints else 0.0)
+    missing.update(endpoints.new if endpoints else {})
     job.new_cost = float(sum(cost for cost, _ in missing.values()))
     return job, missing
 

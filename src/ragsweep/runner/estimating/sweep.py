@@ -61,7 +61,7 @@ class SweepEstimator:
         jobs, new, owner = [], {}, {}
         for position, (label, pipeline, job) in enumerate(self._points):
             estimate, missing = job_estimate(label, pipeline, planned[position], job.samples, job.questions,
-                                             lambda call, at=position: predictor.predict(call, at))
+                                             lambda call, at=position: predictor.predict(call, at), job.endpoints)
             jobs.append(estimate)
             new.update(missing)
             owner.update(dict.fromkeys(missing, position))
