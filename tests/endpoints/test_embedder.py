@@ -14,8 +14,8 @@ import pytest
 from ragsweep.embedding import openai as module
 from ragsweep.embedding.minilm import MiniLMEmbedder
 from ragsweep.embedding.openai import OpenAIEmbedder
-from tests.endpoints.conftest import SERVED
 from tests.preloaded import run_command
+from tests.servers import SERVED
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

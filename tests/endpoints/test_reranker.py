@@ -8,9 +8,8 @@ import pytest
 from ragsweep.rerank.cross_encoder import CrossEncoderReranker
 from ragsweep.rerank.endpoint import EndpointReranker
 from ragsweep.types import Chunk, Hit
-from tests.endpoints.conftest import SCORER
 from tests.endpoints.test_embedder import RETRIEVAL, _dataset, _sweep
-from tests.servers import free_port
+from tests.servers import SCORER, free_port
 
 pytestmark = pytest.mark.slow
 TEXTS = ["Bananas are yellow fruit.", "The senate passed the budget bill.", "Volcanoes erupt molten rock.",
