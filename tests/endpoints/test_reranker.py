@@ -8,7 +8,7 @@ import pytest
 from ragsweep.rerank.cross_encoder import CrossEncoderReranker
 from ragsweep.rerank.endpoint import EndpointReranker
 from ragsweep.types import Chunk, Hit
-from tests.endpoints.test_embedder import RETRIEVAL, _dataset, _sweep
+from tests.endpoints.test_embedder import RETRIEVAL, _command, _dataset, _sweep
 from tests.servers import SCORER, free_port
 
 pytestmark = pytest.mark.slow
@@ -53,11 +53,16 @@ def test_a_sweep_reranking_at_the_server_scores_as_in_process_and_reranks_once(i
     endpoint = ("reranker=endpoint", f"reranker.base_url={infinity.base_url}", f"reranker.model={SCORER}",
                 f"+prices.models.{SCORER}.input=1")
     before = infinity.answered("/rerank")
+    estimate = _command(tmp_path / "served", "ragsweep", "estimate", *endpoint, *common).stdout
+    assert infinity.answered("/rerank") - before == 1  # priced from the chunks: only the preflight's probe
+    questions = len(data.joinpath("queries.jsonl").read_text().splitlines())
+    assert "reranks" in estimate.splitlines()[0] and f"{questions} (0 cached)" in estimate
+    before = infinity.answered("/rerank")
     served = _sweep(tmp_path / "served", *endpoint, *common)
     for name in RETRIEVAL:
         assert served[f"metrics.{name}"] == pytest.approx(local[f"metrics.{name}"], abs=5e-5), name
     asked = infinity.answered("/rerank") - before
-    assert asked == 1 + len(data.joinpath("queries.jsonl").read_text().splitlines())  # the probe, one a question
+    assert asked == 1 + questions  # the probe, one request a question
     _sweep(tmp_path / "served", *endpoint, *common, "+force=true")
     assert infinity.answered("/rerank") - before - asked == 1  # the probe: the rankings are cached
     assert served["metrics.cost_total"] > 0 and local["metrics.cost_total"] == 0

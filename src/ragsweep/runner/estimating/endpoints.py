@@ -3,6 +3,7 @@ embedded (those the embedding cache lacks are new spending) and each question's 
 
 Reranking is priced without ranking: each question is taken to send its reranker `candidates` chunks of the
 chunking's mean tokens. Rerank calls count as new spending in full, as the estimate does not read the rerank cache.
+A rewriter's texts are embedded too; the estimate counts each question once (marked ~).
 """
 
 from __future__ import annotations
@@ -44,31 +45,31 @@ def endpoint_calls(pipeline: Pipeline, dataset: Dataset, questions: Sequence[str
         return calls
     chunks, chunks_key = chunk_dataset(pipeline, dataset)
     texts = [chunk.search_text for chunk in chunks]
+    tokens = sum(map(count, texts))  # counted once: a team's corpus has a million passages
+    asked = [count(text) for text in questions]
     embedder = endpoint_model(pipeline.embedder.component) if pipeline.embedder else None
     if embedder is not None:
         cached = pipeline.embedder.component
         absent = getattr(cached, "absent", lambda texts, role: list(dict.fromkeys(texts)))
-        new_passages, new_questions = absent(texts, "passage"), absent(list(questions), "query")
+        new_passages, new_questions = absent(texts, "passage"), set(absent(list(questions), "query"))
         embedded = fingerprint(pipeline.embedder.signature)
-        calls.passages = passages_cost(pipeline, texts, count)
+        calls.passages = pipeline.prices.of(Call(embedder, True, tokens))
         calls.new[f"passages {embedded} {chunks_key}"] = (passages_cost(pipeline, new_passages, count),
                                                           len(new_passages))
-        for question, text in zip(calls.searched, questions, strict=True):
-            question.append(Call(embedder, True, count(text)))
-        for text in new_questions:
-            calls.new[f"query {embedded} {text}"] = (pipeline.prices.of(Call(embedder, True, count(text))), 1)
+        for question, text, size in zip(calls.searched, questions, asked, strict=True):
+            question.append(Call(embedder, True, size))
+            if text in new_questions:
+                calls.new[f"query {embedded} {text}"] = (pipeline.prices.of(question[-1]), 1)
         calls.stages["embedding"] = StageCount(len(texts) + len(questions),
                                                len(texts) + len(questions) - len(new_passages) - len(new_questions),
-                                               sum(map(count, texts)) + sum(map(count, questions)))
+                                               tokens + sum(asked), rough="query" in pipeline.plan.targets)
     reranker = endpoint_model(pipeline.reranker.component)
     if reranker is not None and texts:
         read = min(pipeline.plan.candidates, len(texts))
-        mean_tokens = sum(map(count, texts)) / len(texts)
         stage = calls.stages["rerank"] = StageCount(len(questions), 0, 0, rough=True)
-        for position, (question, text) in enumerate(zip(calls.searched, questions, strict=True)):
-            made = Call(reranker, True, round(read * (count(text) + mean_tokens)))
-            question.append(made)
-            stage.prompt_tokens += made.prompt_tokens
+        for position, (question, text, size) in enumerate(zip(calls.searched, questions, asked, strict=True)):
+            question.append(Call(reranker, True, round(read * (size + tokens / len(texts)))))
+            stage.prompt_tokens += question[-1].prompt_tokens
             calls.new[f"rerank {fingerprint(pipeline.reranker.signature)} {chunks_key} {position} {text}"] = (
-                pipeline.prices.of(made), 1)
+                pipeline.prices.of(question[-1]), 1)
     return calls
