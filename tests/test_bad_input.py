@@ -333,3 +333,74 @@ def test_k_beyond_the_chunks_fails_its_job_with_one_line_naming_k(tmp_path):
     assert result.returncode != 0, result.stderr[-3000:]
     assert ("k=3 is more than the 1 chunks this chunker made of data, so every chunk would be retrieved; set k to 1 "
             "or less") in result.stderr, result.stderr[-3000:]
+
+
+# ---- a folder the work cannot write: one line, exit 1, nothing half-written -----------------------------------
+
+def _in_mounts(mounts: str, folder: Path, *command: str) -> subprocess.CompletedProcess:
+    """`command` run in `folder` inside a mount namespace of its own, after the shell commands `mounts`."""
+    script = f'{mounts} && cd {folder} && exec "$@"'  # cd after the mounts: a cwd from before sees the folder below
+    return subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", *command], cwd=folder, env=ENV,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _one_error(done: subprocess.CompletedProcess) -> str:
+    """The run's one error line (a sweep adds its summary line, `ragsweep: the sweep stopped early`)."""
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("ragsweep: error: ")]
+    assert len(errors) == 1, done.stderr[-3000:]
+    return errors[0]
+
+
+def test_a_sweep_that_fills_its_cache_disk_stops_in_one_line_naming_the_folder_and_its_free_space(tmp_path):
+    """cache.dir on a 4 KB file system: the first job fails (recorded FAILED), the sweep stops rather than fail
+    the next job the same way, and no partial cache entry is left."""
+    folder, cache = tmp_path / "project", tmp_path / "project" / "cache"
+    cache.mkdir(parents=True)
+    done = _in_mounts(f"mount -t tmpfs -o size=4k tmpfs {cache}", folder, sys.executable, str(ROOT / "sweep.py"),
+                      "-m", f"cache.dir={cache}", "retriever=bm25", "k=3,5")
+    assert done.returncode == 1, done.stderr[-3000:]
+    error = _one_error(done)
+    assert error.startswith("ragsweep: error: job k=3,retriever=bm25 failed and the sweep stops, as every next job "
+                            f"would: cannot write {cache}/"), error
+    assert f"no space left on the file system of {cache} (" in error and " free); free space there, or point " \
+        "cache.dir at another folder with room" in error, error
+    assert "0 job(s) finished, 1 failed" in done.stderr
+    assert list(cache.iterdir()) == []  # the mount's files went with its namespace; the folder below is untouched
+
+
+def test_a_single_run_that_fills_its_cache_disk_exits_1_in_one_line(tmp_path):
+    folder, cache = tmp_path / "project", tmp_path / "project" / "cache"
+    cache.mkdir(parents=True)
+    done = _in_mounts(f"mount -t tmpfs -o size=4k tmpfs {cache}", folder, "sh", "-c",
+                      f'"$@"; code=$?; find {cache} -name "*.tmp"; exit $code', "sh",
+                      sys.executable, str(ROOT / "sweep.py"), f"cache.dir={cache}", "retriever=bm25")
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert _one_error(done).startswith(f"ragsweep: error: cannot write {cache}/"), done.stderr[-3000:]
+    assert ".tmp" not in done.stdout  # no partial entry left on the full disk
+
+
+@pytest.fixture(scope="module")
+def swept_project(tmp_path_factory) -> Path:
+    """A project made by `ragsweep init` with one finished run (bm25 on a one-document dataset) in its store."""
+    folder = tmp_path_factory.mktemp("swept") / "project"
+    ragsweep = str(Path(sys.executable).with_name("ragsweep"))
+    for command in ([ragsweep, "init", str(folder)],
+                    [ragsweep, "sweep", *_native_args()(folder), "retriever=bm25", "k=1"]):
+        done = subprocess.run(command, cwd=folder.parent if command[1] == "init" else folder, env=ENV,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+    return folder
+
+
+@pytest.mark.parametrize(("command", "where"), [("best", "conf/best"), ("report", "reports")])
+def test_best_and_report_in_a_read_only_project_say_so_in_one_line(swept_project, command, where):
+    """The project folder bind-mounted read-only, as a checkout on a read-only volume is."""
+    before = sorted(swept_project.rglob("*"))
+    ragsweep = Path(sys.executable).with_name("ragsweep")
+    done = _in_mounts(f"mount --bind {swept_project} {swept_project} && mount -o remount,bind,ro {swept_project}",
+                      swept_project, str(ragsweep), command)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert _one_error(done) == (f"ragsweep: error: cannot write {where}: the file system is read-only; mount it "
+                                "writable, or work in a copy you can write"), done.stderr[-3000:]
+    assert sorted(swept_project.rglob("*")) == before

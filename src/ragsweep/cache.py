@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from ragsweep.disk import naming
+
 log = logging.getLogger(__name__)
 
 Arrays = dict[str, np.ndarray]
@@ -233,12 +235,17 @@ def _warn_no_locks(folder: str, reason: str) -> None:
 
 
 def write_entry(path: Path, arrays: Arrays) -> None:
-    """Write arrays plus their checksum to a temp file, then rename it over `path`."""
+    """Write arrays plus their checksum to a temp file, then rename it over `path`; a write that fails (a full
+    disk) leaves no temp file and names the cache's folder, which a failed flush does not."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    with open(partial, "wb") as handle:
-        np.savez(handle, **arrays, _sha256=np.array(_checksum(arrays)))
-    os.replace(partial, path)
+    try:
+        with open(partial, "wb") as handle:
+            np.savez(handle, **arrays, _sha256=np.array(_checksum(arrays)))
+        os.replace(partial, path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise naming(error, path.parent) from error
 
 
 def read_entry(path: Path) -> Arrays | None:

@@ -157,6 +157,7 @@ def test_a_run_that_keeps_no_question_says_only_the_error(generated, documents):
     done = generate(documents, out, generated.parent / "cache", "filters.min_excerpt_relevance=1")  # drafts cached
     assert done.returncode == 1, done.stderr[-2000:]
     assert [line for line in done.stderr.splitlines() if line.startswith("ragsweep:")] == [
-        f"ragsweep: error: no question was kept (dropped: {done.stderr.split('(dropped: ')[1].split(')')[0]}); "
-        f"{out / 'generation_report.md'} says which check dropped them"]
+        f"ragsweep: error: no question was kept (dropped: {done.stderr.split('(dropped: ')[1].split(')')[0]}), so "
+        f"no dataset was written; {out / 'generation_report.md'} says which check dropped them"]
     assert "excerpt_relevance" in done.stderr and "sweep it" not in done.stdout and "wrote" not in done.stdout
+    assert sorted(path.name for path in out.iterdir()) == ["generation_report.json", "generation_report.md"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import ragsweep  # noqa: F401  (offline defaults before MLflow loads)
 from ragsweep.cli import gate, generate, judges, labels, project, results, serve
+from ragsweep.disk import cannot_write, write_refused
 from ragsweep.runner.entry import conf_dir
 
 SIGNED_VALUE_OPTIONS = ("--max-drop", "--significance")  # the gate's own checks explain a negative value
@@ -24,7 +25,18 @@ _SIGNED = re.compile(r"^-[\d.]")
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run one command; a folder it cannot write (read-only, full, forbidden) ends it in one line, exit code 1."""
+    try:
+        return _command(sys.argv[1:] if argv is None else argv)
+    except Exception as error:
+        refused = write_refused(error)
+        if refused is None:
+            raise
+        print(f"ragsweep: error: {cannot_write(refused)}", file=sys.stderr)
+        return 1
+
+
+def _command(argv: list[str]) -> int:
     if argv[:1] == ["sweep"] and argv[1:] not in (["-h"], ["--help"]):  # Hydra's command line, passed on whole
         from ragsweep.runner.entry import sweep
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ragsweep.disk import cannot_write, write_refused
 from ragsweep.runner.entry import conf_dir
 
 
@@ -18,7 +19,7 @@ def generate_command(args: argparse.Namespace) -> int:
     from ragsweep.runner.compose import compose_config
     from ragsweep.runner.errors import ConfigError
     from ragsweep.runner.build import Built, group_config, instantiate_stage
-    from ragsweep.runner.generate import QuestionSetWriter
+    from ragsweep.runner.generate import QuestionSetWriter, too_many_failed
 
     overrides = [f"paths.root={args.project.resolve()}",
                  *([f"+dataset={args.dataset}"] if args.dataset else []),
@@ -39,12 +40,19 @@ def generate_command(args: argparse.Namespace) -> int:
             documents = read_documents(args.documents, "--documents")
         report = QuestionSetWriter(cfg, documents).write(args.out)
     except (ConfigError, DatasetError, ValueError, OSError) as error:
-        print(f"ragsweep: error: {str(error).splitlines()[0]}", file=sys.stderr)
-        return 2
+        refused = write_refused(error)  # a full or read-only disk: the set was not written, none of it is left
+        print(f"ragsweep: error: {cannot_write(refused) if refused else str(error).splitlines()[0]}", file=sys.stderr)
+        return 1 if refused else 2
     dropped = ", ".join(f"{reason} {count}" for reason, count in report["dropped"].items() if count) or "none"
     if not report["questions_kept"]:
-        print(f"ragsweep: error: no question was kept (dropped: {dropped}); {args.out / 'generation_report.md'} "
-              "says which check dropped them", file=sys.stderr)
+        print(f"ragsweep: error: no question was kept (dropped: {dropped}), so no dataset was written; "
+              f"{args.out / 'generation_report.md'} says which check dropped them", file=sys.stderr)
+        return 1
+    failed, limit = report["dropped"]["generation_failed"], float(cfg.generator.get("max_error_rate", 0.05))
+    if too_many_failed(report, limit):
+        print(f"ragsweep: error: {failed} of {report['passages_tried']} drafts failed (more than "
+              f"generator.max_error_rate={limit}), so no dataset was written; see {args.out / 'generation_report.md'}, "
+              "then rerun: failed calls are not cached, finished drafts are", file=sys.stderr)
         return 1
     print(f"kept {report['questions_kept']} of {report['questions_wanted']} questions wanted from "
           f"{report['passages_tried']} passages (yield {report['yield']:.0%}; dropped: {dropped}); "
@@ -54,12 +62,6 @@ def generate_command(args: argparse.Namespace) -> int:
     quoted = args.out / "questions.jsonl"
     print(f"or, with its evidence as quotes ({quoted}), on your files with any parser: ragsweep sweep -m "
           f"dataset=files dataset.path=<your folder> dataset.questions={quoted} parser=pdfium,pypdf")
-    failed, limit = report["dropped"]["generation_failed"], float(cfg.generator.get("max_error_rate", 0.05))
-    if report["passages_tried"] and failed / report["passages_tried"] > limit:
-        print(f"ragsweep: error: {failed} of {report['passages_tried']} drafts failed (more than "
-              f"generator.max_error_rate={limit}); see generation_report.md, then rerun: failed calls are not "
-              "cached, finished drafts are", file=sys.stderr)
-        return 1
     return 0
 
 

@@ -3,7 +3,8 @@
 A job whose query rewriter, generator or judge fails more calls than its config allows writes the failed calls
 beside its results and ends with one line naming the file; a rerun retries only them, since failed calls are never
 cached. In a sweep, the failed job is already recorded FAILED with its traceback; `fail_fast` decides
-whether the sweep stops there or goes on.
+whether the sweep stops there or goes on, except for a folder it cannot write (read-only, full, forbidden), which
+stops it: every next job would fail the same way.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import orjson
 
+from ragsweep.disk import cannot_write
 from ragsweep.generation.base import Generation
 from ragsweep.query.base import Rewrite
 from ragsweep.tracking.base import TrackingUnavailable
@@ -61,6 +64,14 @@ def sweep_job_failed(name: str, error: Exception, fail_fast: bool, command_line:
         log.error("job %s failed: %s; it is recorded as FAILED and the sweep goes on", name, error)
     else:
         log.exception("job %s failed; it is recorded as FAILED and the sweep goes on (fail_fast=true stops it)", name)
+
+
+def stop_on_refused_write(name: str, error: OSError, setting: str | None, in_sweep: bool) -> NoReturn:
+    """End the job `name` (already recorded FAILED), and its sweep, in one line: a read-only, full or forbidden
+    folder would fail every next job the same way, so a sweep stops rather than fail each in turn."""
+    stops = f"job {name} failed and the sweep stops, as every next job would: " if in_sweep else ""
+    print(f"ragsweep: error: {stops}{cannot_write(error, setting)}", file=sys.stderr)
+    raise SystemExit(1) from None
 
 
 def write_calls(path: Path, failed: list[dict], who: str) -> list[Path]:

@@ -31,7 +31,7 @@ from ragsweep.questions.report import QuestionSetAudit
 from ragsweep.questions.sampling import attempt_order, quotas
 from ragsweep.questions.screening import (FILTERS, UNSUPPORTED_ANSWER, Attempt, DraftScreen, Screened,
                                          attempts_for)
-from ragsweep.questions.writing import record, write_dataset
+from ragsweep.questions.writing import record, write_dataset, write_reports
 from ragsweep.runner.build import Built, ConfigError, group_config, instantiate_stage, judge_stage
 from ragsweep.runner.errors import in_group
 from ragsweep.runner.verdicts import cached_verdicts
@@ -52,6 +52,7 @@ class QuestionSetWriter:
     def __init__(self, cfg: DictConfig, documents: dict[str, Document]) -> None:
         self.documents = documents
         self.settings = check_settings(cfg)
+        self.max_error_rate = float(cfg.generator.get("max_error_rate", 0.05))
         cache_cfg = group_config(cfg, "cache")
         self.cache = StageCache.from_settings(cache_cfg)
         stages: dict[str, Built] = {"cache": Built(self.cache, {})}
@@ -113,8 +114,12 @@ class QuestionSetWriter:
                         kept_here += 1
         report.seconds = time.perf_counter() - started
         records = [record(number, s) for number, s in enumerate(kept, start=1)]
-        write_dataset(out, documents, records, report)
-        return report.to_dict(records)
+        written = report.to_dict(records)
+        if records and not too_many_failed(written, self.max_error_rate):
+            write_dataset(out, documents, records, report)
+        else:  # a failed run: why, and no dataset that would pass for one
+            write_reports(out, records, report)
+        return written
 
     def _drafts(self, attempts: Sequence[Attempt],
                 report: QuestionSetAudit) -> list[tuple[Draft | None, tuple[str, str]]]:
@@ -158,6 +163,12 @@ class QuestionSetWriter:
 
 
 _TOKENIZER = Tokenizer("cl100k_base")  # excerpt lengths in the report
+
+
+def too_many_failed(report: dict[str, Any], max_error_rate: float) -> bool:
+    """Whether more drafts failed to generate than `generator.max_error_rate` allows: the run failed."""
+    failed, tried = report["dropped"]["generation_failed"], report["passages_tried"]
+    return bool(tried) and failed / tried > max_error_rate
 
 
 def check_settings(cfg: DictConfig) -> dict[str, Any]:

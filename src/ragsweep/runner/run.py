@@ -20,10 +20,11 @@ from omegaconf import DictConfig
 from ragsweep.cores import CoreShare
 from ragsweep.data.base import DatasetError
 from ragsweep.data.loading import load_once
+from ragsweep.disk import write_refused
 from ragsweep.identity import config_label, versions_text
 from ragsweep.metrics import registry
 from ragsweep.runner.build import ConfigError, Pipeline, build
-from ragsweep.runner.failures import JOB_FAILURES, sweep_job_failed
+from ragsweep.runner.failures import JOB_FAILURES, stop_on_refused_write, sweep_job_failed
 from ragsweep.runner.job import run_job
 from ragsweep.runner.embedding_helpers import help_embed, is_helper
 from ragsweep.runner.plan import JobNaming, JobPlan, plan_job
@@ -69,6 +70,9 @@ def _returned(cfg: DictConfig, name: str, context: RunContext, work: Callable[[]
         print(f"ragsweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     except Exception as error:
+        refused = write_refused(error)
+        if refused is not None:
+            stop_on_refused_write(name, refused, _setting_of(refused, cfg, context), context.parent is not None)
         if context.parent is not None:
             sweep_job_failed(name, error, cfg.get("fail_fast", False))
             return None if RACE_KEY in cfg else objective(None, cfg.get("optimized_metric"))
@@ -79,6 +83,17 @@ def _returned(cfg: DictConfig, name: str, context: RunContext, work: Callable[[]
     if RACE_KEY in cfg:
         return json.loads((context.output_dir / RACE_FILE).read_text())
     return objective(means, cfg.get("optimized_metric"))
+
+
+def _setting_of(error: OSError, cfg: DictConfig, context: RunContext) -> str | None:
+    """The setting that names the folder a refused write was in (cache.dir, paths.mlruns, paths.outputs), if any."""
+    if error.filename is None:
+        return None
+    path = Path(error.filename).resolve()
+    folders = {"cache.dir": cfg.get("cache", {}).get("dir"), "paths.mlruns": cfg.get("paths", {}).get("mlruns"),
+               "paths.outputs": context.output_dir}
+    return next((setting for setting, folder in folders.items()
+                 if folder is not None and path.is_relative_to(Path(str(folder)).resolve())), None)
 
 
 def objective(values: Mapping[str, float] | None, optimized_metric: str | Sequence[str] | None
