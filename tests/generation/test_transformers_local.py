@@ -84,7 +84,7 @@ def test_without_llama_cpp_its_generator_says_how_to_get_it_before_any_work(monk
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` raises ImportError
     monkeypatch.setattr("ragsweep.generation.llama_cpp._MODELS", {})
-    with pytest.raises(ValueError, match=r"llama.cpp is not installed: pip install 'ragsweep\[llama\]'.*"
+    with pytest.raises(ValueError, match=r"llama.cpp is not installed: .*pip install -e .*\[llama\].*"
                                          r"or use generator=transformers, which needs no compiler"):
         LlamaCppGenerator(n_ctx=512).preflight()
 

@@ -14,6 +14,7 @@ from hydra import compose, initialize_config_dir
 from ragsweep.generation.base import Generation, Request
 from ragsweep.generation.own import OwnGenerator
 from ragsweep.judging.llm import LLMJudge
+from ragsweep.packaged import install_command
 from ragsweep.query.hyde import HydeRewriter
 from ragsweep.query.multi_query import MultiQueryRewriter
 from ragsweep.runner.errors import ConfigError
@@ -93,7 +94,7 @@ def test_without_llama_cpp_each_stage_that_runs_it_names_its_own_group_before_an
     with pytest.raises(ConfigError) as refused:
         build(plan_job(_compose(tmp_path, *overrides)))
     message = str(refused.value)
-    assert "\n" not in message and message.startswith("llama.cpp is not installed: pip install 'ragsweep[llama]'")
+    assert "\n" not in message and message.startswith(f"llama.cpp is not installed: {install_command('llama')} ")
     assert message.endswith(advice)
 
 

