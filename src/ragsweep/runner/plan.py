@@ -223,10 +223,17 @@ def _without(overrides: str, groups: Sequence[str]) -> str:
     return ",".join(kept)
 
 
+GRID_GROUP = "sweep"  # the named grids' config group (+sweep=NAME)
+
+
 def check_settings(cfg: DictConfig) -> None:
     """Refuse top-level keys and cache keys that no stage reads, naming the closest one that exists."""
     known = (*STAGE_GROUPS, *SETTINGS)
     for key in cfg:
+        if key == GRID_GROUP:  # Hydra puts a group's file under its group's key unless the file says otherwise
+            raise ConfigError(f"{GRID_GROUP}: a named grid's settings ({', '.join(map(str, cfg[key] or {}))}) landed "
+                              f"under a '{GRID_GROUP}:' key, as its file lacks the header: make `# @package _global_` "
+                              f"the first line of {GRID_GROUP}/<name>.yaml, as in the packaged grids")
         if key not in known:
             raise ConfigError(f"{key}: no stage reads this key; {closest(key, known)}"
                               f"the keys ragsweep reads are {', '.join(known[:-1])}")

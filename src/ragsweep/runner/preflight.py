@@ -105,6 +105,9 @@ def check_config(cfg: DictConfig, objects: Mapping[str, Any] | None = None) -> D
     dataset = loaded(pipeline.dataset)
     if pipeline.cache.enabled:
         writable(Path(str(cfg.cache.dir)), "cache.dir", folder=True)
+    outputs = OmegaConf.select(cfg, "paths.outputs")  # each job's folder, metrics.json and per_query.jsonl
+    if outputs is not None:
+        writable(Path(str(outputs)), "paths.outputs", folder=True)
     tracker = pipeline.tracker
     problem = tracker.problem()
     if problem:
