@@ -1,10 +1,11 @@
 """`ragsweep estimate` with an LLM judge, against the judge's calls and tokens and the cost the same sweep then makes.
 
 From an empty stage cache and an empty folder (its own MLflow store): SmolLM2 answers the first 24 questions of
-sotu_qa (generator=llama_cpp, bm25) and judges the answers with itself (judge=llm, each answer's claims decomposed
-by the model, each claim checked against each passage), at k=3, so the cache holds that model's answers, claim lists
-and verdicts. Then k=3,5 is estimated as it stands (the k=5 job predicted from the k=3 job's calls) and with
---sample 8 (the k=5 job's calls for 8 questions made first and cached, its others scaled by them), and run. Each
+sotu_qa (generator=llama_cpp, bm25) and judges the answers with itself (judge=llm judge/generator=llama_cpp, each
+answer's claims decomposed by the model, each claim checked against each passage), at k=3, so the cache holds that
+model's answers, claim lists and verdicts. Then k=3,5 is estimated as it stands (the k=5 job predicted from the k=3
+job's calls) and with --sample 8 (the k=5 job's calls for 8 questions made first and cached, its others scaled by
+them), and run. Each
 job's judge calls, their prompt and completion tokens, and cost_total (with its 95% interval) are set against what
 the sweep made: the judge's figures counted from the stage cache after the sweep (which then holds every call the
 runs made), cost_total as logged. Prices as in benchmarks/estimate.py.
@@ -27,7 +28,7 @@ from racing import provenance
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = 24
 SMALLEST = 2  # --smallest's questions
-JUDGED = [*FIXED, "judge=llm", "judge.decompose=true", "query=none"]
+JUDGED = [*FIXED, "judge=llm", "judge/generator=llama_cpp", "judge.decompose=true", "query=none"]  # as measured
 FIRST = ["k=3"]
 GRID = ["k=3,5"]
 FIGURES = ("judge calls", "judge's prompt tokens", "judge's completion tokens", "cost_total")

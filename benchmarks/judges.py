@@ -28,6 +28,7 @@ import ragsweep  # noqa: F401  (offline defaults)
 
 ROOT = Path(__file__).resolve().parents[1]
 JUDGES = ("lexical", "embedding", "likelihood", "trained", "trained_mpnet", "llm", "ensemble")
+MODEL = {"llm": ["judge/generator=llama_cpp"]}  # as its `auc` was measured (its default model is transformers)
 
 
 def main() -> None:
@@ -55,7 +56,8 @@ def main() -> None:
     rows = []
     for name in args.judges.split(","):
         started = time.perf_counter()
-        judge, config = build_judge(ROOT / "conf", name, args.overrides, [c for _, claims in sets for c in claims])
+        overrides = [*MODEL.get(name, []), *args.overrides]
+        judge, config = build_judge(ROOT / "conf", name, overrides, [c for _, claims in sets for c in claims])
         chosen = [(label, claims[: args.limit]) for label, claims in sets]
         result = cross_corpus(judge, chosen, name, config)
         first, second = result.held_out

@@ -52,9 +52,9 @@ UNPINNED = {  # option -> why it is not run here
     "reranker=cross_encoder": "no cross-encoder can be installed here; MiniLM loaded as one has an untrained head, "
                               "whose numbers depend on the random state before it (tests/rerank/ checks it)",
     "judge=trained_mpnet": "judge=trained with all-mpnet-base-v2, whose load alone takes a minute; judge=trained runs",
-    **{f"query={option}": "its default model is llama.cpp, which runs in the llama_cpp tests' group "
-                          "(tests/runner/test_query.py); through transformers (llguidance holds its JSON list) "
-                          "tests/query/test_transformers_rewriters.py runs it; its fingerprint is pinned in "
+    **{f"query={option}": "an LLM's JSON list: through its default model, transformers (llguidance holds the "
+                          "list), tests/query/test_transformers_rewriters.py runs it; through llama.cpp the "
+                          "llama_cpp tests' group (tests/runner/test_query.py); its fingerprint is pinned in "
                           "tests/runner/test_plan.py"
        for option in ("multi_query", "decompose")},
 }

@@ -147,8 +147,9 @@ def test_a_retrieval_only_run_carries_no_judge(tmp_path, small_dataset):
 def test_judge_calls_that_fail_are_counted_kept_and_fail_the_run(tmp_path, small_dataset):
     """SmolLM2 with room for 3 tokens cannot finish its JSON verdict nor its list of questions: every call is
     parse_failed, with what it said kept; the run logs everything, then ends FAILED with the calls as an artifact."""
-    args = ("k=1", "generator=extractive", "judge=llm", "judge.generator.max_tokens=3", "judge.list_max_tokens=3",
-            "judge.retries=0", "relevance_judge=llm", "relevance_judge.generator.max_tokens=3",
+    args = ("k=1", "generator=extractive", "judge=llm", "judge/generator=llama_cpp", "judge.generator.max_tokens=3",
+            "judge.list_max_tokens=3", "judge.retries=0", "relevance_judge=llm", "relevance_judge/generator=llama_cpp",
+            "relevance_judge.generator.max_tokens=3",
             "relevance_judge.retries=0", "dataset=native", f"dataset.path={small_dataset}")
     failed = _sweep(tmp_path, *args)
     assert failed.returncode == 1

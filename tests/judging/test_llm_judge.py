@@ -115,6 +115,9 @@ def test_the_config_builds_the_judge_and_its_generator():
     assert cfg.max_failure_rate == 0.05 and cfg.threshold == 0.5 and cfg.decompose is False
     from ragsweep.identity import RUNNER_KEYS
 
+    from ragsweep.generation.transformers_local import TransformersGenerator
+
     judge = instantiate(OmegaConf.masked_copy(cfg, [key for key in cfg if key not in RUNNER_KEYS["judge"]]))
-    assert isinstance(judge.generator, LlamaCppGenerator) and judge.generator.max_tokens == 32
+    # its default model is one the default install runs (issue 72); llama_cpp is judge/generator=llama_cpp
+    assert isinstance(judge.generator, TransformersGenerator) and judge.generator.max_tokens == 32
     assert judge.decompose_claims is False and judge.retries == 1

@@ -30,8 +30,8 @@ DOCUMENTS = {
              "to the port of Hull. Work began the following spring. The canal cost 41,000 pounds, twice the "
              "estimate, and opened in 1905.",
 }
-LOOSE = ["passages.size=40", "attempts_per_question=1", "filters.min_excerpt_relevance=0",
-         "filters.max_duplicate_similarity=1", "filters.round_trip_k=0", "judge=none"]
+LOOSE = ["generator=llama_cpp", "passages.size=40", "attempts_per_question=1", "filters.min_excerpt_relevance=0",
+         "filters.max_duplicate_similarity=1", "filters.round_trip_k=0", "judge=none"]  # llama.cpp: not the default
 
 pytestmark = [pytest.mark.slow, pytest.mark.llama_cpp]
 

@@ -73,18 +73,21 @@ def test_a_sweeps_check_and_the_estimate_refuse_a_model_without_json_in_one_line
 
 
 @pytest.mark.parametrize(("overrides", "advice"), [
-    (["query=multi_query"], "or use query/generator=transformers, which needs no compiler"),
-    (["query=hyde"], "or use query/generator=transformers, which needs no compiler"),
-    (["relevance_judge=llm"], "or use relevance_judge/generator=transformers, which needs no compiler"),
-    (["generator=extractive", "judge=llm"], "or use judge/generator=transformers, which needs no compiler"),
+    (["query=multi_query", "query/generator=llama_cpp"],
+     "or use query/generator=transformers, which needs no compiler"),
+    (["query=hyde", "query/generator=llama_cpp"], "or use query/generator=transformers, which needs no compiler"),
+    (["relevance_judge=llm", "relevance_judge/generator=llama_cpp"],
+     "or use relevance_judge/generator=transformers, which needs no compiler"),
+    (["generator=extractive", "judge=llm", "judge/generator=llama_cpp"],
+     "or use judge/generator=transformers, which needs no compiler"),
     (["generator=llama_cpp"], "or use generator=transformers, which needs no compiler"),
     (["generator=extractive", "judge=likelihood"],
      "or choose another judge: judge=lexical, judge=embedding or judge=llm judge/generator=transformers"),
 ])
 def test_without_llama_cpp_each_stage_that_runs_it_names_its_own_group_before_any_work(overrides, advice, tmp_path,
                                                                                       monkeypatch):
-    """The default install (no `llama` extra): the preflight that loads each model says what to choose instead,
-    in the group that chooses that model."""
+    """The default install (no `llama` extra) with llama.cpp chosen: the preflight that loads each model says what to
+    choose instead, in the group that chooses that model."""
     from ragsweep.runner.build import build
     from ragsweep.runner.plan import plan_job
 
@@ -96,6 +99,32 @@ def test_without_llama_cpp_each_stage_that_runs_it_names_its_own_group_before_an
     message = str(refused.value)
     assert "\n" not in message and message.startswith(f"llama.cpp is not installed: {install_command('llama')} ")
     assert message.endswith(advice)
+
+
+@pytest.mark.parametrize(("overrides", "group"), [
+    (["query=multi_query"], "query"), (["query=hyde"], "query"), (["query=decompose"], "query"),
+    (["generator=extractive", "judge=llm"], "judge"), (["relevance_judge=llm"], "relevance_judge"),
+])
+def test_the_default_model_of_each_llm_option_is_one_the_default_install_runs(overrides, group, tmp_path,
+                                                                             monkeypatch):
+    """Without llama.cpp, each option that asks a model for JSON builds with its default model: transformers, whose
+    JSON llguidance holds (issue 72); llama_cpp is chosen with `<group>/generator=llama_cpp`."""
+    from ragsweep.generation.transformers_local import TransformersGenerator
+    from ragsweep.runner.build import build
+    from ragsweep.runner.plan import plan_job
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` raises ImportError
+    monkeypatch.setattr("ragsweep.generation.llama_cpp._MODELS", {})
+    cfg = _compose(tmp_path, *overrides)
+    assert cfg[group].generator._target_ == "ragsweep.generation.transformers_local.TransformersGenerator"
+    built = getattr(build(plan_job(cfg), preflight=False), group).component
+    assert isinstance(built.generator, TransformersGenerator)
+
+
+def test_ragsweep_generate_drafts_with_transformers_by_default():
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("generate")
+    assert cfg.generator._target_ == "ragsweep.generation.transformers_local.TransformersGenerator"
 
 
 def test_a_nested_models_bad_setting_is_named_where_it_is_set(tmp_path):

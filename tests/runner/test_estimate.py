@@ -378,9 +378,11 @@ def test_the_judges_calls_are_counted_from_the_held_answers_claims(tmp_path, scr
     assert _sweep(project, "-m", *grid, "k=5").returncode == 0
     made = _metrics(project, 5)["judge_failure_rate"]["n"]  # an answer to make: the held answers' mean claims
     assert predicted["judge"].calls == pytest.approx(made, rel=0.25)
-    rewriting = estimate("k=3", "query=multi_query")["k=3"].stages  # no rewrite cached: each question searched as asked
+    # no rewrite cached: each question searched as asked
+    rewriting = estimate("k=3", "query=multi_query", "query/generator=llama_cpp")["k=3"].stages
     assert (rewriting["query"].cached, rewriting["generation"].cached) == (0, 0)  # its prompts held, as k=3's: to make
-    llm = [*(setting for setting in grid if setting != "judge=lexical"), "judge=llm", "judge.decompose=true", "k=3"]
+    llm = [*(setting for setting in grid if setting != "judge=lexical"), "judge=llm", "judge/generator=llama_cpp",
+           "judge.decompose=true", "k=3"]
     planned = planned_calls(build(plan_job(compose_config(conf_dir(project), llm)))).planned
     lists = [call for call in planned if call.group.endswith(" statements")]  # the LLM judge's claims of each answer
     assert [call.question for call in lists] == [0, 1, 2, 3] and all(call.held is None for call in lists)

@@ -161,6 +161,9 @@ def test_the_plans_config_is_read_only_so_no_stage_can_change_what_was_fingerpri
 # Two more at issue 71: a job that generates no answers leaves out the metrics' answer-only settings (its
 # answer_embedder and correctness_weight score no number of it), so every retrieval-only fingerprint moved (was
 # f8dbeca4… for the defaults); and the trained judges declare their training recipe as a version (judge=4).
+# At issue 72 the model of the rewriters and the llm judges became transformers by default (the default install has no
+# llama.cpp), so the bare options' fingerprints moved to transformers'; with their generator chosen as llama_cpp they
+# are what the bare options were before, so runs made with llama.cpp are found as before.
 FINGERPRINTS_BEFORE_THE_PLAN = {
     (): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",
     ("cache=default",): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",
@@ -206,7 +209,9 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
         "cb9b8d4b756c3845479b7dd5191bc2187f48dd600946741069f52f01f8e1daae",
     ("generator=extractive", "judge=likelihood"):
         "2525ee2075c76933b0fe027daf32859019574fb18c2e657d7e8355e0c29a817d",
-    ("generator=extractive", "judge=llm"): "387a415212fda228f13b87876e0b7532bf35743c774ecc93f8c01920edbccfa0",
+    ("generator=extractive", "judge=llm"): "0002e8f13a659e78d6cd13d57809891ba33c314cd15126b8376efa9eef60e484",
+    ("generator=extractive", "judge=llm", "judge/generator=llama_cpp"):  # judge=llm's before issue 72
+        "387a415212fda228f13b87876e0b7532bf35743c774ecc93f8c01920edbccfa0",
     ("generator=extractive", "judge=nli", "judge.model_path=/tmp"):
         "7d0b832fb0a276a3d25519472b7652f4508838f256a3b8d6a8ed6e4f0d3ddd5d",
     ("generator=extractive", "judge=none"):
@@ -228,7 +233,9 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
     ("metrics=default",): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",
     ("relevance_judge=embedding",): "90cb3276df4c578edb3dfcc2be3c093fd16d15fcff29162a01ddeb93dfe49956",
     ("relevance_judge=lexical",): "94147f18b1a8971af18549be839a884e3aaba2128f8e504d0bb30a009e7b59ec",
-    ("relevance_judge=llm",): "192f2da0a70dde4f048a937749939f44641ff26a6a1a8c367718c33f9ebb9829",
+    ("relevance_judge=llm",): "3eca56be0db55f6fcc1f969bb5a443a6edd8a427c69491c854487cee3ffe2d02",
+    ("relevance_judge=llm", "relevance_judge/generator=llama_cpp"):  # relevance_judge=llm's before issue 72
+        "192f2da0a70dde4f048a937749939f44641ff26a6a1a8c367718c33f9ebb9829",
     ("relevance_judge=none",): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",
     ("relevance_judge=span_trained",): "cd1adb5de75d0e685412a527616a5833734080c30f0f9676bbb2b926ffad68cf",
     ("reranker=cross_encoder", "reranker.model=/models/ms-marco-MiniLM-L-6-v2"):
@@ -239,9 +246,14 @@ FINGERPRINTS_BEFORE_THE_PLAN = {
         "b95507204f6a377bcd49d30c1a617482ea6e1392d7efec10ba533223673db1da",
     ("reranker=none",): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",
     ("query=none",): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",  # added later: as before
-    # an LLM's JSON list: run by the llama_cpp tests (tests/runner/test_query.py), not tests/test_option_numbers.py
-    ("query=multi_query",): "05a02f954f1d8a8c570db72ac5acf5addb1ca6ebe085adf896147850341a9ccd",
-    ("query=decompose",): "5adcac88f731de9b427f8cb9481cc3d2e1675e1b7c1c87d24c1efd015a19ba29",
+    # an LLM's JSON list: run by tests/query/test_transformers_rewriters.py (transformers, the default) and the
+    # llama_cpp tests (tests/runner/test_query.py), not tests/test_option_numbers.py
+    ("query=multi_query",): "c9e14cb24f10621ce4450843c21946e05beaf0086b2a92394c2a48615f904029",
+    ("query=decompose",): "f86a94c6515af8595b532589916f2e22f445b27aa12a89bd93f1fe28a342ec76",
+    ("query=multi_query", "query/generator=llama_cpp"):  # query=multi_query's before issue 72
+        "05a02f954f1d8a8c570db72ac5acf5addb1ca6ebe085adf896147850341a9ccd",
+    ("query=decompose", "query/generator=llama_cpp"):  # query=decompose's before issue 72
+        "5adcac88f731de9b427f8cb9481cc3d2e1675e1b7c1c87d24c1efd015a19ba29",
     ("cutoff=none",): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",
     ("augment=none",): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",
     ("compress=none",): "907ed1506b67c76cf8ec5c40197cd1bfbc35c0ba21ac0934c1e51f65f3aff306",
