@@ -9,6 +9,9 @@ per-question values, with a paired bootstrap interval):
           query=none,hyde x augment=none,neighbours (4 jobs)
   lists   the same, with the rewriters that write lists (SmolLM2 through llama.cpp's JSON grammar):
           query=none,multi_query,decompose (3 jobs)
+  rewriters  sotu_qa, generator=extractive, bm25, k=3, every rewriter on its default model, the default install's
+          (SmolLM2 through transformers, JSON held by llguidance): query=none,multi_query,decompose,hyde (4 jobs);
+          also prints each job's share of valid rewrites and texts searched a question
   threshold  chroma_general, generator=extractive, dense retrieval (MiniLM, cosine scores), k=5:
           cutoff=threshold cutoff.min_score=-1,0.3,0.5 (3 jobs; -1 passes every hit, as cutoff=none does)
 Metrics: token_iou, token_recall, answer_f1, cost_per_question (prices.cpu_second=0.0001: the machine's time),
@@ -18,7 +21,7 @@ Prints each sweep's wall time, each effects table and the provenance line (machi
 `--smallest` (what `make test` runs): one grid, `smallest` (augment=none,neighbours under the chroma grid's
 settings, k=3, on benchmarks/smallest.py's short addresses), its token_iou effects, a stage cache of its own.
 
-Usage: python benchmarks/knobs.py [--grids chroma sotu lists threshold] [--data DIR] [--cache DIR] [--smallest]
+Usage: python benchmarks/knobs.py [--grids chroma sotu lists rewriters threshold] [--data DIR] [--cache DIR] [--smallest]
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ GRIDS = {
     "sotu": ["dataset=sotu_qa", "generator=llama_cpp", "retriever=bm25", "k=3", "query=none,hyde",
              "augment=none,neighbours"],
     "lists": ["dataset=sotu_qa", "generator=llama_cpp", "retriever=bm25", "k=3", "query=none,multi_query,decompose"],
+    "rewriters": ["dataset=sotu_qa", "generator=extractive", "retriever=bm25", "k=3",
+                  "query=none,multi_query,decompose,hyde"],
     "threshold": ["dataset=chroma_general", "generator=extractive", "retriever=dense", "k=5", "cutoff=threshold",
                   "cutoff.min_score=-1,0.3,0.5"],
 }
@@ -67,6 +72,21 @@ def effects(folder: Path, metric: str) -> str:
     return done.stdout.strip() if done.returncode == 0 else f"(effects failed: {done.stderr.strip()[-500:]})"
 
 
+def rewrites(folder: Path) -> str:
+    """Each job's share of questions whose rewrite was valid (1 - query_failure_rate) and texts searched a question
+    (query_texts_mean), from the folder's store; empty for a grid without rewriters."""
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{folder}/mlruns/mlflow.db")
+    runs = mlflow.search_runs(experiment_names=["ragsweep"])
+    if "metrics.query_failure_rate" not in runs:
+        return ""
+    rows = runs[runs["tags.ragsweep.role"] == "job"].dropna(subset=["metrics.query_failure_rate"])
+    return "\n".join(["| job | valid rewrites | texts searched a question |", "|---|---|---|"] + [
+        f"| {row['tags.mlflow.runName']} | {1 - row['metrics.query_failure_rate']:.3f} | "
+        f"{row.get('metrics.query_texts_mean', float('nan')):.2f} |" for _, row in rows.iterrows()])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grids", nargs="+", choices=list(GRIDS), default=None, help="default: all")
@@ -92,6 +112,8 @@ def main() -> None:
                       f"({seconds / 60:.1f} min)\n")
                 for metric in metrics:
                     print(f"### {metric}\n\n{effects(folder, metric)}\n", flush=True)
+                if table := rewrites(folder):
+                    print(f"### rewrites\n\n{table}\n", flush=True)
     print(provenance())
 
 
