@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,14 +45,31 @@ FIXED = ["dataset=sotu_qa", "generator=llama_cpp", "retriever=bm25", "prices.cpu
          f"prices.models={{{MODEL}:{{input:0.15,output:0.6}}}}", "bootstrap_samples=200"]
 FIRST = ["query=none", "k=3"]
 GRID = ["query=none,multi_query", "k=3,5"]
+# The config the sweeps and estimates read: main() points it at `llama_rewriters`' copy (estimate_judge.py keeps this).
+CONF, SWEEP = ROOT / "conf", ROOT / "sweep.py"
 FIGURES = ("answers' prompt tokens", "answers' completion tokens", "rewrites' prompt tokens",
            "rewrites' completion tokens", "cost_total")
 
 
+def llama_rewriters(folder: Path) -> tuple[Path, Path]:
+    """A copy of conf/ (and sweep.py beside it) in `folder` whose rewriters' model is llama_cpp, as this benchmark
+    measured them before their default became transformers: a grid holding query=none cannot name
+    query/generator=llama_cpp on the command line (none has no model, so Hydra refuses the override)."""
+    conf = folder / "conf"
+    shutil.copytree(ROOT / "conf", conf)
+    for option in ("multi_query", "hyde", "decompose"):
+        path = conf / "query" / f"{option}.yaml"
+        text = path.read_text(encoding="utf-8")
+        if "  - generator: transformers\n" not in text:
+            raise SystemExit(f"{path}: its default model is no longer transformers; update llama_rewriters")
+        path.write_text(text.replace("  - generator: transformers\n", "  - generator: llama_cpp\n"), encoding="utf-8")
+    shutil.copy(ROOT / "sweep.py", folder / "sweep.py")
+    return conf, folder / "sweep.py"
+
+
 def sweep(args: list[str]) -> float:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(ROOT / "sweep.py"), "-m", *args], cwd=ROOT, capture_output=True,
-                          text=True)
+    done = subprocess.run([sys.executable, str(SWEEP), "-m", *args], cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"the sweep failed:\n{done.stderr[-3000:]}")
     return time.perf_counter() - started
@@ -70,13 +88,12 @@ def estimated(args: list[str], sample: int, figures: Callable = answer_figures,
               within: float | None = None) -> tuple[dict[str, list], float, SweepEstimate]:
     """Each job's `figures` as `ragsweep estimate [--sample N] [--within SHARE]` predicts them, its wall time and the
     whole estimate."""
-    from ragsweep.runner.entry import conf_dir
     from ragsweep.runner.estimating.sweep import SweepEstimator
     from ragsweep.runner.preflight import check_command_line
 
     started = time.perf_counter()
     estimator = SweepEstimator(sample)
-    problems = check_command_line(["-m", *args], conf_dir(ROOT), visit=estimator.visit)
+    problems = check_command_line(["-m", *args], CONF, visit=estimator.visit)
     if problems:
         raise SystemExit("\n".join(problems))
     made = estimator.narrowed(within) if within is not None else estimator.estimate()
@@ -134,6 +151,7 @@ def interval(bounds: tuple[float, float] | None, theirs: float) -> str:
 
 
 def main() -> None:
+    global CONF, SWEEP
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--sample", type=int, default=None, help="questions asked first per job (default 16)")
@@ -149,6 +167,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ragsweep-estimate-") as scratch:
         folder = (args.folder or Path(scratch)).resolve()
         folder.mkdir(parents=True, exist_ok=True)
+        CONF, SWEEP = llama_rewriters(folder / "llama_rewriters")
         where = [*FIXED, *limit, f"paths.root={folder}", f"paths.data={args.data.resolve()}",
                  f"cache.dir={folder / 'cache'}"]
         made = measured(where, FIRST, GRID, args.sample, within=args.within)
@@ -192,7 +211,7 @@ def sample_sizes(where: list[str], sizes: tuple[int, ...] = (8, 16, 24, 32), dra
     from ragsweep.runner.plan import plan_job
 
     def held(point: list[str]) -> tuple:
-        pipeline = build(plan_job(compose_config(ROOT / "conf", [*where, *point])))
+        pipeline = build(plan_job(compose_config(CONF, [*where, *point])))
         return pipeline, planned_calls(pipeline)
 
     def estimated(*jobs: tuple) -> SweepEstimate:
