@@ -74,7 +74,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     generate.add_argument("--out", type=Path, required=True, help="folder to write the native dataset and its report to")
     generate.add_argument("--questions-per-document", type=int, help="on average (default: conf/generate.yaml)")
     generate.add_argument("--generator", help="transformers (default, local, nothing compiled), llama_cpp (local, "
-                                              "faster: pip install 'ragsweep[llama]') or openai (with "
+                                              "faster: the llama extra, whose install its error gives) or openai (with "
                                               "generator.base_url=...)")
     generate.add_argument("overrides", nargs="*", help="settings of conf/generate.yaml, e.g. judge=trained "
                                                        "filters.round_trip_k=0 generator.base_url=http://...")

