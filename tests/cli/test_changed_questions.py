@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_results import _jobs, _ragsweep, _run
+from tests.cli.test_results import _jobs, _ragsweep, _run, write_questions
 
 DOCS = {"apples": "Apples grow on trees. Most apples are red or green.",
         "rivers": "Rivers carry water to the sea. The Nile is a long river.",
@@ -21,15 +21,6 @@ QUESTIONS = [("t1", "What colour are apples?", "apples", "Most apples are red or
              ("t4", "Is the Sun a star?", "stars", "The Sun is a star.")]
 
 
-def _write_questions(folder: Path, questions: list[tuple[str, str, str, str]]) -> None:
-    lines = []
-    for qid, question, doc, content in questions:
-        start = DOCS[doc].index(content)
-        references = [{"doc_id": doc, "start": start, "end": start + len(content), "content": content}]
-        lines.append(json.dumps({"id": qid, "question": question, "references": references}))
-    (folder / "queries.jsonl").write_text("\n".join(lines) + "\n")
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, scratch_project) -> Path:
     """One job on a four-question dataset, exported as `base`; then t4 removed and t2 reworded."""
@@ -38,12 +29,12 @@ def project(tmp_path_factory, scratch_project) -> Path:
     (data / "documents").mkdir(parents=True)
     for name, text in DOCS.items():
         (data / "documents" / f"{name}.txt").write_text(text)
-    _write_questions(data, QUESTIONS)
+    write_questions(data, DOCS, QUESTIONS)
     swept = _run(folder, sys.executable, "sweep.py", "dataset=native", f"dataset.path={data}", "retriever=bm25", "k=1")
     assert swept.returncode == 0, swept.stderr[-3000:]
     exported = _ragsweep(folder, "best", "--name", "base")
     assert exported.returncode == 0, exported.stderr[-3000:]
-    _write_questions(data, [QUESTIONS[0], (*QUESTIONS[1][:1], "Where do the rivers flow?", *QUESTIONS[1][2:]),
+    write_questions(data, DOCS, [QUESTIONS[0], (*QUESTIONS[1][:1], "Where do the rivers flow?", *QUESTIONS[1][2:]),
                             QUESTIONS[2]])
     return folder
 

@@ -53,13 +53,18 @@ def _tiny_dataset(folder: Path) -> Path:
     (folder / "documents").mkdir(parents=True)
     for name, text in TINY_DOCS.items():
         (folder / "documents" / f"{name}.txt").write_text(text)
+    write_questions(folder, TINY_DOCS, TINY_QUESTIONS)
+    return folder
+
+
+def write_questions(folder: Path, docs: dict[str, str], questions: list[tuple[str, str, str, str]]) -> None:
+    """`folder/queries.jsonl`: each (id, question, doc, quoted content) with its span found in `docs[doc]`."""
     lines = []
-    for qid, question, doc, content in TINY_QUESTIONS:
-        start = TINY_DOCS[doc].index(content)
+    for qid, question, doc, content in questions:
+        start = docs[doc].index(content)
         references = [{"doc_id": doc, "start": start, "end": start + len(content), "content": content}]
         lines.append(json.dumps({"id": qid, "question": question, "references": references}))
     (folder / "queries.jsonl").write_text("\n".join(lines) + "\n")
-    return folder
 
 
 @pytest.fixture(scope="module")
