@@ -36,7 +36,8 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGG
                -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DLLAVA_BUILD=OFF
 LLAMA_WHEELS := $(HOME)/.cache/ragsweep/llama-wheels/$(shell printf '%s' '$(LLAMA_CMAKE)' | sha256sum | cut -c1-12)
 
-$(LLAMA_WHEELS)/.built: $(VENV)/.installed
+# Order-only (|): a fresh clone's new .venv needs no new wheel; the folder's flags already say what it was built with.
+$(LLAMA_WHEELS)/.built: | $(VENV)/.installed
 	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PIP) wheel --no-cache-dir --no-deps -c constraints.txt -w $(LLAMA_WHEELS) \
 		llama-cpp-python
 	touch $@
