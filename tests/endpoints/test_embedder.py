@@ -15,7 +15,7 @@ from ragsweep.embedding import openai as module
 from ragsweep.embedding.minilm import MiniLMEmbedder
 from ragsweep.embedding.openai import OpenAIEmbedder
 from tests.preloaded import run_command
-from tests.servers import SERVED
+from tests.servers import SERVED, free_port
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def test_vectors_from_the_server_are_the_in_process_models_in_order_whatever_the
 
 
 def test_a_server_that_is_not_there_is_named_before_work_and_a_failed_request_fails_the_encode(infinity):
-    gone = f"http://127.0.0.1:{_closed_port()}"
+    gone = f"http://127.0.0.1:{free_port()}"  # bound a moment and released: nothing listens there
     with pytest.raises(ValueError, match=f"embedder.base_url={gone} with embedder.model={SERVED} does not embed"):
         OpenAIEmbedder(gone, SERVED).preflight()
     with pytest.raises(RuntimeError, match=f"embedder.base_url={gone}: embedding failed after 0 retries"):
@@ -136,8 +136,3 @@ def _chunks(data: Path) -> list[str]:
     text = (data / "documents" / "1790-Washington-1.txt").read_text()
     return [chunk.search_text for chunk in chunker.split(Document("1790-Washington-1", text))]
 
-
-def _closed_port() -> int:
-    from tests.servers import free_port
-
-    return free_port()  # bound a moment and released: nothing listens there
