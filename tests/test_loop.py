@@ -181,6 +181,26 @@ def test_a_finished_run_of_older_code_is_run_again_and_the_sweep_says_why(projec
     assert "skipped" in third.stdout + third.stderr and len(_jobs(_runs(project, "versions"))) == 2
 
 
+def test_a_run_made_under_older_identity_rules_is_run_again_and_the_sweep_says_why(project):
+    """A retrieval-only run from before its answer-only settings left the fingerprint carries the fingerprint those
+    settings gave (no versions then, so the unversioned one): found, announced as a change of rules, run again."""
+    from mlflow import MlflowClient
+
+    args = ("-m", "retriever=bm25", "k=3", "experiment=rules")
+    assert _sweep(project, *args).returncode == 0
+    first = _jobs(_runs(project, "rules")).iloc[0]
+    then = first["tags.ragsweep.config_fingerprint_unversioned"]
+    assert then != first["tags.ragsweep.config_fingerprint"]
+    client = MlflowClient(f"sqlite:///{project}/mlruns/mlflow.db")
+    client.set_tag(first.run_id, "ragsweep.config_fingerprint", then)  # as the older code tagged it
+    again = _sweep(project, *args)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (f"run {first.run_id} finished this configuration under an older fingerprint (ragsweep's identity rules "
+            "changed, its code's versions did not: none declared)") in again.stdout + again.stderr
+    jobs = _jobs(_runs(project, "rules"))
+    assert len(jobs) == 2 and jobs["metrics.ndcg"].nunique() == 1
+
+
 def test_a_killed_sweep_resumes_without_losing_or_repeating_runs(project):
     # recursive's texts are embedded already (the module's sweep); sentence's are not: killed while embedding them
     args = [sys.executable, "sweep.py", "-m", "chunker=recursive,sentence", "k=3", "experiment=killed"]

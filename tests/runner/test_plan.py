@@ -280,6 +280,15 @@ def test_fingerprints_are_those_existing_stores_were_made_with(overrides):
     assert plan_job(cfg).fingerprint("data") == FINGERPRINTS_BEFORE_THE_PLAN[overrides]
 
 
+def test_a_retrieval_only_jobs_unversioned_fingerprint_is_the_one_it_had_before_answer_only_settings_left_it():
+    """Runs made then are found by it, so a sweep says why it runs them again (tests/test_loop.py)."""
+    plan = plan_job(_compose("paths.root=/tmp/fpx"))
+    assert "answer_embedder" not in plan.resolved["metrics"]
+    assert plan.unversioned_fingerprint("data") == "f8dbeca448ac60279a851343d79fef396d2a8f6f5c943e69937e407dc6b12458"
+    answering = plan_job(_compose("generator=extractive", "judge=lexical", "paths.root=/tmp/fpx"))
+    assert answering.unversioned_fingerprint("data") == answering.fingerprint("data")  # it reads them: no change
+
+
 @pytest.mark.parametrize("overrides", list(FINGERPRINTS_BEFORE_THE_PLAN))
 def test_a_configuration_has_one_fingerprint_in_every_project_folder(overrides):
     """Two clones, or a team's folders sharing one server, find each other's runs of the same configuration."""
@@ -344,5 +353,6 @@ def test_a_class_that_declares_a_version_puts_it_in_the_fingerprint_and_none_kee
     versioned = plan_job(cfg)
     assert unversioned.versions == {} and versioned.versions == {"retriever": "2"}
     assert versioned.fingerprint("data") != unversioned.fingerprint("data")
-    assert versioned.unversioned_fingerprint("data") == unversioned.fingerprint("data")  # what finds older runs
+    # what finds older runs (with the settings a retrieval-only job does not read: the test above)
+    assert versioned.unversioned_fingerprint("data") == unversioned.unversioned_fingerprint("data")
     assert plan_job(_compose("retriever=bm25", "paths.root=/tmp/fpx")).versions == {}  # no class declares one yet

@@ -94,6 +94,9 @@ class JobPlan:
     targets: Mapping[str, str]  # the `_target_` of each stage group the job builds
     versions: Mapping[str, str] = field(default_factory=dict)  # the versions its classes declare, by where named
     unused: tuple[str, ...] = ()  # stage groups the composed config had that the job does not build
+    # settings of built groups the job does not read (ANSWER_ONLY_SETTINGS), by group: in no fingerprint but the
+    # unversioned one, which runs made before the plan left them out still share
+    unread: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -128,9 +131,12 @@ class JobPlan:
         return self.fingerprint(fingerprint("dataset settings", self.resolved.get("dataset")))
 
     def unversioned_fingerprint(self, dataset_fingerprint: str) -> str:
-        """The identity without its code's versions: shared by the runs of this configuration that older code
-        made, which a sweep finds to say why it runs the configuration again."""
-        return config_fingerprint(dict(self.resolved), dataset_fingerprint)
+        """The identity without its code's versions and with the settings it does not read: shared by the runs of
+        this configuration that older code made (those before the answer-only settings left a retrieval-only
+        identity included), which a sweep finds to say why it runs the configuration again."""
+        whole = {key: {**value, **self.unread[key]} if key in self.unread else value
+                 for key, value in self.resolved.items()}
+        return config_fingerprint(whole, dataset_fingerprint)
 
 
 # The stage groups in data-flow order; a job builds those its plan keeps.
@@ -186,8 +192,10 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
     resolved = {key: value for key, value in OmegaConf.to_container(job, resolve=True).items()
                 if key not in dropped}
     resolved["depth"] = depth
+    unread = {}
     for group, keys in ({} if generates else ANSWER_ONLY_SETTINGS).items():
         if isinstance(resolved.get(group), dict):
+            unread[group] = {key: value for key, value in resolved[group].items() if key in keys}
             resolved[group] = {key: value for key, value in resolved[group].items() if key not in keys}
     config = OmegaConf.create(resolved)
     OmegaConf.set_readonly(config, True)
@@ -202,7 +210,7 @@ def plan_job(cfg: DictConfig, naming: JobNaming | None = None) -> JobPlan:
                if isinstance(resolved.get(group), dict) and "_target_" in resolved[group]}
     return JobPlan(config, resolved, whole, generates, judges, judges_relevance, k, candidates, depth, label,
                    sweep_name(naming.choices if naming else {}), params, targets,
-                   code_versions(resolved, target_class), unused)
+                   code_versions(resolved, target_class), unused, unread)
 
 
 def _unused_groups(cfg: DictConfig, whole: bool, generates: bool) -> tuple[str, ...]:

@@ -33,6 +33,7 @@ from ragsweep.runner.racing.rounds import RACE_FILE, RACE_KEY, RaceRound, race_d
 from ragsweep.tracking.base import RunExtension, Tracker
 from ragsweep.tracking.tags import RACE_QUESTIONS_TAG, VERSIONS_TAG
 from ragsweep.tracking.runs import download_per_query
+from ragsweep.tracking.store import full_store, sqlite_database
 from ragsweep.types import Dataset
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ def _returned(cfg: DictConfig, name: str, context: RunContext, work: Callable[[]
         print(f"ragsweep: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     except Exception as error:
-        refused = write_refused(error)
+        refused = write_refused(error) or full_store(error)
         if refused is not None:
             stop_on_refused_write(name, refused, _setting_of(refused, cfg, context), context.parent is not None)
         if context.parent is not None:
@@ -86,12 +87,14 @@ def _returned(cfg: DictConfig, name: str, context: RunContext, work: Callable[[]
 
 
 def _setting_of(error: OSError, cfg: DictConfig, context: RunContext) -> str | None:
-    """The setting that names the folder a refused write was in (cache.dir, paths.mlruns, paths.outputs), if any."""
+    """The setting that names the folder a refused write was in (cache.dir, paths.mlruns, tracking.uri,
+    paths.outputs), if any."""
     if error.filename is None:
         return None
     path = Path(error.filename).resolve()
+    database = sqlite_database(str(cfg.get("tracking", {}).get("uri")))
     folders = {"cache.dir": cfg.get("cache", {}).get("dir"), "paths.mlruns": cfg.get("paths", {}).get("mlruns"),
-               "paths.outputs": context.output_dir}
+               "tracking.uri": database.parent if database else None, "paths.outputs": context.output_dir}
     return next((setting for setting, folder in folders.items()
                  if folder is not None and path.is_relative_to(Path(str(folder)).resolve())), None)
 
@@ -158,14 +161,21 @@ def _next_round(pipeline: Pipeline, context: RunContext, race: RaceRound) -> dic
 
 
 def _say_if_older_code_ran_it(pipeline: Pipeline, unversioned: str, config_id: str) -> None:
-    """Warn when this configuration has a FINISHED run made by code of other versions: it runs again, and the
+    """Warn when this configuration has a FINISHED run made by code of other versions, or under identity rules
+    since changed (a retrieval-only job's answer-only settings once in its fingerprint): it runs again, and the
     user learns why a configuration they had run is not skipped."""
     older = pipeline.tracker.finished_by_other_code(unversioned, config_id)
-    if older is not None:
-        then = older.tags.get(VERSIONS_TAG) or "none declared"
-        now = versions_text(pipeline.plan.versions) or "none declared"
+    if older is None:
+        return
+    then = older.tags.get(VERSIONS_TAG) or "none declared"
+    now = versions_text(pipeline.plan.versions) or "none declared"
+    if then != now:
         log.warning("%s: run %s finished this configuration with code of other versions (then: %s; now: %s), "
                     "so its numbers may differ; running it again", pipeline.plan.label, older.run_id, then, now)
+    else:
+        log.warning("%s: run %s finished this configuration under an older fingerprint (ragsweep's identity rules "
+                    "changed, its code's versions did not: %s), so its numbers should not differ; running it "
+                    "again", pipeline.plan.label, older.run_id, now)
 
 
 def _run_race_round(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunContext,
