@@ -438,3 +438,56 @@ def test_best_and_report_in_a_read_only_project_say_so_in_one_line(swept_project
     assert _one_error(done) == (f"ragsweep: error: cannot write {where}: the file system is read-only; mount it "
                                 "writable, or work in a copy you can write"), done.stderr[-3000:]
     assert sorted(swept_project.rglob("*")) == before
+
+
+FILL = "(dd if=/dev/zero of={0}/filler bs=4k 2>/dev/null || true)"  # writes until the tmpfs at {0} is full
+
+
+def _store_filled(project: Path, tmp_path: Path) -> str:
+    """Mounts that put a copy of `project`'s mlruns/ on a tmpfs over it, then fill that tmpfs."""
+    mlruns, disk = project / "mlruns", tmp_path / "disk"
+    disk.mkdir()
+    return (f"mount -t tmpfs -o size=8m tmpfs {disk} && cp -a {mlruns}/. {disk}/ && mount --bind {disk} {mlruns} "
+            f"&& {FILL.format(mlruns)}")
+
+
+@pytest.mark.parametrize(("sweep", "fix"), [([], "paths.mlruns"), (["-m", "chunker.size=100,200"],
+                                                                   "paths.mlruns (or tracking.uri)")])
+def test_a_full_disk_under_the_mlflow_store_ends_a_run_or_a_sweep_in_one_line_naming_the_database(
+        swept_project, tmp_path, sweep, fix):
+    """The project's store copied onto a tmpfs mounted over mlruns/, then filled: SQLite's `database or disk is
+    full`, which MLflow raises as no OSError, ends the run (its job) or the sweep (its parent run) before any job."""
+    mlruns = swept_project / "mlruns"
+    outputs = sorted((swept_project / "outputs").rglob("*"))
+    done = _in_mounts(_store_filled(swept_project, tmp_path), swept_project,
+                      str(Path(sys.executable).with_name("ragsweep")), "sweep", *sweep,
+                      "dataset=native", f"dataset.path={swept_project / 'data'}", "retriever=bm25", "k=1")
+    assert done.returncode == 1, done.stderr[-3000:]
+    error = _one_error(done)
+    assert error.startswith(f"ragsweep: error: cannot write {mlruns / 'mlflow.db'}: no space left on the file system "
+                            f"of {mlruns} ("), error
+    assert error.endswith(f" free); free space there, or point {fix} at another folder with room"), error
+    assert "Traceback" not in done.stdout, done.stdout[-3000:]  # MLflow's own log of the error
+    if sweep:
+        assert sorted((swept_project / "outputs").rglob("*")) == outputs  # no job started
+
+
+def test_sync_into_a_store_on_a_full_disk_stops_in_one_line_and_keeps_the_record(swept_project, tmp_path):
+    """`ragsweep sync` writes runs into the store: on its full disk it stops at the first record, as every next
+    would fail the same way, and the record stays for a sync once there is room."""
+    from ragsweep.tracking.record import RECORD_FILE, RunRecord
+
+    mlruns = swept_project / "mlruns"
+    record = RunRecord(tmp_path / "job", f"sqlite:///{mlruns / 'mlflow.db'}", "kept", "0" * 32, "k=1", {}, {"k": "1"})
+    record.add("metrics", {"recall": 1.0})
+    record.not_taken("metrics")
+    record.end("FINISHED")
+    kept = (tmp_path / "job" / RECORD_FILE).read_text()
+    done = _in_mounts(_store_filled(swept_project, tmp_path), swept_project,
+                      str(Path(sys.executable).with_name("ragsweep")), "sync", str(tmp_path / "job"))
+    assert done.returncode == 1, done.stderr[-3000:]
+    error = _one_error(done)
+    assert error.startswith(f"ragsweep: error: cannot write {mlruns / 'mlflow.db'}: no space left on the file system "
+                            f"of {mlruns} ("), error
+    assert error.endswith(" free); free space there, or point --tracking-uri at another folder with room"), error
+    assert (tmp_path / "job" / RECORD_FILE).read_text() == kept

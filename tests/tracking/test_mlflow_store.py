@@ -87,3 +87,33 @@ def test_a_race_round_extends_its_run_left_open_and_marks_it_done_last(tmp_path)
     assert (tracker.run(run_id).status, tracker.run(run_id).tags["questions"]) == ("FAILED", "20")
     history = mlflow.MlflowClient(tracker.uri).get_metric_history(run_id, "recall")
     assert [(m.step, m.value) for m in history] == [(10, 0.5), (20, 0.6)]
+
+
+def test_a_full_disk_under_the_store_mid_run_raises_an_oserror_naming_the_database_and_keeps_the_record(
+        tmp_path, monkeypatch):
+    """SQLite's full disk, passed on by MLflow as no OSError, ends the job (every next call would fail the same
+    way) as the ENOSPC `disk.cannot_write` says in one line; what the store did not take stays in the record."""
+    import errno
+    import json
+    import sqlite3
+
+    from mlflow.exceptions import MlflowException
+
+    from ragsweep.tracking.record import RECORD_FILE
+    from ragsweep.tracking.store import full_store
+
+    tracker = MlflowTracker(f"sqlite:///{tmp_path}/mlflow.db", "store", str(tmp_path / "artifacts"))
+
+    def full(*args, **kwargs):
+        try:
+            raise sqlite3.OperationalError("database or disk is full")
+        except sqlite3.OperationalError as error:
+            raise MlflowException(f"(sqlite3.OperationalError) {error}") from error
+
+    with pytest.raises(OSError) as raised, tracker.start_run("k=3", {"k": 3}, {}, record_dir=tmp_path / "job"):
+        monkeypatch.setattr(tracker, "_log_metrics", full)
+        tracker.log_metrics({"recall": 0.5})
+    assert (raised.value.errno, raised.value.filename) == (errno.ENOSPC, str(tmp_path / "mlflow.db"))
+    record = json.loads((tmp_path / "job" / RECORD_FILE).read_text())
+    assert (record["metrics"], record["unsent"][0], record["status"]) == ({"recall": 0.5}, "metrics", "FAILED")
+    assert full_store(RuntimeError("the store stopped answering")) is None

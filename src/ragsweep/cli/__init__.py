@@ -26,14 +26,18 @@ _SIGNED = re.compile(r"^-[\d.]")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; a folder it cannot write (read-only, full, forbidden) ends it in one line, exit code 1."""
+    """Run one command; a folder it cannot write (read-only, full, forbidden), the MLflow store's among them, ends
+    it in one line, exit code 1."""
     try:
         return _command(sys.argv[1:] if argv is None else argv)
     except Exception as error:
-        refused = write_refused(error)
+        from ragsweep.tracking.store import full_store
+
+        full = full_store(error)
+        refused = full or write_refused(error)
         if refused is None:
             raise
-        print(f"ragsweep: error: {cannot_write(refused)}", file=sys.stderr)
+        print(f"ragsweep: error: {cannot_write(refused, '--tracking-uri' if full else None)}", file=sys.stderr)
         return 1
 
 

@@ -73,6 +73,7 @@ def sync_command(args: argparse.Namespace) -> int:
     from ragsweep.runner.entry import conf_dirs
     from ragsweep.tracking.options import open_tracker
     from ragsweep.tracking.record import RECORD_FILE, RunRecord
+    from ragsweep.tracking.store import full_store
 
     records = sorted(args.folder.rglob(RECORD_FILE))
     if not records:
@@ -90,6 +91,9 @@ def sync_command(args: argparse.Namespace) -> int:
         try:
             run_id = tracker.sync(path)
         except Exception as error:  # noqa: BLE001  (the store still refuses: say so, keep the record, go on)
+            full = full_store(error, tracker.uri)
+            if full is not None:  # every next record would fail the same way: `main` says it in one line
+                raise full from error
             print(f"{path.parent}: not logged, {tracker.uri} refused it ({error}); the record is kept", file=sys.stderr)
             unlogged += 1
             continue

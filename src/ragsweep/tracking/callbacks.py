@@ -22,10 +22,12 @@ from hydra.experimental.callback import Callback
 from hydra.utils import instantiate
 from omegaconf import DictConfig, read_write
 
+from ragsweep.disk import cannot_write, write_refused
 from ragsweep.interrupts import interrupt
 from ragsweep.tracking.tags import PARENT_RUN_ENV
 from ragsweep.tracking.provenance import sweep_name
 from ragsweep.tracking.runs import failure_lines, markdown
+from ragsweep.tracking.store import STORE_SETTING, full_store
 from ragsweep.tracking.sweep import Sweep
 
 log = logging.getLogger(__name__)
@@ -42,7 +44,11 @@ class SweepRun(Callback):
         self.sweep = Sweep(instantiate(config.tracking), sweep_name(config.hydra.runtime.choices),
                            " ".join(config.hydra.overrides.task), Path(str(config.hydra.sweep.dir)),
                            config.get("optimized_metric"))
-        hand_to_jobs(config, self.sweep.open())
+        try:
+            hand_to_jobs(config, self.sweep.open())
+        except Exception as error:
+            _end_on_refused_write(error)
+            raise
         if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, interrupt):  # not if SIGINT is ignored
             signal.signal(signal.SIGINT, self._on_interrupt)
         atexit.register(self._end_early)  # a sweep that stops before on_multirun_end: Ctrl-C, fail_fast, an error
@@ -52,7 +58,11 @@ class SweepRun(Callback):
             return
         if signal.getsignal(signal.SIGINT) == self._on_interrupt:
             signal.signal(signal.SIGINT, interrupt)
-        jobs, count, files, table = self.sweep.close()
+        try:
+            jobs, count, files, table = self.sweep.close()
+        except Exception as error:
+            _end_on_refused_write(error)
+            raise
         if table is not None:
             print(f"\nSweep summary, ranked by {self.sweep.metric} (also {files[1]}):\n{markdown(table)}"
                   + "".join(f"\n{note}\n" for note in self.sweep.notes(jobs)))
@@ -78,8 +88,24 @@ class SweepRun(Callback):
             return
         if self.interrupted:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not leave the runs half closed
-        line = self.sweep.stop("KILLED" if self.interrupted else "FAILED")  # FAILED: fail_fast, an error, a lost node
+        try:
+            line = self.sweep.stop("KILLED" if self.interrupted else "FAILED")  # FAILED: fail_fast, an error, a lost node
+        except Exception as error:
+            if write_refused(error) is None and full_store(error) is None:
+                raise
+            line = ("the sweep stopped early; its runs still RUNNING stay so, as the disk the sweep stopped at "
+                    "takes no more (the next sweep marks them KILLED)")  # the error line named it
         print(f"ragsweep: {line}; run the same command again to run the rest", file=sys.stderr, flush=True)
+
+
+def _end_on_refused_write(error: Exception) -> None:
+    """End the sweep in one line, exit code 1, when `error` is a write the disk refused, the store's among them:
+    Hydra turns a callback's error into a warning and goes on, so every job would fail the same way."""
+    full = full_store(error)
+    refused = full or write_refused(error)
+    if refused is not None:
+        print(f"ragsweep: error: {cannot_write(refused, STORE_SETTING if full else None)}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def hand_to_jobs(config: DictConfig, parent_run_id: str) -> None:

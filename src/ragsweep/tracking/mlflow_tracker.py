@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 import traceback
 from collections.abc import Iterator, Sequence
@@ -21,7 +22,7 @@ from ragsweep.tracking.base import RunExtension, TrackingUnavailable
 from ragsweep.tracking.mlflow_lookups import RunLookups
 from ragsweep.tracking.mlflow_store import MlflowRunStore
 from ragsweep.tracking.record import RunRecord
-from ragsweep.tracking.store import absolute_uri, ensure_experiment, open_client
+from ragsweep.tracking.store import absolute_uri, ensure_experiment, full_store, open_client
 from ragsweep.tracking.tags import FINGERPRINT_TAG, PER_QUERY_TAG, ROLE_TAG, run_tags
 from ragsweep.tracking.traces import log_claim_feedback, log_dataset, log_traces
 
@@ -133,11 +134,13 @@ class MlflowTracker(RunLookups, MlflowRunStore):
             raise
         finally:
             record, self._record = self._record, None
-            if extend.close or status != "FINISHED":
-                self._send_with(record, "status", lambda: client.set_terminated(self._run.run_id, status))
-            record.end(status)
-            if record.unsent and status != "FINISHED":
-                log.error("%s", record.advice())
+            try:
+                if extend.close or status != "FINISHED":
+                    self._send_with(record, "status", lambda: client.set_terminated(self._run.run_id, status))
+            finally:
+                record.end(status)
+                if record.unsent and (status != "FINISHED" or sys.exc_info()[0] is not None):  # else raised below
+                    log.error("%s", record.advice())
         if record.unsent:
             raise TrackingUnavailable(record.advice())
 
@@ -233,7 +236,8 @@ class MlflowTracker(RunLookups, MlflowRunStore):
 
     def _send_with(self, record: RunRecord, what: str, call) -> None:
         """Make one logging call unless the store has already stopped answering in this run; a failure
-        (after MLflow's retries) is noted in the record, which `ragsweep sync` replays."""
+        (after MLflow's retries) is noted in the record, which `ragsweep sync` replays. A full disk under a SQLite
+        store raises, as an OSError naming its file: it takes no next run either, so the job and its sweep end."""
         if record.unsent:
             record.not_taken(what)
             return
@@ -243,6 +247,9 @@ class MlflowTracker(RunLookups, MlflowRunStore):
             log.error("MLflow at %s did not take the run's %s (%s); logging the rest to %s only",
                       self.uri, what, error, record.path or "nowhere (no output folder)")
             record.not_taken(what)
+            full = full_store(error, self.uri)
+            if full is not None:
+                raise full from error
 
     def _log_params(self, run_id: str, params: dict[str, str]) -> None:
         from mlflow.entities import Param

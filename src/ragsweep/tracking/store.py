@@ -3,11 +3,13 @@
 SQLite stores race when parallel jobs create the tables or the experiment they both expect to exist,
 so on this machine one process at a time does, under a lock file beside the database; a tracking
 server needs no lock. A file that cannot be a SQLite store is named before MLflow's own error, a
-SQLAlchemy traceback that never names it.
+SQLAlchemy traceback that never names it, and so is a store whose disk is full (`full_store`).
 """
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import sqlite3
 from contextlib import AbstractContextManager, closing, nullcontext
@@ -47,11 +49,52 @@ def absolute_uri(uri: str) -> str:
     return uri if database is None else f"{SQLITE}{database.resolve()}"
 
 
+FULL = "database or disk is full"  # SQLite's SQLITE_FULL, as sqlite3 says it and SQLAlchemy and MLflow pass it on
+STORE_SETTING = "paths.mlruns (or tracking.uri)"  # what moves a sweep's store (paths.mlruns holds the default one)
+MLFLOW_DB_LOGGER = "mlflow.store.db.utils"  # logs the traceback of every OperationalError it passes on
+
+
+def full_store(error: BaseException | None, uri: str | None = None) -> OSError | None:
+    """ENOSPC naming the SQLite file of the store at `uri` (None: the store MLflow used last) when `error` is, or
+    was raised from, SQLite's full disk; None otherwise. MLflow raises it as an MlflowException from SQLAlchemy's
+    OperationalError, no OSError, so `disk.write_refused` alone would let it end a command in a traceback."""
+    if not _fills(error):
+        return None
+    if uri is None:
+        import mlflow
+
+        uri = mlflow.get_tracking_uri()
+    database = sqlite_database(uri)
+    return None if database is None else OSError(errno.ENOSPC, FULL, str(database))
+
+
+def _fills(error: BaseException | None) -> bool:
+    """Whether `error`, or what it was raised from or while handling, is SQLite's full disk."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if FULL in str(error):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+class _SaidInOneLine(logging.Filter):
+    """Drops MLflow's logged traceback of a full disk under the store: the command ends in one line naming it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.exc_info is None or not _fills(record.exc_info[1])
+
+
+_SAID_IN_ONE_LINE = _SaidInOneLine()
+
+
 def open_client(uri: str):
     """An MlflowClient on the store at `uri`, which also becomes MLflow's tracking URI; a new SQLite store's
     tables are made by the first process that opens it, while the others wait for them."""
     import mlflow
 
+    logging.getLogger(MLFLOW_DB_LOGGER).addFilter(_SAID_IN_ONE_LINE)
     mlflow.set_tracking_uri(uri)
     database = sqlite_database(uri)
     if database is None or uri in _OPENED_STORES:
