@@ -472,6 +472,23 @@ def test_a_full_disk_under_the_mlflow_store_ends_a_run_or_a_sweep_in_one_line_na
         assert sorted((swept_project / "outputs").rglob("*")) == outputs  # no job started
 
 
+@pytest.mark.parametrize(("sweep", "folder", "key"), [([], "runs", "hydra.run.dir"),
+                                                      (["-m", "k=3,5"], "multirun", "hydra.sweep.dir")])
+def test_a_full_disk_under_the_outputs_ends_a_run_or_a_sweep_in_one_line_naming_the_folder(tmp_path, sweep, folder,
+                                                                                            key):
+    """paths.outputs on a full tmpfs: Hydra writes a run's folder (its .hydra/config.yaml) or a sweep's
+    (multirun.yaml) before any job starts, past the preflight, which a disk that fills later gets by."""
+    project, outputs = tmp_path / "project", tmp_path / "project" / "outputs"
+    outputs.mkdir(parents=True)
+    done = _in_mounts(f"mount -t tmpfs -o size=64k tmpfs {outputs} && {FILL.format(outputs)}", project,
+                      sys.executable, str(ROOT / "sweep.py"), *sweep, "retriever=bm25")
+    assert done.returncode == 1, done.stderr[-3000:]
+    error = _one_error(done)
+    assert error.startswith(f"ragsweep: error: cannot write outputs/{folder}/"), error  # as paths.root=. names it
+    assert f": no space left on the file system of {outputs} (" in error, error
+    assert error.endswith(f" free); free space there, or point paths.outputs or {key} at another folder with room")
+
+
 def test_sync_into_a_store_on_a_full_disk_stops_in_one_line_and_keeps_the_record(swept_project, tmp_path):
     """`ragsweep sync` writes runs into the store: on its full disk it stops at the first record, as every next
     would fail the same way, and the record stays for a sync once there is room."""

@@ -13,6 +13,7 @@ from pathlib import Path
 import hydra
 import pytest
 from hydra import compose, initialize_config_dir
+from hydra._internal import utils as hydra_utils
 from hydra.core.config_loader import ConfigLoader
 from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import HydraException
@@ -195,3 +196,28 @@ def test_the_basic_sweeper_is_built_from_its_config_and_keeps_what_setup_gives_i
     kept = (sweeper.config is config, sweeper.hydra_context is context, type(sweeper.launcher).__name__)
     assert kept == (True, True, "BasicLauncher"), \
         CHANGED.format("BasicSweeper (setup: config, hydra_context, launcher)")
+
+
+def test_reported_first_sees_an_error_hydra_would_report_and_writing_folder_names_the_folder_hydra_was_making(
+        tmp_path, monkeypatch):
+    """A run folder under a file: Hydra's run_job raises before the task starts, and `run_and_report` would print
+    it as a traceback; the handler sees it first, with the folder and its setting, and may end the process."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    seen = []
+
+    def handle(error: Exception) -> None:
+        seen.append(hydra_internals.writing_folder(error))
+        raise SystemExit(7)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["app", f"hydra.run.dir={blocker}/run"])
+    reported = hydra_utils.run_and_report
+    try:
+        with pytest.raises(SystemExit) as exited, hydra_internals.reported_first(handle):
+            hydra.main(version_base="1.3", config_path=None)(lambda cfg: None)()
+    finally:
+        GlobalHydra.instance().clear()
+    assert exited.value.code == 7 and seen == [("hydra.run.dir", blocker / "run")], CHANGED.format("reported_first")
+    assert hydra_utils.run_and_report is reported
+    assert hydra_internals.writing_folder(RuntimeError("raised elsewhere")) is None

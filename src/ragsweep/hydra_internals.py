@@ -3,8 +3,9 @@
 Hydra documents none of these: reusing its basic sweeper and launcher, composing a job's config as its
 launcher does, naming a job from its overrides, parsing overrides and reading what an `Override` holds (its
 key, its line, the type of its sweep), the config loader of the Hydra set up in this process, the loader a
-launcher keeps, a job's `env_set` applied in this process, parsing `sweep.py`'s own command line, and locating
-a `_target_` without Hydra's error logging.
+launcher keeps, a job's `env_set` applied in this process, parsing `sweep.py`'s own command line, locating
+a `_target_` without Hydra's error logging, an exception Hydra reports as a traceback seen before it does, and the
+output folder Hydra was writing when it raised.
 A Hydra release may change any of them without notice; `tests/test_hydra_internals.py` checks each as ragsweep
 uses it and names the one that changed.
 
@@ -16,10 +17,12 @@ taken from here, imported before the scan, is not the one Hydra instantiates aga
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
+from hydra._internal import utils as hydra_utils
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra._internal.utils import _locate, get_args_parser
@@ -32,7 +35,7 @@ from omegaconf import DictConfig
 
 __all__ = ["ChoiceSweep", "IntervalSweep", "Override", "RangeSweep", "active_config_loader", "apply_value_overrides",
            "args_parser", "env_override", "group_repository", "launcher_config_loader", "locate", "overrides_dirname",
-           "parse_overrides", "sweep_points"]
+           "parse_overrides", "reported_first", "sweep_points", "writing_folder"]
 
 
 def locate(path: str) -> Any:
@@ -93,3 +96,43 @@ def env_override(env: Mapping[str, str]) -> AbstractContextManager[None]:
     """`hydra.job.env_set` set in this process's environment, and the variables restored on leaving, as
     Hydra's `run_job` does for a job."""
     return _env_override(env)
+
+
+@contextmanager
+def reported_first(handle: Callable[[Exception], None]) -> Iterator[None]:
+    """Inside, an exception `hydra.main` would report (`run_and_report`: a trimmed traceback, then exit 1) is given
+    to `handle` first, which may end the process its own way (`SystemExit`). Hydra raises there what no job can
+    catch: a job's output folder or `.hydra/` files it cannot write, before the job starts."""
+    reported = hydra_utils.run_and_report
+
+    def run_and_report(func: Callable[[], Any]) -> Any:
+        def handled() -> Any:
+            try:
+                return func()
+            except Exception as error:
+                handle(error)
+                raise
+
+        return reported(handled)
+
+    hydra_utils.run_and_report = run_and_report
+    try:
+        yield
+    finally:
+        hydra_utils.run_and_report = reported
+
+
+def writing_folder(error: BaseException) -> tuple[str, Path] | None:
+    """The setting and the output folder Hydra was making or writing in when it raised `error` in this process: a
+    job's (`run_job`: hydra.run.dir, or hydra.sweep.dir's subfolder) or a sweep's (its basic sweeper or launcher:
+    hydra.sweep.dir); None when it raised elsewhere. A write that fails names no file, so this names its folder."""
+    found = None
+    frame = error.__traceback__
+    while frame is not None:
+        code, local = frame.tb_frame.f_code, frame.tb_frame.f_locals
+        if code.co_name == "run_job" and "output_dir" in local and "job_dir_key" in local:
+            found = (str(local["job_dir_key"]), Path(str(local["output_dir"])))
+        elif code.co_name in ("sweep", "launch") and "sweep_dir" in local:
+            found = ("hydra.sweep.dir", Path(str(local["sweep_dir"])))
+        frame = frame.tb_next
+    return found

@@ -65,6 +65,7 @@ def sweep(argv: Sequence[str], conf: Path) -> None:
     """`python sweep.py ARGS` / `ragsweep sweep ARGS`: every point checked, then Hydra runs the job or the grid."""
     import hydra
 
+    from ragsweep.hydra_internals import reported_first
     from ragsweep.interrupts import interrupt
     from ragsweep.runner.estimating.budget import Budget
     from ragsweep.runner.overrides import home_expanded
@@ -81,11 +82,42 @@ def sweep(argv: Sequence[str], conf: Path) -> None:
         signal.signal(signal.SIGINT, interrupt)
     sys.argv = [sys.argv[0], *argv]  # Hydra reads its command line from sys.argv
     try:
-        hydra.main(version_base="1.3", config_path=str(conf), config_name="config")(job)()
+        with reported_first(_end_on_refused_write):  # a disk that fills during the sweep, past the checks above
+            hydra.main(version_base="1.3", config_path=str(conf), config_name="config")(job)()
     except KeyboardInterrupt:  # Ctrl-C: runs are closed KILLED and a sweep says so in one line as it exits
         if not {"-m", "--multirun"} & set(argv):
             print("ragsweep: interrupted: the run is closed as KILLED; run the same command again", file=sys.stderr)
         raise SystemExit(130) from None
+
+
+def _end_on_refused_write(error: Exception) -> None:
+    """End in one line, exit code 1, a write refused where no job catches it: a job's output folder and its
+    `.hydra/` files, which Hydra writes before the job starts, or the MLflow store of a sweep's parent run."""
+    from ragsweep.disk import cannot_write, write_refused
+    from ragsweep.tracking.store import STORE_SETTING, full_store
+
+    full = full_store(error)
+    refused = write_refused(error)
+    if full is None and refused is None:
+        return
+    refused, setting = (full, STORE_SETTING) if full is not None else _in_hydra_folder(refused, error)
+    print(f"ragsweep: error: {cannot_write(refused, setting)}", file=sys.stderr)
+    raise SystemExit(1) from None
+
+
+def _in_hydra_folder(refused: OSError, error: Exception) -> tuple[OSError, str | None]:
+    """`refused` naming the output folder Hydra was writing in when it raised `error`, if it names no file (a write
+    that fails does not), and the settings that move that folder when the write was in it; else no setting."""
+    from ragsweep.disk import naming
+    from ragsweep.hydra_internals import writing_folder
+
+    written = writing_folder(error)
+    if written is None:
+        return refused, None
+    key, folder = written
+    refused = naming(refused, folder)
+    inside = Path(str(refused.filename)).resolve().is_relative_to(folder.resolve())
+    return refused, f"paths.outputs or {key}" if inside else None
 
 
 def job(cfg: DictConfig) -> float | list[float] | dict | None:
