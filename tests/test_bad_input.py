@@ -508,3 +508,18 @@ def test_sync_into_a_store_on_a_full_disk_stops_in_one_line_and_keeps_the_record
                             f"of {mlruns} ("), error
     assert error.endswith(" free); free space there, or point --tracking-uri at another folder with room"), error
     assert (tmp_path / "job" / RECORD_FILE).read_text() == kept
+
+
+def test_gate_on_a_full_store_stops_in_the_one_line_of_its_rerun(swept_project, tmp_path):
+    """`ragsweep gate` reruns the baseline as a sweep does, which the full store stops: its one line, exit 1."""
+    project = tmp_path / "project"
+    shutil.copytree(swept_project, project, symlinks=True)
+    ragsweep = str(Path(sys.executable).with_name("ragsweep"))
+    exported = subprocess.run([ragsweep, "best"], cwd=project, env=ENV, capture_output=True, text=True, timeout=300)
+    assert exported.returncode == 0, exported.stderr[-3000:]
+    baseline = next((project / "conf" / "best").glob("*.yaml")).relative_to(project)
+    done = _in_mounts(_store_filled(project, tmp_path), project, ragsweep, "gate", "--baseline", str(baseline))
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert _one_error(done).startswith(f"ragsweep: error: the rerun of {baseline} stopped: cannot write "
+                                       f"{project / 'mlruns' / 'mlflow.db'}: no space left on the file system of "
+                                       f"{project / 'mlruns'} ("), done.stderr[-3000:]

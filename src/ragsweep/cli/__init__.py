@@ -58,7 +58,7 @@ def _command(argv: list[str]) -> int:
         return args.command(args)
     except ResultsError as error:
         print(f"ragsweep: error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
 
 
 def _attach_signed_values(argv: list[str]) -> list[str]:

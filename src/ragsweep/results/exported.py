@@ -16,6 +16,14 @@ from ragsweep.runner.errors import yaml_problem
 class ResultsError(ValueError):
     """Nothing to rank, export or compare; the message says what to run first."""
 
+    exit_code = 2  # bad input; 1 for a rerun that stopped at a folder it cannot write
+
+
+class RerunCannotWrite(ResultsError):
+    """A rerun stopped at a folder it cannot write (read-only, full, forbidden), which its one line names."""
+
+    exit_code = 1
+
 
 def questions_file(config_path: Path) -> Path:
     """`conf/best/<name>.per_query.jsonl`, beside the config it belongs to."""

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
-from ragsweep.results.exported import ResultsError, read_hashes, read_per_query
+from ragsweep.results.exported import RerunCannotWrite, ResultsError, read_hashes, read_per_query
 from ragsweep.results.corrected import corrected_entries
 from ragsweep.runner.outputs import LATENCY_FILE, read_latency
 from ragsweep.tracking import judges
@@ -29,6 +29,9 @@ from ragsweep.tracking.judges import JudgeInfo
 from ragsweep.tracking.tags import RERUN_ENV
 
 log = logging.getLogger(__name__)
+
+ERROR = "ragsweep: error: "
+CANNOT_WRITE = f"{ERROR}cannot write "  # a sweep's line for a folder it cannot write (`disk.cannot_write`)
 
 
 @dataclass
@@ -52,6 +55,9 @@ def rerun(project: Path, config_path: Path, why: str = "verify", overrides: Sequ
         done = subprocess.run(command, cwd=project, capture_output=True, text=True,
                               env={**os.environ, RERUN_ENV: why})
         if done.returncode != 0:
+            refused = [line for line in done.stderr.splitlines() if line.startswith(CANNOT_WRITE)]
+            if refused:  # the sweep's one line names the folder and the fix
+                raise RerunCannotWrite(f"the rerun of {config_path} stopped: {refused[-1].removeprefix(ERROR)}")
             raise ResultsError(f"the rerun of {config_path} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         summary = json.loads((Path(output) / "metrics.json").read_text())
         per_query, questions = read_per_query(Path(output)), read_hashes(Path(output))
