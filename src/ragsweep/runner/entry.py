@@ -70,10 +70,16 @@ def sweep(argv: Sequence[str], conf: Path) -> None:
     from ragsweep.runner.estimating.budget import Budget
     from ragsweep.runner.overrides import home_expanded
     from ragsweep.runner.preflight import exit_on_bad_command_line
+    from ragsweep.runner.workers import PLANNED
 
     argv = home_expanded(argv)  # `dataset.path=~/x` as a shell reads `~/x`, for the checks and for Hydra
     budget = Budget()
-    exit_on_bad_command_line(argv, conf, visit=budget.visit)  # every point checked before Hydra starts anything
+
+    def visit(point: list[str], cfg: DictConfig) -> None:
+        budget.visit(point, cfg)
+        PLANNED.visit(point, cfg)
+
+    exit_on_bad_command_line(argv, conf, visit=visit)  # every point checked before Hydra starts anything
     over = budget.problem()
     if over:
         print(f"ragsweep: error: {over}", file=sys.stderr)

@@ -9,11 +9,6 @@ from typing import Any
 from ragsweep.hydra_internals import locate
 
 
-def generates_answers(target: str | None) -> bool:
-    """Whether a generator class answers questions (`generator=none`'s class does not)."""
-    return enabled(target)
-
-
 def enabled(target: str | None) -> bool:
     """Whether the class `target` names does its stage's work: `none` options (`NoGenerator`, `NoJudge`) set
     `enabled = False`. A target that does not import counts as enabled, so that building it names the

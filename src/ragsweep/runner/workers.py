@@ -29,12 +29,10 @@ from typing import Any
 
 import psutil
 from hydra.experimental.callback import Callback
-from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.hydra_internals import parse_overrides
-from ragsweep.runner.plan import ANSWER_ONLY_SETTINGS, ONLY_WITH_ANSWERS
-from ragsweep.runner.targets import generates_answers
+from ragsweep.runner.plan import plan_job
+from ragsweep.runner.targets import target_class
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +46,8 @@ LAUNCHER_ENV = "RAGSWEEP_LAUNCHER_PID"  # set in the server only: its forked wor
 class PreloadedWorkers(Callback):
     """With hydra/launcher=joblib and more than one worker, forks the workers from a preloaded server.
 
-    The server imports `modules`, the module of every component the sweep can build and, on a
-    cold stage cache, the libraries those components name in their `preload` class attribute, so a
+    The server imports `modules`, the module of every component the sweep's planned jobs build (`PLANNED`) and,
+    on a cold stage cache, the libraries those components name in their `preload` class attribute, so a
     sweep without such a component does not wait for its libraries.
 
     Args:
@@ -68,7 +66,7 @@ class PreloadedWorkers(Callback):
         if context.get_start_method() is not None:
             return  # chosen already, by the user or by an earlier sweep in this process
         context.set_start_method("forkserver")
-        preload = list(dict.fromkeys([*self.modules, *_component_modules(config, libraries=_cold(config))]))
+        preload = list(dict.fromkeys([*self.modules, *PLANNED.modules(libraries=_cold(config))]))
         multiprocessing.set_forkserver_preload(["__main__", __name__, *preload])
         threads = str(max(1, (os.cpu_count() or 1) // workers))
         server_env = {**{name: threads for name in THREAD_LIMITS}, LAUNCHER_ENV: str(os.getpid())}
@@ -159,52 +157,29 @@ def _cold(config: DictConfig) -> bool:
     return not results.is_dir() or not any(results.iterdir())
 
 
-def _component_modules(config: DictConfig, libraries: bool) -> list[str]:
-    """Modules of the components the sweep's jobs can build, and with `libraries` what they preload."""
-    modules: list[str] = []
-    for target in _targets(config):
-        try:
-            component = get_class(target)
-        except Exception:  # a bad target fails its job, with a clear message, not the preload
-            continue
-        modules += [component.__module__, *(getattr(component, "preload", ()) if libraries else ())]
-    return modules
+class PlannedComponents:
+    """The components a sweep's jobs build, as the preflight planned each point (`runner.plan`: a retrieval-only job
+    builds no judge and reads no answer embedder); the fork server imports their modules."""
 
+    def __init__(self) -> None:
+        self.targets: set[str] = set()
 
-def _targets(config: DictConfig) -> Iterator[str]:
-    """`_target_` of every config-group option the sweep's jobs use: each swept value, else the choice."""
-    folder = next((Path(source.path) for source in config.hydra.runtime.config_sources
-                   if source.provider == "main" and source.schema == "file"), None)
-    if folder is None:
-        return
-    options = {group: {option} for group, option in config.hydra.runtime.choices.items() if option}
-    params = config.hydra.sweeper.get("params") or {}
-    overrides = [*config.hydra.overrides.task, *(f"{axis}={values}" for axis, values in params.items())]
-    swept: dict[str, set[str]] = {}
-    for override in parse_overrides(overrides):
-        if override.is_sweep_override():
-            try:
-                swept.setdefault(override.key_or_group, set()).update(map(str, override.sweep_string_iterator()))
-            except Exception:  # intervals: values of a field, not config-group options
+    def visit(self, point: list[str], cfg: DictConfig) -> None:
+        """Note one point of the sweep (the preflight's `visit`)."""
+        self.targets.update(_nested_targets(dict(plan_job(cfg).resolved)))
+
+    def modules(self, libraries: bool) -> list[str]:
+        """The planned components' modules, and with `libraries` what they preload."""
+        modules: list[str] = []
+        for target in sorted(self.targets):
+            component = target_class(target)
+            if component is None:  # a bad target fails its job, with a clear message, not the preload
                 continue
-    options.update(swept)
-    answers = any(generates_answers(_target(folder / "generator" / f"{name}.yaml"))
-                  for name in options.get("generator", set()))
-    for group, names in sorted(options.items()):
-        if group in ONLY_WITH_ANSWERS and not answers:  # retrieval-only jobs never build it
-            continue
-        for name in sorted(names):
-            path = folder / group / f"{name}.yaml"
-            if path.is_file():
-                settings = OmegaConf.to_container(OmegaConf.load(path))
-                for key in () if answers else ANSWER_ONLY_SETTINGS.get(group, ()):
-                    settings.pop(key, None)
-                yield from _nested_targets(settings)
+            modules += [component.__module__, *(getattr(component, "preload", ()) if libraries else ())]
+        return modules
 
 
-def _target(path: Path) -> str | None:
-    """The `_target_` an option's YAML names (None when the option is not a file of the main config folder)."""
-    return OmegaConf.load(path).get("_target_") if path.is_file() else None
+PLANNED = PlannedComponents()  # filled by `ragsweep.runner.entry.sweep`'s preflight, read as the sweep starts
 
 
 def _nested_targets(node: Any) -> Iterator[str]:
