@@ -137,6 +137,75 @@ def test_whole_documents_are_said_for_what_ran_since_the_last_time_naming_the_ch
                         "chunkers shows nothing; lower chunker.size"]
 
 
+WORKERS = ["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "retriever=bm25", "k=1"]
+
+
+@pytest.mark.slow
+def test_a_sweep_whose_jobs_ran_in_worker_processes_is_warned_once_naming_every_chunker(small_documents, tmp_path):
+    """hydra/launcher=joblib: the jobs chunk in other processes, and the sweep's end reads what each recorded in its
+    folder."""
+    whole = _sweep(tmp_path, *WORKERS, "dataset=native", f"dataset.path={small_documents}", "chunker=fixed,recursive",
+                   "chunker.size=1000")
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    said = whole.stdout + whole.stderr
+    assert said.count(WHOLE_DOCUMENTS) == 1, said[-3000:]
+    assert "is a single chunk under each of the 2 chunkers that ran: chunker=fixed (chunker.size=1000), " \
+           "chunker=recursive (chunker.size=1000) (the longest has 171 characters)" in said, said[-3000:]
+
+
+@pytest.mark.slow
+def test_a_sweep_in_worker_processes_where_one_chunker_split_a_document_is_not_warned(small_documents, tmp_path):
+    """hydra/launcher=joblib: the recursive chunker (200 tokens) splits a.txt while the fixed one (800) keeps it
+    whole, so the sweep is not warned, though neither job saw the other's chunking."""
+    (small_documents / "documents" / "a.txt").write_text("The quick brown fox jumps over the lazy dog. " * 40)
+    mixed = _sweep(tmp_path, *WORKERS, "dataset=native", f"dataset.path={small_documents}", "chunker=fixed,recursive")
+    assert mixed.returncode == 0, mixed.stderr[-3000:]
+    assert WHOLE_DOCUMENTS not in mixed.stdout + mixed.stderr, mixed.stdout[-3000:]
+    records = [json.loads(path.read_text()) for path in sorted(tmp_path.rglob("chunking.json"))]
+    assert [(record["chunker"], record["whole"]) for record in records] == [
+        ("chunker=fixed (chunker.size=800)", True), ("chunker=recursive (chunker.size=200)", False)]
+
+
+def test_a_sweeps_end_counts_only_its_own_records_and_says_nothing_when_a_job_left_none(tmp_path, caplog):
+    """An earlier sweep's record in the same folder is not counted; a job that started a run but left no record
+    (it failed first, or could not write it) may have split a document, so nothing is said; a record that cannot be
+    written does not fail the job."""
+    import time
+    from types import SimpleNamespace
+
+    from ragsweep.runner.whole_documents import RECORD, job_records, record_chunking, say_whole_documents
+    from ragsweep.tracking.record import RECORD_FILE
+    from ragsweep.types import Dataset, Document, Query, Span
+
+    kept = {"dataset": "notes", "fingerprint": "f", "chunker": "chunker=fixed", "longest": 10, "whole": True}
+    for number in range(4):
+        (tmp_path / str(number)).mkdir()
+    (tmp_path / "0" / RECORD).write_text(json.dumps({**kept, "chunker": "chunker=sentence", "whole": False}))
+    os.utime(tmp_path / "0" / RECORD, (0, 0))  # an earlier sweep's
+    since = time.time() - 1
+    (tmp_path / "1" / RECORD_FILE).write_text("{}")
+    (tmp_path / "1" / RECORD).write_text(json.dumps(kept))
+    (tmp_path / "2" / RECORD).write_text(json.dumps({"chunker": None}))  # a whole retriever: no chunker
+    assert job_records(tmp_path, since) == [kept, {"chunker": None}]
+    (tmp_path / "3" / RECORD_FILE).write_text("{}")
+    assert job_records(tmp_path, since) is None
+    say_whole_documents()  # what other tests' jobs in this process chunked
+    caplog.clear()
+    dataset = Dataset("notes", {"a": Document("a", "One.")}, [Query("q", "?", (Span("a", 0, 3),))])
+    fixed = SimpleNamespace(params={"chunker": "fixed"}, targets={})
+    (tmp_path / "file").write_text("")
+    record_chunking(fixed, dataset, 1, tmp_path / "file" / "job")  # no folder there: said, and the job goes on
+    say_whole_documents(None)
+    record_chunking(fixed, dataset, 1, tmp_path / "file" / "job")
+    say_whole_documents()  # this process's own record still counts
+    said = [record.getMessage() for record in caplog.records]
+    assert len(said) == 3 and said[0] == said[1], said
+    assert said[0].startswith(f"this job's chunking is not recorded in its folder, so a sweep whose jobs run in other "
+                              f"processes (hydra/launcher=joblib) does not say at its end whether every document is a "
+                              f"single chunk: cannot write {tmp_path / 'file' / 'job' / RECORD}: "), said[0]
+    assert said[2].startswith("every document of notes is a single chunk under chunker=fixed"), said[2]
+
+
 def test_a_job_returns_its_sweeper_one_value_or_one_per_metric():
     from ragsweep.runner.run import objective
 

@@ -27,6 +27,7 @@ from ragsweep.runner.ranking import rank_questions, timed_stage
 from ragsweep.runner.relevance import relevance_records, span_labels
 from ragsweep.runner.rewriting import rewrite_metrics, rewritten
 from ragsweep.runner.scoring import latency_metrics, latency_samples, score_questions
+from ragsweep.runner.whole_documents import record_chunking
 from ragsweep.tracking.base import RunExtension
 from ragsweep.tracking.provenance import git_sha, machine_kernels, package_versions
 from ragsweep.tracking.tags import (FINGERPRINT_TAG, JUDGE_TAG, LABEL_TAG, RACE_FINGERPRINT_TAG, RACE_SEED_TAG,
@@ -74,6 +75,7 @@ def run_job(pipeline: Pipeline, dataset: Dataset, config_id: str, context: RunCo
         shards = race[0].shards(len(whole.queries)) if race else [(0, len(questions))]
         ranked = rank_questions(pipeline, whole, questions, shards, partial(rewritten, pipeline), seconds)
         chunks, located, first, hits = ranked.chunks, ranked.located, ranked.first, ranked.hits
+        record_chunking(plan, whole, len(chunks) if pipeline.chunker else None, output_dir)
         search_ms, rerank_ms, timed, rewrites = ranked.search_ms, ranked.rerank_ms, ranked.timed, ranked.rewrites
         every_question = len(dataset.queries) == len(whole.queries)  # a plain run, or a race's last round
         if race is not None and every_question:  # the last round: the dataset's order, so its sums are a plain run's

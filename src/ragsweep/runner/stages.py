@@ -22,7 +22,6 @@ from ragsweep.retrieval.base import Retriever
 from ragsweep.query.base import Rewrite
 from ragsweep.runner.build import ConfigError, Pipeline
 from ragsweep.runner.rewriting import fuse_rewrites, per_question_ms, search_texts
-from ragsweep.runner.whole_documents import record_chunking
 from ragsweep.types import Chunk, Dataset, Hit
 
 
@@ -68,7 +67,6 @@ def chunk_dataset(pipeline: Pipeline, dataset: Dataset) -> tuple[list[Chunk], st
     if k > len(chunks):
         raise ConfigError(f"k={k} is more than the {len(chunks)} chunks this chunker made of {dataset.name}, "
                           f"so every chunk would be retrieved; set k to {len(chunks)} or less")
-    record_chunking(pipeline.plan, dataset, len(chunks))  # whole documents are said at the run's or sweep's end
     return chunks, key
 
 
