@@ -44,10 +44,8 @@ GRIDS = {
 WARM = {"warm"}  # grids run once untimed first; each launcher then starts from a copy of that cache
 JOBLIB = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
 LAUNCHERS = {"1 process (basic)": [], "2 workers (joblib)": JOBLIB,
-             # loky's fresh interpreters, as without ragsweep's preloaded fork server (runner.workers); `=null`
-             # deletes whatever the value, and is the form the preflight expands `~key` to, which it then applied
-             # a second time ("Could not delete ... does not exist")
-             "2 workers (no preload)": [*JOBLIB, "~hydra.callbacks.preloaded_workers=null"]}
+             # loky's fresh interpreters, as without ragsweep's preloaded fork server (runner.workers)
+             "2 workers (no preload)": [*JOBLIB, "~hydra.callbacks.preloaded_workers"]}
 
 
 def sweep_seconds(grid: list[str], launcher: list[str], warm_cache: Path | None = None) -> float:

@@ -52,6 +52,14 @@ def test_a_sweep_served_from_the_cache_does_not_wait_for_libraries_it_will_not_u
     assert _cold(_multirun_config("hydra/launcher=joblib", f"cache.dir={tmp_path}", "cache=off"))
 
 
+def test_a_sweep_without_the_server_passes_its_preflight_as_the_docs_write_it(tmp_path):
+    """`~hydra.callbacks.preloaded_workers` is Hydra's: the sweep's primary config holds it, no point applies it again
+    (which failed every point: "Could not delete from config")."""
+    planned = _planned("hydra/launcher=joblib", "~hydra.callbacks.preloaded_workers", "retriever=bm25",
+                       f"cache.dir={tmp_path}", "k=3,5")
+    assert "ragsweep.retrieval.bm25" in " ".join(planned.modules(libraries=False))
+
+
 def test_only_a_joblib_launcher_with_several_workers_gets_the_server():
     assert _joblib_workers(_multirun_config()) is None  # the basic launcher runs jobs in this process
     assert _joblib_workers(_multirun_config("hydra/launcher=joblib", "hydra.launcher.n_jobs=2")) == 2

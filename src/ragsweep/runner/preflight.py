@@ -73,7 +73,8 @@ def check_command_line(argv: Sequence[str], conf_dir: Path,
             fixed = [o.input_line for o in overrides if not o.is_sweep_override()]
             primary = compose_checked(name, [*extra, *fixed], hydra=True)
             problems = _launcher_problems(primary)
-            points = _points(primary, overrides) if args.multirun else [[o.input_line for o in overrides]]
+            tasks = [o for o in overrides if not o.is_hydra_override()]  # Hydra's own: in `primary`, as a sweep's
+            points = _points(primary, tasks) if args.multirun else [[o.input_line for o in overrides]]
             if args.multirun and str(primary.hydra.sweeper.get("_target_", "")).endswith(RACING_SWEEPER):
                 problems += racing_problems(primary, points)
             if args.multirun and str(primary.hydra.sweeper.get("_target_", "")).endswith("OptunaSweeper"):
@@ -144,12 +145,11 @@ def writable(path: Path, key: str, folder: bool = False) -> None:
 def _as_launched(primary: DictConfig) -> Callable[[list[str]], DictConfig]:
     """Each point's config as the sweep's launcher composes it (`runner.job_configs`, Hydra once per choice of
     config groups), from `primary`, the config of the command line's fixed overrides, which holds its
-    `hydra` ones (so a point's copies of them are left out)."""
+    `hydra` ones (a point, as a sweeper's job, has none)."""
     from ragsweep.runner.job_configs import GroupChoiceLoader
 
     choices = GroupChoiceLoader(active_config_loader())
-    given = set(primary.hydra.overrides.hydra)
-    return lambda overrides: choices.load_sweep_config(primary, [line for line in overrides if line not in given])
+    return lambda overrides: choices.load_sweep_config(primary, overrides)
 
 
 def _point_problems(compose_point: Callable[[list[str]], DictConfig], points: list[list[str]],
