@@ -51,7 +51,7 @@ class Diff:
             for side in ("a", "b"):
                 metrics = ", ".join(f"{name} {_four_places(value)}" for name, value in row[f"{side}_metrics"].items())
                 lines.append(f"  {side.upper()} spans: {row[f'{side}_spans']}")
-                if row[f"{side}_answer"] is not None:
+                if isinstance(row[f"{side}_answer"], str):  # a run that generated nothing has none (None or NaN)
                     lines.append(f"  {side.upper()} answer: {row[f'{side}_answer']}")
                 if metrics:
                     lines.append(f"  {side.upper()} {metrics}")
@@ -148,7 +148,7 @@ def _four_places(value, signed: bool = False) -> str:
 def _side_html(row: pd.Series, side: str) -> str:
     answer = row[f"{side}_answer"]
     metrics = ", ".join(f"{name} {_four_places(value)}" for name, value in row[f"{side}_metrics"].items())
-    return ((f"{html.escape(answer)}<br>" if answer is not None else "")
+    return ((f"{html.escape(answer)}<br>" if isinstance(answer, str) else "")
             + f"<small>{html.escape(row[f'{side}_spans'])}</small>" + (f"<br><i>{metrics}</i>" if metrics else ""))
 
 
