@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ragsweep.identity import fingerprint
 from ragsweep.metrics.costs import Call
 from ragsweep.runner.build import Pipeline
-from ragsweep.runner.costing import endpoint_model
+from ragsweep.runner.costing import endpoint_model, passages_cost
 from ragsweep.runner.estimating.estimates import StageCount
 from ragsweep.runner.stages import chunk_dataset
 from ragsweep.types import Dataset
@@ -55,8 +55,8 @@ def endpoint_calls(pipeline: Pipeline, dataset: Dataset, questions: Sequence[str
         new_passages, new_questions = absent(texts, "passage"), set(absent(list(questions), "query"))
         embedded = fingerprint(pipeline.embedder.signature)
         calls.passages = pipeline.prices.of(Call(embedder, True, tokens))
-        calls.new[f"passages {embedded} {chunks_key}"] = (
-            pipeline.prices.of(Call(embedder, True, sum(sizes[text] for text in new_passages))), len(new_passages))
+        calls.new[f"passages {embedded} {chunks_key}"] = (passages_cost(pipeline, new_passages, sizes.__getitem__),
+                                                          len(new_passages))
         for question, text, size in zip(calls.searched, questions, asked, strict=True):
             question.append(Call(embedder, True, size))
             if text in new_questions:
